@@ -1,0 +1,354 @@
+"""Microdata: an immutable data frame with the roles of its columns.
+
+Categorical key variables are encoded once to integer codes (``-1`` for missing) with their
+category lists kept, so every method works on arrays and a release decodes back to the
+original labels and dtype.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._validation import close_names
+from .errors import InputError, InputWarning
+
+ROLE_NAMES = ("key_vars", "numeric_vars", "weight", "household", "strata", "sensitive")
+
+
+@dataclass(frozen=True)
+class DatasetMeta:
+    """What a file said about its columns beyond the values: kept through a round trip.
+
+    ``column_labels`` maps column -> descriptive label (SPSS/Stata variable labels);
+    ``value_labels`` maps column -> {code: label}; ``source`` is the file read, if any.
+    """
+
+    source: str | None = None
+    column_labels: Mapping[str, str] = field(default_factory=dict)
+    value_labels: Mapping[str, Mapping[Any, str]] = field(default_factory=dict)
+    file_format: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "file_format": self.file_format,
+                "column_labels": dict(self.column_labels),
+                "value_labels": {k: {str(a): b for a, b in v.items()} for k, v in self.value_labels.items()}}
+
+
+def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def _encode(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes (int32, -1 = missing) and the category list of one column."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        cat = series.array
+        return np.asarray(cat.codes, dtype=np.int32), pd.Index(cat.categories)
+    codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
+    return codes.astype(np.int32, copy=False), pd.Index(uniques)
+
+
+class Microdata:
+    """An immutable pair of a pandas DataFrame and the roles of its columns.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The records. It is copied: later changes to the caller's frame do not reach it.
+    key_vars : list of str
+        Categorical quasi-identifiers (encoded once to integer codes).
+    numeric_vars : list of str
+        Continuous variables (masked by noise, swapping, microaggregation).
+    weight : str, optional
+        Sampling weight column: numeric, > 0, no missing values.
+    household : str, optional
+        Household (cluster) identifier.
+    strata : str or list of str, optional
+        Stratification variables (methods that work per stratum use them).
+    sensitive : list of str
+        Sensitive variables (l-diversity, t-closeness).
+    meta : DatasetMeta, optional
+        Labels and source file kept from reading, written back on output.
+
+    Notes
+    -----
+    A column may hold only one role. Keys have their categories fixed at creation: the
+    categories of a pandas ``category`` column in its declared order, otherwise the sorted
+    distinct non-missing values. ``with_codes`` keeps those category lists, so a masked release
+    decodes to the same labels and dtype as the input.
+    """
+
+    __slots__ = ("_data", "_roles", "_codes", "_categories", "_meta")
+
+    def __init__(self, data: pd.DataFrame, *, key_vars: Iterable[str] = (),
+                 numeric_vars: Iterable[str] = (), weight: str | None = None,
+                 household: str | None = None, strata: str | Iterable[str] | None = None,
+                 sensitive: Iterable[str] = (), meta: DatasetMeta | None = None,
+                 _codes: Mapping[str, np.ndarray] | None = None,
+                 _categories: Mapping[str, pd.Index] | None = None, _copy: bool = True) -> None:
+        if not isinstance(data, pd.DataFrame):
+            raise InputError(f"Microdata needs a pandas DataFrame; got {type(data).__name__}.")
+        meta = meta or DatasetMeta()
+        where = meta.source or "the data"
+        if data.shape[0] == 0:
+            raise InputError(f"{where}: has no records; nothing to protect.")
+        if data.shape[1] == 0:
+            raise InputError(f"{where}: has no columns.")
+        if not data.columns.is_unique:
+            dup = data.columns[data.columns.duplicated()].unique().tolist()
+            raise InputError(f"{where}: column names repeat: {dup}; rename them so each is unique.")
+        roles = {
+            "key_vars": _as_tuple(key_vars), "numeric_vars": _as_tuple(numeric_vars),
+            "weight": weight, "household": household, "strata": _as_tuple(strata),
+            "sensitive": _as_tuple(sensitive),
+        }
+        self._check_roles(data, roles, where)
+        frame = data.copy(deep=True) if _copy else data
+        object.__setattr__(self, "_data", frame)
+        object.__setattr__(self, "_roles", roles)
+        object.__setattr__(self, "_meta", meta)
+        if _codes is None:
+            codes, cats = {}, {}
+            for var in roles["key_vars"]:
+                c, k = _encode(frame[var])
+                codes[var], cats[var] = c, k
+                self._check_key(var, k, len(frame), where)
+        else:
+            codes, cats = dict(_codes), dict(_categories or {})
+        for arr in codes.values():
+            arr.setflags(write=False)
+        object.__setattr__(self, "_codes", codes)
+        object.__setattr__(self, "_categories", cats)
+        if weight is not None:
+            self._check_weight(frame[weight], weight, where)
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def _check_roles(data: pd.DataFrame, roles: dict, where: str) -> None:
+        cols = [str(c) for c in data.columns]
+        seen: dict[str, str] = {}
+        for role, value in roles.items():
+            names = _as_tuple(value)
+            for name in names:
+                if name not in data.columns:
+                    raise InputError(
+                        f"{where}: the {role} column {name!r} does not exist; {close_names(name, cols)}")
+                if name in seen and seen[name] != role:
+                    raise InputError(
+                        f"{where}: column {name!r} is given two roles ({seen[name]} and {role}); "
+                        "a column may hold one role only.")
+                if names.count(name) > 1:
+                    raise InputError(f"{where}: column {name!r} is listed twice in {role}.")
+                seen[name] = role
+        for name in roles["numeric_vars"]:
+            if not pd.api.types.is_numeric_dtype(data[name]) or pd.api.types.is_bool_dtype(data[name]):
+                bad = pd.to_numeric(data[name], errors="coerce").isna() & data[name].notna()
+                example = data[name][bad].iloc[0] if bad.any() else data[name].dtype
+                raise InputError(
+                    f"{where}: numeric column {name!r} holds non-numeric values (e.g. {example!r}); "
+                    "clean the column or give it the key_vars role.")
+
+    @staticmethod
+    def _check_key(var: str, categories: pd.Index, n: int, where: str) -> None:
+        if len(categories) == 0:
+            raise InputError(f"{where}: key column {var!r} is missing in every record.")
+        if len(categories) == 1:
+            warnings.warn(f"{where}: key column {var!r} has a single category "
+                          f"({categories[0]!r}); it identifies nobody and can be dropped from key_vars.",
+                          InputWarning, stacklevel=4)
+        elif len(categories) >= n and n > 1:
+            warnings.warn(f"{where}: key column {var!r} has {len(categories)} categories for {n} records; "
+                          "it looks like an identifier: recode it or drop it from the release.",
+                          InputWarning, stacklevel=4)
+
+    @staticmethod
+    def _check_weight(col: pd.Series, name: str, where: str) -> None:
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            num = pd.to_numeric(col, errors="coerce")
+            bad = col[num.isna() & col.notna()]
+            raise InputError(f"{where}: weight column {name!r} holds non-numeric values "
+                             f"(e.g. {bad.iloc[0]!r} in row {bad.index[0]}); weights must be numbers > 0.")
+        values = col.to_numpy(dtype=float, na_value=np.nan)
+        miss = np.flatnonzero(np.isnan(values))
+        if miss.size:
+            raise InputError(f"{where}: weight column {name!r} is missing in {miss.size} records "
+                             f"(first row {col.index[miss[0]]}); every record needs a weight > 0.")
+        bad = np.flatnonzero(~np.isfinite(values) | (values <= 0))
+        if bad.size:
+            raise InputError(f"{where}: weight column {name!r} has {bad.size} values <= 0 or infinite "
+                             f"(e.g. {values[bad[0]]!r} in row {col.index[bad[0]]}); weights must be > 0.")
+
+    # ------------------------------------------------------------------ access
+    def __setattr__(self, name: str, value: Any) -> None:  # immutability
+        raise AttributeError("Microdata is immutable; use with_data() or with_codes().")
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """A copy of the records (the Microdata itself never changes)."""
+        return self._data.copy()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The records without copying: read only, do not modify."""
+        return self._data
+
+    @property
+    def n_records(self) -> int:
+        return int(self._data.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_records
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self._data.columns]
+
+    @property
+    def roles(self) -> dict[str, Any]:
+        return dict(self._roles)
+
+    @property
+    def key_vars(self) -> tuple[str, ...]:
+        return self._roles["key_vars"]
+
+    @property
+    def numeric_vars(self) -> tuple[str, ...]:
+        return self._roles["numeric_vars"]
+
+    @property
+    def weight(self) -> str | None:
+        return self._roles["weight"]
+
+    @property
+    def household(self) -> str | None:
+        return self._roles["household"]
+
+    @property
+    def strata(self) -> tuple[str, ...]:
+        return self._roles["strata"]
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self._roles["sensitive"]
+
+    @property
+    def meta(self) -> DatasetMeta:
+        return self._meta
+
+    def codes(self, var: str) -> np.ndarray:
+        """Read-only int32 codes of key ``var`` (``-1`` = missing)."""
+        try:
+            return self._codes[var]
+        except KeyError:
+            raise InputError(f"{var!r} is not a key variable; the keys are {list(self.key_vars)}.") from None
+
+    def categories(self, var: str) -> pd.Index:
+        """The category list of key ``var``: code ``i`` means ``categories(var)[i]``."""
+        self.codes(var)
+        return self._categories[var]
+
+    def n_categories(self, var: str) -> int:
+        return len(self.categories(var))
+
+    def key_codes(self) -> list[np.ndarray]:
+        return [self._codes[v] for v in self.key_vars]
+
+    def weights(self) -> np.ndarray | None:
+        """Weights as float64, or None without a weight role."""
+        if self.weight is None:
+            return None
+        return self._data[self.weight].to_numpy(dtype=np.float64)
+
+    def numeric_array(self, variables: Iterable[str] | None = None) -> np.ndarray:
+        """Numeric variables as an (n, p) float64 array (NaN for missing)."""
+        variables = self.numeric_vars if variables is None else tuple(variables)
+        return self._data.loc[:, list(variables)].to_numpy(dtype=np.float64, na_value=np.nan)
+
+    def decode(self, var: str, codes: np.ndarray) -> pd.Series:
+        """Turn codes of key ``var`` back into a column with the original labels and dtype."""
+        cats = self.categories(var)
+        codes = np.asarray(codes)
+        if codes.shape != (self.n_records,):
+            raise InputError(f"codes for {var!r} must have one entry per record ({self.n_records}); "
+                             f"got shape {codes.shape}.")
+        if codes.size and (codes.max() >= len(cats) or codes.min() < -1):
+            raise InputError(f"codes for {var!r} must lie in [-1, {len(cats) - 1}].")
+        original = self._data[var]
+        cat = pd.Categorical.from_codes(codes, categories=cats)
+        if isinstance(original.dtype, pd.CategoricalDtype):
+            values = pd.Series(cat, index=self._data.index, name=var)
+            return values.astype(original.dtype)
+        values = pd.Series(cat, index=self._data.index, name=var).astype(cats.dtype if (codes >= 0).all() else object)
+        try:
+            return values.astype(original.dtype)
+        except (TypeError, ValueError):
+            return values
+
+    # ------------------------------------------------------------------ new objects
+    def with_data(self, data: pd.DataFrame, **roles: Any) -> "Microdata":
+        """A new Microdata on ``data`` with the same roles (overridden by ``roles``) and meta."""
+        kw = dict(self._roles)
+        kw.update(roles)
+        return Microdata(data, meta=self._meta, **kw)
+
+    def with_codes(self, new_codes: Mapping[str, np.ndarray]) -> "Microdata":
+        """A new Microdata whose key columns in ``new_codes`` take those codes.
+
+        Category lists are kept, so codes keep their meaning and the output decodes to the
+        input's labels and dtype. Other columns are shared unchanged.
+        """
+        frame = self._data.copy(deep=False)
+        codes = dict(self._codes)
+        for var, arr in new_codes.items():
+            arr = np.ascontiguousarray(arr, dtype=np.int32)
+            frame[var] = self.decode(var, arr)
+            codes[var] = arr
+        return Microdata(frame, meta=self._meta, _codes=codes, _categories=self._categories,
+                         _copy=False, **self._roles)
+
+    def with_columns(self, columns: Mapping[str, Any]) -> "Microdata":
+        """A new Microdata with some non-key columns replaced (numeric masking); keys keep codes."""
+        frame = self._data.copy(deep=False)
+        for var, values in columns.items():
+            if var in self._codes:
+                raise InputError(f"{var!r} is a key variable; change it with with_codes().")
+            frame[var] = values
+        return Microdata(frame, meta=self._meta, _codes=self._codes, _categories=self._categories,
+                         _copy=False, **self._roles)
+
+    # ------------------------------------------------------------------ reporting
+    def describe(self) -> str:
+        """A readable summary: size, roles, categories per key, missing values."""
+        lines = [f"Microdata: {self.n_records:,} records x {self._data.shape[1]} columns"
+                 + (f" from {self._meta.source}" if self._meta.source else "")]
+        for role in ROLE_NAMES:
+            value = _as_tuple(self._roles[role])
+            if value:
+                lines.append(f"  {role:13s} {', '.join(value)}")
+        for var in self.key_vars:
+            codes = self._codes[var]
+            n_miss = int((codes < 0).sum())
+            lines.append(f"  key {var!r}: {len(self._categories[var])} categories"
+                         + (f", {n_miss} missing" if n_miss else ""))
+        if self.weight:
+            w = self.weights()
+            lines.append(f"  weights: sum {w.sum():,.1f}, min {w.min():g}, max {w.max():g}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"n_records": self.n_records, "n_columns": int(self._data.shape[1]),
+                "roles": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self._roles.items()},
+                "n_categories": {v: len(self._categories[v]) for v in self.key_vars},
+                "source": self._meta.source}
+
+    def __repr__(self) -> str:
+        return f"<Microdata {self.n_records} records, keys={list(self.key_vars)}>"

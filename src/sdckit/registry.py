@@ -1,0 +1,139 @@
+"""Registries of release-spec step types and gate checks.
+
+A step type is a frozen dataclass with ``apply(microdata, *, rng=None) -> StepResult``,
+registered with :func:`register_step`. A gate check is a function registered with
+:func:`register_gate_check`. Subpackages put their registrations in a module named
+``steps`` (``sdckit/pram/steps.py``, ``sdckit/masking/steps.py``, ...): :func:`discover`
+imports every such module, so a new method needs no edit outside its own package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._validation import close_names
+from .errors import ParameterError, SpecError
+
+_STEPS: dict[str, type] = {}
+_GATES: dict[str, "GateCheck"] = {}
+_discovered = False
+
+
+def register_step(name: str) -> Callable[[type], type]:
+    """Class decorator: make a method available as ``method = "<name>"`` in a release spec."""
+
+    def deco(cls: type) -> type:
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"step {name!r}: {cls.__name__} must be a dataclass")
+        if name in _STEPS and _STEPS[name] is not cls:
+            raise TypeError(f"step {name!r} registered twice ({_STEPS[name].__name__}, {cls.__name__})")
+        _STEPS[name] = cls
+        cls.step_name = name
+        return cls
+
+    return deco
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """One gate threshold checked on the release: ``passed`` and by how much."""
+
+    name: str
+    threshold: Any
+    value: Any
+    passed: bool
+    detail: str
+
+    def to_dict(self) -> dict:
+        from .result import jsonable
+        return jsonable({"name": self.name, "threshold": self.threshold, "value": self.value,
+                         "passed": self.passed, "detail": self.detail})
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """A gate threshold type: ``check(original, released, results, threshold) -> GateOutcome``.
+
+    ``validate(threshold)`` raises ParameterError for a bad threshold value.
+    """
+
+    name: str
+    check: Callable[..., GateOutcome]
+    validate: Callable[[Any], Any]
+    description: str
+
+
+def register_gate_check(name: str, validate: Callable[[Any], Any], description: str):
+    """Function decorator: register a gate threshold usable as ``[gate] <name> = ...``."""
+
+    def deco(fn: Callable[..., GateOutcome]):
+        _GATES[name] = GateCheck(name, fn, validate, description)
+        return fn
+
+    return deco
+
+
+def discover() -> None:
+    """Import every ``sdckit.<subpackage>.steps`` module (they register themselves)."""
+    global _discovered
+    if _discovered:
+        return
+    import sdckit
+
+    importlib.import_module("sdckit.gate")
+    for mod in pkgutil.iter_modules(sdckit.__path__):
+        if mod.ispkg:
+            full = f"sdckit.{mod.name}.steps"
+            if importlib.util.find_spec(full) is not None:
+                importlib.import_module(full)
+    _discovered = True
+
+
+def known_steps() -> list[str]:
+    discover()
+    return sorted(_STEPS)
+
+
+def known_gate_checks() -> list[str]:
+    discover()
+    return sorted(_GATES)
+
+
+def step_class(name: str, *, where: str = "method") -> type:
+    discover()
+    if name not in _STEPS:
+        raise SpecError(f"{where}: unknown step method {name!r}; the known methods are "
+                        f"{', '.join(sorted(_STEPS))}")
+    return _STEPS[name]
+
+
+def gate_check(name: str, *, where: str = "gate") -> GateCheck:
+    discover()
+    if name not in _GATES:
+        raise SpecError(f"{where}.{name}: unknown gate threshold; the known ones are "
+                        f"{', '.join(sorted(_GATES))} ({close_names(name, _GATES)})")
+    return _GATES[name]
+
+
+def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any:
+    """Create step ``name`` from spec parameters, with errors at the spec's key path."""
+    cls = step_class(name, where=f"{where}.method")
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key in params:
+        if key not in fields:
+            raise SpecError(f"{where}.{key}: unknown parameter of step {name!r}; the valid ones are "
+                            f"{', '.join(sorted(fields))}")
+    try:
+        return cls(**params)
+    except ParameterError as exc:
+        if exc.param is not None:
+            raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
+        raise SpecError(f"{where}: {exc}") from None
+    except TypeError as exc:  # a required parameter is missing
+        raise SpecError(f"{where}: {exc}") from None

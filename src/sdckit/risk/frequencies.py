@@ -1,0 +1,160 @@
+"""Key-combination codes and sample / weighted frequencies f_k and F_k.
+
+Everything in the risk module derives from these: a record's key combination is one int64
+(mixed radix over the key codes), f_k is how many records share it, F_k the sum of their
+weights (the estimated population count). Built on ``bincount``: no string pasting, no
+per-row Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+INT64_MAX = np.iinfo(np.int64).max
+
+#: Largest radix product counted with a dense ``bincount``; above it codes are first
+#: factorised to dense ids (hash table, O(n)).
+DENSE_LIMIT = 1 << 25
+
+
+def combination_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
+                      names: Sequence[str] | None = None) -> tuple[np.ndarray, int]:
+    """One int64 code per record for the combination of its key codes (mixed radix).
+
+    Missing values (code ``-1``) count as one more category of their variable here (the
+    wildcard rule of the risk module is separate). Returns the codes and the radix product.
+
+    Raises
+    ------
+    InputError
+        When the product of the category counts does not fit in int64.
+    """
+    if len(codes) == 0:
+        raise InputError("no key variables given: name at least one key column.")
+    names = list(names) if names is not None else [f"key {i}" for i in range(len(codes))]
+    radices = [int(m) + 1 for m in n_categories]  # +1: the missing value
+    product = 1
+    for name, r in zip(names, radices):
+        if product > INT64_MAX // r:
+            raise InputError(
+                "the key combinations overflow int64: the product of the category counts of "
+                f"{', '.join(names)} ({' x '.join(str(r - 1) for r in radices)}) is above 9.2e18; "
+                "recode the keys to fewer categories or use fewer key variables.")
+        product *= r
+    n = codes[0].shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    for c, r in zip(codes, radices):
+        # out = out * r + (c + 1): Horner's rule over the radices
+        out *= r
+        out += c
+        out += 1
+    return out, product
+
+
+@dataclass(frozen=True)
+class KeyFrequencies:
+    """Per-record frequencies of the key combination.
+
+    Attributes
+    ----------
+    group : ndarray of int64
+        Dense id (0..n_combinations-1) of each record's combination.
+    fk : ndarray of int64
+        Sample frequency of each record's combination.
+    Fk : ndarray of float64
+        Weighted frequency (sum of weights) of each record's combination; equals ``fk``
+        without weights.
+    counts : ndarray of int64
+        Records per combination (indexed by ``group``).
+    weighted_counts : ndarray of float64
+        Sum of weights per combination.
+    """
+
+    group: np.ndarray
+    fk: np.ndarray
+    Fk: np.ndarray
+    counts: np.ndarray
+    weighted_counts: np.ndarray
+
+    @property
+    def n_records(self) -> int:
+        return int(self.fk.shape[0])
+
+    @property
+    def n_combinations(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_sample_uniques(self) -> int:
+        return int((self.fk == 1).sum())
+
+    def k_violations(self, k: int) -> int:
+        """Records whose combination occurs fewer than ``k`` times."""
+        return int((self.fk < k).sum())
+
+    def k_reached(self) -> int:
+        """The largest k for which the data are k-anonymous (the smallest f_k)."""
+        return int(self.fk.min())
+
+
+def dense_groups(code: np.ndarray, product: int) -> tuple[np.ndarray, int]:
+    """Dense group ids 0..G-1 of int64 codes (bincount when the code space is small)."""
+    n = code.shape[0]
+    if product <= max(DENSE_LIMIT, 4 * n):
+        present = np.bincount(code, minlength=product) > 0
+        remap = np.cumsum(present, dtype=np.int64) - 1
+        return remap[code], int(present.sum())
+    ids, uniques = pd.factorize(code, sort=False)
+    return ids.astype(np.int64, copy=False), len(uniques)
+
+
+def frequencies_from_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int],
+                           weights: np.ndarray | None = None, *,
+                           names: Sequence[str] | None = None) -> KeyFrequencies:
+    """f_k and F_k of each record from integer key codes.
+
+    Parameters
+    ----------
+    codes : list of int arrays
+        One array of codes per key (``-1`` = missing, counted as its own category).
+    n_categories : list of int
+        Category count of each key.
+    weights : float array, optional
+        Sampling weights; F_k is then the sum of weights of the combination.
+    """
+    code, product = combination_codes(codes, n_categories, names=names)
+    group, n_groups = dense_groups(code, product)
+    counts = np.bincount(group, minlength=n_groups)
+    fk = counts[group]
+    if weights is None:
+        wcounts = counts.astype(np.float64)
+        Fk = fk.astype(np.float64)
+    else:
+        wcounts = np.bincount(group, weights=weights, minlength=n_groups)
+        Fk = wcounts[group]
+    return KeyFrequencies(group, fk, Fk, counts, wcounts)
+
+
+def key_frequencies(microdata, keys: Sequence[str] | None = None,
+                    use_weights: bool = True) -> KeyFrequencies:
+    """f_k and F_k of each record of a :class:`~sdckit.Microdata` on its key variables.
+
+    Parameters
+    ----------
+    microdata : Microdata
+    keys : list of str, optional
+        A subset of the key variables (default: all of them).
+    use_weights : bool
+        Use the weight role for F_k (default True).
+    """
+    keys = list(microdata.key_vars if keys is None else keys)
+    codes = [microdata.codes(k) for k in keys]
+    ncat = [microdata.n_categories(k) for k in keys]
+    w = microdata.weights() if use_weights else None
+    return frequencies_from_codes(codes, ncat, w, names=keys)
