@@ -1,0 +1,32 @@
+"""Matplotlib figures embedded in self-contained HTML (base64 PNG, no network needed)."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def new_figure(width: float = 6.0, height: float = 4.0):
+    """A figure and axes on the non-interactive back end."""
+    fig, ax = plt.subplots(figsize=(width, height), dpi=100)
+    return fig, ax
+
+
+def figure_png(fig) -> bytes:
+    """PNG bytes of a figure; the figure is closed."""
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def figure_to_html(fig, alt: str) -> str:
+    """An ``<img>`` tag holding the figure as base64 PNG; the figure is closed."""
+    data = base64.b64encode(figure_png(fig)).decode("ascii")
+    return f'<img alt="{alt}" src="data:image/png;base64,{data}"/>'
