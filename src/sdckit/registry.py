@@ -3,15 +3,14 @@
 A step type is a frozen dataclass with ``apply(microdata, *, rng=None) -> StepResult``,
 registered with :func:`register_step`. A gate check is a function registered with
 :func:`register_gate_check`. Subpackages put their registrations in a module named
-``steps`` (``sdckit/pram/steps.py``, ``sdckit/masking/steps.py``, ...): :func:`discover`
-imports every such module, so a new method needs no edit outside its own package.
+``steps`` or ``steps_<topic>`` (``sdckit/pram/steps.py``, ``sdckit/masking/steps.py``, ...):
+:func:`discover` imports every such module, so a new method needs no edit outside its own package.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,11 +86,13 @@ def discover() -> None:
     import sdckit
 
     importlib.import_module("sdckit.gate")
-    for mod in pkgutil.iter_modules(sdckit.__path__):
-        if mod.ispkg:
-            full = f"sdckit.{mod.name}.steps"
-            if importlib.util.find_spec(full) is not None:
-                importlib.import_module(full)
+    for pkg in pkgutil.iter_modules(sdckit.__path__):
+        if not pkg.ispkg:
+            continue
+        sub = importlib.import_module(f"sdckit.{pkg.name}")
+        for mod in pkgutil.iter_modules(sub.__path__):
+            if mod.name == "steps" or mod.name.startswith("steps_"):
+                importlib.import_module(f"sdckit.{pkg.name}.{mod.name}")
     _discovered = True
 
 
