@@ -1,0 +1,210 @@
+"""The ``sdckit`` command: risk, protect, table, demo.
+
+Every command has ``--json`` (one JSON object with stable keys). Errors print one line
+without a traceback and exit non-zero: 2 for bad input, 3 for a failed gate, 4 for a solver
+failure, 1 for an unexpected error (set SDCKIT_DEBUG=1 for the traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import tomllib
+import warnings
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+from .errors import SDCError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="sdckit: statistical disclosure control for microdata and tables.")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
+
+
+def _emit(obj: dict) -> None:
+    from .result import jsonable
+
+    typer.echo(json.dumps(jsonable(obj), sort_keys=False))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sdckit {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+                                                          help="Print the version and exit.")] = None) -> None:
+    """sdckit: statistical disclosure control for microdata and tables."""
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
+@app.command()
+def risk(
+    file: Annotated[Path, typer.Argument(help="Data file (CSV, Parquet, SPSS, Stata, SAS).")],
+    keys: Annotated[str, typer.Option("--keys", help="Key variables, comma-separated.")],
+    weight: Annotated[Optional[str], typer.Option("--weight", help="Sampling weight column.")] = None,
+    household: Annotated[Optional[str], typer.Option("--household", help="Household id column.")] = None,
+    sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive variables, comma-separated.")] = None,
+    suda: Annotated[bool, typer.Option("--suda", help="Also compute SUDA2 scores.")] = False,
+    suda_max_size: Annotated[Optional[int], typer.Option("--suda-max-size", help="Largest MSU size searched.")] = None,
+    missing_alpha: Annotated[float, typer.Option("--missing-alpha", help="Weight of missing-value matches (sdcMicro's alpha).")] = 1.0,
+    na_values: Annotated[Optional[str], typer.Option("--na-values", help="Codes meaning missing, comma-separated (e.g. -9).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", help="Write per-record risk to this file.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Measure the disclosure risk of a data file on its key variables."""
+    from .io.files import read_microdata, write_data
+    from .risk.report import measure_risk
+
+    t0 = time.perf_counter()
+    key_list = _split(keys)
+    if not key_list:
+        raise SDCError("--keys: name at least one key variable, e.g. --keys age,sex,region")
+    na = [_parse_scalar(v) for v in _split(na_values)] or None
+    md = read_microdata(file, na_values=na, key_vars=key_list, weight=weight, household=household,
+                        sensitive=_split(sensitive))
+    kwargs = {}
+    if suda:
+        kwargs["suda"] = True
+        if suda_max_size is not None:
+            kwargs["suda_max_size"] = suda_max_size
+    if missing_alpha != 1.0:
+        kwargs["missing_alpha"] = missing_alpha
+    report = measure_risk(md, **kwargs)
+    if output is not None:
+        write_data(report.records.reset_index(drop=True), output, inputs=(str(file),))
+    if as_json:
+        d = dict(report.to_dict())
+        d["file"] = str(file)
+        d["keys"] = key_list
+        d["seconds"] = round(time.perf_counter() - t0, 4)
+        if output is not None:
+            d["output"] = str(output)
+        _emit(d)
+    else:
+        typer.echo(f"{file}: keys {', '.join(key_list)}" + (f", weight {weight}" if weight else ""))
+        typer.echo(report.describe())
+        if output is not None:
+            typer.echo(f"per-record risk written to {output}")
+
+
+def _parse_scalar(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _run_summary(run, paths: dict) -> dict:
+    return {
+        "passed": run.passed,
+        "n_records": run.released.n_records,
+        "steps": [r.method for r in run.results],
+        "gate": [o.to_dict() for o in run.gate],
+        "data": str(paths["data"]),
+        "report": str(paths["report"]),
+        "internal_report": str(paths["internal_report"]),
+        "seconds": round(run.seconds, 4),
+    }
+
+
+def _print_run(run, paths: dict) -> None:
+    for r in run.results:
+        typer.echo(r.describe())
+    for o in run.gate:
+        typer.echo(f"gate {o.name} = {o.threshold}: {'passed' if o.passed else 'FAILED'} ({o.detail})")
+    typer.echo(f"released data:   {paths['data']}")
+    typer.echo(f"public report:   {paths['report']}")
+    typer.echo(f"internal report: {paths['internal_report']} (holds the seeds: do not publish)")
+
+
+@app.command()
+def protect(
+    spec: Annotated[Path, typer.Argument(help="Release spec (TOML).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a release spec: read, mask, check the gate, write data and reports."""
+    from .release import protect as run_protect
+
+    run, paths = run_protect(spec)
+    if as_json:
+        _emit(_run_summary(run, paths))
+    else:
+        _print_run(run, paths)
+
+
+def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
+    """The bundled demo spec (parsed) with its output folder set, and the folder of its data."""
+    data_dir = resources.files("sdckit").joinpath("data")
+    raw = tomllib.loads(data_dir.joinpath("demo_release.toml").read_text("utf-8"))
+    raw.setdefault("output", {})["directory"] = str(output_dir.resolve())
+    return raw, Path(str(data_dir))
+
+
+@app.command()
+def demo(
+    output: Annotated[Path, typer.Option("--output", help="Folder to write.")] = Path("sdckit-demo"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the bundled release on the bundled census sample and write sdckit-demo/."""
+    from .release import Release
+    from .spec import spec_from_dict
+
+    raw, data_dir = demo_spec_dict(output)
+    spec = spec_from_dict(raw, base_dir=data_dir, source="sdckit demo (bundled demo_release.toml)")
+    run = Release.from_spec(spec).run()
+    paths = run.write(spec.output)
+    if as_json:
+        _emit(_run_summary(run, paths))
+    else:
+        _print_run(run, paths)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(f"warning: {message}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sdckit`` console script."""
+    warnings.showwarning = _one_line_warning
+    debug = bool(os.environ.get("SDCKIT_DEBUG"))
+    try:
+        app(args=argv, prog_name="sdckit", standalone_mode=False)
+    except SDCError as exc:
+        if debug:
+            raise
+        typer.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(getattr(exc, "exit_code", 0) or 0)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        return 130
+    except Exception as exc:  # a usage error (click-style) or an unexpected failure: one line
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            typer.echo(f"error: {exc.format_message()} (see 'sdckit --help')", err=True)
+            return 2
+        if debug:
+            raise
+        typer.echo(f"error: internal error {type(exc).__name__}: {exc} "
+                   "(run again with SDCKIT_DEBUG=1 for the traceback and report it)", err=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Remove variables from the release (direct identifiers, variables not to be published)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._validation import check_names, close_names
+from ..errors import InputError
+from ..microdata import Microdata
+from ..registry import register_step
+from ..result import Guarantee, StepResult
+
+
+@register_step("remove")
+@dataclass(frozen=True)
+class RemoveVariables:
+    """Drop columns from the release, e.g. names, addresses or record ids.
+
+    Parameters
+    ----------
+    variables : list of str
+        Columns to drop. A column holding a role (key, weight, ...) cannot be dropped here:
+        remove it from the roles first.
+
+    Notes
+    -----
+    Guarantee: none of ``variables`` is in the released file.
+
+    References
+    ----------
+    Hundepool, A. et al. (2012). *Statistical Disclosure Control*, Wiley, section 3.2
+    (direct identifiers are removed before any other protection).
+    """
+
+    variables: Sequence[str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variables", check_names("RemoveVariables", "variables", self.variables))
+
+    def apply(self, microdata: Microdata, *, rng=None) -> StepResult:  # noqa: ARG002 (deterministic)
+        for var in self.variables:
+            if var not in microdata.columns:
+                raise InputError(f"remove: column {var!r} does not exist; "
+                                 f"{close_names(var, microdata.columns)}")
+            for role, value in microdata.roles.items():
+                if var == value or (isinstance(value, tuple) and var in value):
+                    raise InputError(f"remove: column {var!r} holds the {role} role; "
+                                     "take it out of [roles] to remove it.")
+        frame = microdata.frame.drop(columns=list(self.variables))
+        out = microdata.with_data(frame)
+        gone = [v for v in self.variables if v not in out.columns]
+        return StepResult("remove", out, {"variables": list(self.variables)},
+                          {"removed": list(self.variables), "columns_left": len(out.columns)},
+                          (Guarantee("removed", "the removed columns are absent from the release",
+                                     gone, len(gone) == len(self.variables)),))

@@ -1,0 +1,92 @@
+"""The public and internal HTML reports of a release (self-contained, no network needed).
+
+The public report never holds a seed. The internal report adds the seeds, the input path
+and every step's parameters.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import jinja2
+
+from ..result import jsonable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..release import ReleaseRun
+
+_env = jinja2.Environment(autoescape=jinja2.select_autoescape(["html"]),
+                          undefined=jinja2.StrictUndefined)
+
+
+def _template() -> jinja2.Template:
+    text = resources.files("sdckit.report").joinpath("templates/release.html").read_text("utf-8")
+    return _env.from_string(text)
+
+
+def risk_comparison_html(run: "ReleaseRun") -> str:
+    """Table of key-variable risk figures of the original and the released data."""
+    from ..risk.report import measure_risk
+
+    if not run.original.key_vars:
+        return "<p>No key variables were named, so no key-based risk was measured.</p>"
+    before = measure_risk(run.original).to_dict()
+    after = measure_risk(run.released).to_dict()
+    rows = []
+    for key, label in [("n_combinations", "key combinations"),
+                       ("n_sample_uniques", "sample uniques (f_k = 1)"),
+                       ("k_reached", "k reached (smallest f_k)"),
+                       ("global_risk", "global risk (expected re-identifications / n)"),
+                       ("expected_reidentifications", "expected re-identifications")]:
+        if key in before:
+            rows.append((label, before[key], after.get(key)))
+    for k in before["k_violations"]:
+        rows.append((f"records with f_k < {k}", before["k_violations"][k], after["k_violations"][k]))
+    body = "".join(f"<tr><th>{html.escape(a)}</th><td>{_num(b)}</td><td>{_num(c)}</td></tr>"
+                   for a, b, c in rows)
+    return (f"<p>Key variables: {html.escape(', '.join(run.original.key_vars))}.</p>"
+            f"<table><tr><th>measure</th><th>original</th><th>released</th></tr>{body}</table>")
+
+
+def _num(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return html.escape(str(v))
+
+
+def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: list[str]) -> dict:
+    from .. import __version__
+
+    roles = [(k, ", ".join(v) if isinstance(v, (tuple, list)) else v)
+             for k, v in run.released.roles.items() if v]
+    return {
+        "title": ("Internal report" if internal else "Release report")
+                 + (f": {run.spec.source}" if internal and run.spec and run.spec.source else ""),
+        "internal": internal, "version": __version__,
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "n_records": f"{run.released.n_records:,}", "n_columns": len(run.released.columns),
+        "roles": roles, "data_file": data_file,
+        "risk_html": risk_comparison_html(run),
+        "steps": [{"method": r.method, "html": r.report_html()} for r in run.results],
+        "gate": [o.to_dict() for o in run.gate],
+        "artifacts": artifacts,
+        "internal_json": json.dumps(jsonable(run.internal_dict()), indent=2) if internal else "",
+    }
+
+
+def public_report_html(run: "ReleaseRun", *, data_file: str = "released.csv",
+                       artifacts: list[str] | None = None) -> str:
+    """The public report: data, risk before/after, steps with guarantees, gate. No seeds."""
+    return _template().render(**_context(run, internal=False, data_file=data_file,
+                                         artifacts=artifacts or []))
+
+
+def internal_report_html(run: "ReleaseRun", *, data_file: str = "released.csv") -> str:
+    """The internal report: the public content plus seeds, input and every parameter."""
+    return _template().render(**_context(run, internal=True, data_file=data_file, artifacts=[]))

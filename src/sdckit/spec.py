@@ -1,0 +1,189 @@
+"""The TOML release spec: input, roles, ordered steps, gate thresholds and output paths.
+
+Example::
+
+    [input]
+    path = "persons.csv"          # relative to the spec file
+    na_values = [-9]              # optional: codes that mean "missing"
+
+    [roles]
+    key_vars = ["region", "sex", "age"]
+    weight = "weight"
+
+    [run]
+    seed = 20261122               # optional; a secret: goes to the internal report only
+
+    [[steps]]
+    method = "recode"
+    variable = "age"
+    mapping = { "0-15" = [1], "16-64" = [2, 3, 4, 5, 6], "65+" = [7, 8] }
+
+    [gate]
+    k_anonymity = 3
+
+    [output]
+    directory = "release"
+    data = "persons_released.csv"
+
+Validated on load: every error starts with the key path and states the rule, e.g.
+``steps[2].k: must be an int >= 2, got 1``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._validation import close_names
+from .errors import ParameterError, SpecError
+from .registry import build_step, gate_check
+
+_TOP = {"input", "roles", "run", "steps", "gate", "output"}
+_INPUT = {"path", "format", "na_values"}
+_ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive"}
+_RUN = {"seed"}
+_OUTPUT = {"directory", "data", "report", "internal_report"}
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """Where a release goes: a folder, the data file name (its suffix sets the format), reports."""
+
+    directory: Path
+    data: str = "released.csv"
+    report: str = "report.html"
+    internal_report: str = "internal_report.html"
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A validated release spec (see the module docstring for the file format)."""
+
+    input_path: Path
+    input_format: str | None
+    na_values: tuple
+    roles: dict[str, Any]
+    steps: tuple
+    step_params: tuple[dict, ...]
+    gate: dict[str, Any]
+    output: OutputSpec
+    seed: int | None = None
+    source: str | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+def _unknown(section: str, keys, allowed: set[str]) -> None:
+    for key in keys:
+        if key not in allowed:
+            raise SpecError(f"{section}{'.' if section else ''}{key}: unknown key; "
+                            f"the valid ones are {', '.join(sorted(allowed))} ({close_names(key, allowed)})")
+
+
+def _expect(where: str, value: Any, kind: type | tuple, rule: str) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise SpecError(f"{where}: must be {rule}, got {value!r}")
+    return value
+
+
+def load_spec(path: str | os.PathLike) -> ReleaseSpec:
+    """Read and validate a release spec file; relative paths are taken from its folder."""
+    path = Path(path)
+    if not path.exists():
+        raise SpecError(f"{path}: no such spec file; check the path.")
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read: {exc.strerror}") from None
+    try:
+        return spec_from_dict(raw, base_dir=path.parent, source=str(path))
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+
+
+def _resolve(base_dir: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else (base_dir / p)
+
+
+def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str | None = None) -> ReleaseSpec:
+    """Validate a spec given as a dict (the parsed TOML)."""
+    base_dir = Path(base_dir)
+    _unknown("", raw, _TOP)
+
+    inp = _expect("input", raw.get("input"), dict, "a table with at least path = \"...\"")
+    _unknown("input", inp, _INPUT)
+    if "path" not in inp:
+        raise SpecError("input.path: is required (the data file to protect)")
+    in_path = _resolve(base_dir, _expect("input.path", inp["path"], str, "a file path"))
+    fmt = inp.get("format")
+    if fmt is not None:
+        _expect("input.format", fmt, str, "one of csv, parquet, sav, dta, sas7bdat")
+    na_values = tuple(_expect("input.na_values", inp.get("na_values", []), list, "a list of values"))
+
+    roles_raw = _expect("roles", raw.get("roles", {}), dict, "a table of column roles")
+    _unknown("roles", roles_raw, _ROLES)
+    roles: dict[str, Any] = {}
+    for key, value in roles_raw.items():
+        if key in ("weight", "household"):
+            roles[key] = _expect(f"roles.{key}", value, str, "a column name")
+        else:
+            if isinstance(value, str):
+                value = [value]
+            _expect(f"roles.{key}", value, list, "a list of column names")
+            for i, v in enumerate(value):
+                _expect(f"roles.{key}[{i}]", v, str, "a column name")
+            roles[key] = tuple(value)
+
+    run = _expect("run", raw.get("run", {}), dict, "a table")
+    _unknown("run", run, _RUN)
+    seed = run.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise SpecError(f"run.seed: must be an int >= 0, got {seed!r}")
+
+    steps_raw = raw.get("steps", [])
+    _expect("steps", steps_raw, list, "an array of [[steps]] tables")
+    steps, params_list = [], []
+    for i, step in enumerate(steps_raw):
+        where = f"steps[{i}]"
+        _expect(where, step, dict, "a table with method = \"...\"")
+        if "method" not in step:
+            raise SpecError(f"{where}.method: is required (the step's method name)")
+        method = _expect(f"{where}.method", step["method"], str, "a method name")
+        params = {k: v for k, v in step.items() if k != "method"}
+        for key, value in list(params.items()):
+            if key.endswith("_file") and isinstance(value, str):
+                params[key] = str(_resolve(base_dir, value))
+        steps.append(build_step(method, params, where=where))
+        params_list.append({"method": method, **params})
+
+    gate_raw = _expect("gate", raw.get("gate", {}), dict, "a table of thresholds")
+    gate: dict[str, Any] = {}
+    for name, value in gate_raw.items():
+        check = gate_check(name, where="gate")
+        try:
+            gate[name] = check.validate(value)
+        except ParameterError as exc:
+            raise SpecError(f"gate.{name}: must be {exc.rule}, got {value!r}") from None
+
+    out = _expect("output", raw.get("output", {}), dict, "a table")
+    _unknown("output", out, _OUTPUT)
+    for key in out:
+        _expect(f"output.{key}", out[key], str, "a path")
+    for key in ("data", "report", "internal_report"):
+        if key in out and (Path(out[key]).name != out[key] or out[key] in ("", ".", "..")):
+            raise SpecError(f"output.{key}: must be a file name inside output.directory, got {out[key]!r}")
+    output = OutputSpec(directory=_resolve(base_dir, out.get("directory", "release")),
+                        data=out.get("data", "released" + (Path(in_path).suffix or ".csv")),
+                        report=out.get("report", "report.html"),
+                        internal_report=out.get("internal_report", "internal_report.html"))
+    names = [output.data, output.report, output.internal_report]
+    if len(set(names)) != len(names):
+        raise SpecError(f"output: data, report and internal_report must be different files, got {names}")
+    return ReleaseSpec(in_path, fmt, na_values, roles, tuple(steps), tuple(params_list), gate,
+                       output, seed, source, raw)
