@@ -93,9 +93,11 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         else:
             import pyreadstat
 
-            reader = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta,
-                      "sas7bdat": pyreadstat.read_sas7bdat}[fmt]
-            df, m = reader(str(path), apply_value_formats=False, usecols=columns)
+            if fmt == "sas7bdat":  # SAS keeps value formats in a separate catalog file
+                df, m = pyreadstat.read_sas7bdat(str(path), usecols=columns)
+            else:
+                reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
+                df, m = reader(str(path), apply_value_formats=False, usecols=columns)
             column_labels = {k: v for k, v in (m.column_names_to_labels or {}).items() if v}
             value_labels = {k: dict(v) for k, v in (m.variable_value_labels or {}).items()}
     except pd.errors.EmptyDataError:

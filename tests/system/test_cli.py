@@ -1,0 +1,89 @@
+"""The sdckit command through subprocess: output, JSON interface and exit codes."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from tests.conftest import shared_file
+
+CMD = [sys.executable, "-m", "sdckit"]
+
+
+def run(*args, cwd=None):
+    return subprocess.run([*CMD, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("sdckit ")
+
+
+def test_risk_on_adult_matches_brute_force_groupby():
+    path = shared_file("arx_adult.csv")
+    keys = ["age", "sex", "race", "marital-status"]
+    r = run("risk", path, "--keys", ",".join(keys), "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    # brute force: pandas groupby size per record
+    df = pd.read_csv(path)
+    fk = df.groupby(keys, dropna=False)[keys[0]].transform("size")
+    assert got["n_records"] == len(df)
+    assert got["n_combinations"] == df.groupby(keys, dropna=False).ngroups
+    assert got["n_sample_uniques"] == int((fk == 1).sum())
+    assert got["k_violations"] == {str(k): int((fk < k).sum()) for k in (2, 3, 5)}
+
+
+def test_risk_text_and_output_file(tmp_path):
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"a": [1, 1, 2], "b": [1, 1, 1]}).to_csv(path, index=False)
+    out = tmp_path / "risk.csv"
+    r = run("risk", path, "--keys", "a,b", "--output", out)
+    assert r.returncode == 0, r.stderr
+    assert "sample uniques" in r.stdout
+    assert pd.read_csv(out)["fk"].tolist() == [2, 2, 1]
+
+
+@pytest.mark.parametrize("args, code, pattern", [
+    (["risk", "missing.csv", "--keys", "a"], 2, "missing.csv: no such file"),
+    (["risk", "{data}", "--keys", "a,zz"], 2, "the key_vars column 'zz' does not exist"),
+    (["risk", "{data}"], 2, "Missing option '--keys'"),
+    (["protect", "nospec.toml"], 2, "no such spec file"),
+    (["nosuchcommand"], 2, "No such command"),
+])
+def test_errors_are_one_line_with_exit_code(tmp_path, args, code, pattern):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": [1, 2], "b": [1, 1]}).to_csv(data, index=False)
+    r = run(*[a.format(data=data) for a in args])
+    assert r.returncode == code
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and pattern in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_failed_gate_exits_3_and_writes_nothing(tmp_path):
+    pd.DataFrame({"a": [1, 2, 3], "b": [1, 1, 2]}).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('[input]\npath = "d.csv"\n[roles]\nkey_vars = ["a"]\n'
+                                     '[gate]\nk_anonymity = 2\n[output]\ndirectory = "out"\n')
+    r = run("protect", tmp_path / "s.toml")
+    assert r.returncode == 3
+    assert "k_anonymity = 2: 3 of 3 records have f_k < 2" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_demo_end_to_end(tmp_path):
+    r = run("demo", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["passed"] is True
+    out = tmp_path / "sdckit-demo"
+    data = pd.read_csv(out / "census_released.csv")
+    assert len(data) == 10_000 and "Person ID" not in data.columns
+    report = (out / "report.html").read_text()
+    assert report.startswith("<!DOCTYPE html>") and "Release report" in report
+    internal = json.loads((out / "internal_report.json").read_text())
+    seed = internal["seeds"]["root"]["entropy"]
+    assert seed and seed not in report
+    assert got["report"] == str(out / "report.html")
