@@ -1,30 +1,33 @@
-"""Global recoding of a categorical key: merge categories into broader ones.
+"""Global recoding: merge categories, generalise by a hierarchy, bin numbers, top/bottom code.
 
-Every record with an original category listed under a new label gets that label; the
-category list of the variable shrinks, so key combinations get larger frequencies.
+Every record with a given original value gets the same new value (global, not local), so
+key combinations merge and f_k can only grow.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_names, param_error
+from .._validation import check_choice, check_int, check_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
 from ..registry import register_step
 from ..result import Guarantee, StepResult
+from .hierarchy import read_hierarchy
 
 
 def _same(a: Any, b: Any) -> bool:
     """Match a spec value to a data category: 3 matches 3, 3.0 and "3"."""
-    if a == b:
+    if a == b or str(a) == str(b):
         return True
-    return str(a) == str(b) or (_num(a) is not None and _num(a) == _num(b))
+    x, y = _num(a), _num(b)
+    return x is not None and x == y
 
 
 def _num(v: Any) -> float | None:
@@ -34,35 +37,100 @@ def _num(v: Any) -> float | None:
         return None
 
 
+def _text(v: Any) -> str:
+    """Raw value as hierarchy files write it: 39.0 -> "39"."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _fmt_bound(b: float) -> str:
+    return _text(b) if math.isfinite(b) else ("inf" if b > 0 else "-inf")
+
+
 @register_step("recode")
 @dataclass(frozen=True)
 class Recode:
-    """Merge categories of a key variable (global recoding).
+    """Global recoding of one variable, in one of four modes.
 
     Parameters
     ----------
     variable : str
-        The key variable to recode.
-    mapping : dict
-        ``{new_label: [old categories]}``. Categories not listed keep their value (as text
-        when the new labels are text). Each old category may appear under one label only.
+        The column to recode (a key, a numeric variable or any other column).
+    mapping : dict, optional
+        Merge categories: ``{new_label: [old values]}``. Values not listed keep their value
+        (as text when the labels are text).
+    hierarchy_file : str, optional
+        An ARX-style hierarchy (raw value, then one column per level); with ``level``.
+    level : int, optional
+        Hierarchy level to generalise to (1 = first level above the raw values).
+    breaks : list of numbers, optional
+        Bin a numeric variable into intervals between consecutive breaks (use ``inf`` and
+        ``-inf`` for open ends); labels default to ``"a-b"``.
+    labels : list of str, optional
+        One label per interval (with ``breaks``).
+    closed : {"left", "right"}
+        With ``breaks``: intervals ``[a, b)`` (default) or ``(a, b]``.
+    top, bottom : number, optional
+        Top / bottom coding of a numeric variable: values above ``top`` become ``top``
+        (or ``top_value``), values below ``bottom`` become ``bottom`` (or ``bottom_value``).
+    top_value, bottom_value : number, optional
+        Replacement values for top and bottom coding.
 
     Notes
     -----
-    Guarantee: every released category of ``variable`` is either a new label or an original
-    category that no label claims; the record count is unchanged.
+    Guarantee (checked on the output): the variable takes only values of the recoding's
+    range (new labels, unclaimed values, or values within [bottom, top]); the record count
+    and every other column are unchanged; missing values stay missing.
 
     References
     ----------
-    Hundepool, A. et al. (2012). *Statistical Disclosure Control*, Wiley, section 3.4.2
-    (global recoding).
+    Hundepool, A. et al. (2012). *Statistical Disclosure Control*, Wiley, sections 3.4.2
+    (global recoding) and 3.4.3 (top and bottom coding).
+    Prasser, F. and Kohlmayer, F. (2015). Putting statistical disclosure control into
+    practice: the ARX data anonymization tool (generalisation hierarchies).
     """
 
     variable: str
-    mapping: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    mapping: Mapping[str, Sequence[Any]] | None = None
+    hierarchy_file: str | None = None
+    level: int | None = None
+    breaks: Sequence[float] | None = None
+    labels: Sequence[str] | None = None
+    closed: str = "left"
+    top: float | None = None
+    bottom: float | None = None
+    top_value: float | None = None
+    bottom_value: float | None = None
 
     def __post_init__(self) -> None:
-        check_names("Recode", "variable", self.variable)
+        owner = "Recode"
+        check_names(owner, "variable", self.variable)
+        modes = [self.mapping is not None, self.hierarchy_file is not None, self.breaks is not None,
+                 self.top is not None or self.bottom is not None]
+        if sum(modes) != 1:
+            raise param_error(owner, "mapping", "given alone: set exactly one of mapping, "
+                              "hierarchy_file (with level), breaks, or top/bottom", self.mapping)
+        check_choice(owner, "closed", self.closed, ("left", "right"))
+        if self.mapping is not None:
+            self._check_mapping()
+        if self.hierarchy_file is not None:
+            if self.level is None:
+                raise param_error(owner, "level", "an int >= 1 when hierarchy_file is given", None)
+            check_int(owner, "level", self.level, min_value=1)
+        if self.breaks is not None:
+            b = list(self.breaks)
+            if len(b) < 2 or any(not isinstance(x, (int, float)) or isinstance(x, bool) for x in b):
+                raise param_error(owner, "breaks", "a list of at least 2 numbers", self.breaks)
+            if any(x >= y for x, y in zip(b, b[1:])):
+                raise param_error(owner, "breaks", "strictly increasing", self.breaks)
+            if self.labels is not None and len(self.labels) != len(b) - 1:
+                raise param_error(owner, "labels", f"a list of {len(b) - 1} labels (one per interval)",
+                                  self.labels)
+        if self.top is not None and self.bottom is not None and self.bottom >= self.top:
+            raise param_error(owner, "bottom", f"below top ({self.top})", self.bottom)
+
+    def _check_mapping(self) -> None:
         if not isinstance(self.mapping, Mapping) or not self.mapping:
             raise param_error("Recode", "mapping", "a non-empty table {new_label = [old values]}",
                               self.mapping)
@@ -76,42 +144,117 @@ class Recode:
                                       f"a list of values not already under {seen[str(o)]!r}", o)
                 seen[str(o)] = label
 
+    # ------------------------------------------------------------------ modes
+    def _by_mapping(self, col: pd.Series) -> tuple[pd.Series, set]:
+        cats = pd.unique(col.dropna())
+        unknown = [o for olds in self.mapping.values() for o in olds if not any(_same(o, c) for c in cats)]
+        if unknown:
+            raise InputError(f"recode: {self.variable!r} has no values {unknown!r}; its values are "
+                             f"{sorted(map(str, cats))[:20]}{' ...' if len(cats) > 20 else ''}.")
+        text = any(isinstance(k, str) for k in self.mapping)
+        lookup = {}
+        for c in cats:
+            target = next((label for label, olds in self.mapping.items() if any(_same(o, c) for o in olds)), c)
+            lookup[c] = _text(target) if text else target
+        out = col.map(lookup)
+        return out, set(lookup.values())
+
+    def _by_hierarchy(self, col: pd.Series) -> tuple[pd.Series, set]:
+        h = read_hierarchy(self.hierarchy_file)
+        mapping = h.mapping(self.level)
+        raw = col.dropna().map(_text)
+        missing = sorted(set(raw) - set(mapping))
+        if missing:
+            raise InputError(f"recode: hierarchy {self.hierarchy_file} lacks {len(missing)} values of "
+                             f"{self.variable!r}: {missing[:20]}; add them to the hierarchy file.")
+        out = col.map(lambda v: mapping[_text(v)], na_action="ignore")
+        return out, set(mapping.values())
+
+    def _by_breaks(self, col: pd.Series) -> tuple[pd.Series, set]:
+        values = pd.to_numeric(col, errors="coerce")
+        bad = col.notna() & values.isna()
+        if bad.any():
+            raise InputError(f"recode: {self.variable!r} holds non-numeric values (e.g. "
+                             f"{col[bad].iloc[0]!r}) and cannot be binned with breaks.")
+        b = [float(x) for x in self.breaks]
+        right = self.closed == "right"
+        labels = list(self.labels) if self.labels is not None else [
+            (f"({_fmt_bound(x)}-{_fmt_bound(y)}]" if right else f"{_fmt_bound(x)}-{_fmt_bound(y)}")
+            for x, y in zip(b, b[1:])]
+        binned = pd.cut(values, bins=b, labels=labels, right=right, include_lowest=True)
+        outside = values.notna() & binned.isna()
+        if outside.any():
+            v = values[outside]
+            raise InputError(f"recode: {int(outside.sum())} values of {self.variable!r} lie outside "
+                             f"the breaks [{b[0]}, {b[-1]}] (e.g. {v.iloc[0]} in row {v.index[0]}); "
+                             "widen the breaks or use inf / -inf.")
+        return binned.astype(object).where(binned.notna(), np.nan), set(labels)
+
+    def _by_top_bottom(self, col: pd.Series) -> tuple[pd.Series, set | None]:
+        if not pd.api.types.is_numeric_dtype(col):
+            raise InputError(f"recode: top/bottom coding needs a numeric column; {self.variable!r} is "
+                             f"{col.dtype}.")
+        out = col.copy()
+        if self.top is not None:
+            out = out.where(~(col > self.top), self.top if self.top_value is None else self.top_value)
+        if self.bottom is not None:
+            out = out.where(~(col < self.bottom), self.bottom if self.bottom_value is None else self.bottom_value)
+        return out, None
+
     def apply(self, microdata: Microdata, *, rng=None) -> StepResult:  # noqa: ARG002 (deterministic)
         var = self.variable
-        if var not in microdata.key_vars:
-            raise InputError(f"recode: {var!r} is not a key variable; the keys are "
-                             f"{list(microdata.key_vars)}.")
-        cats = microdata.categories(var)
-        codes = microdata.codes(var)
-        new_of_cat: list[Any] = []
-        unknown = [o for olds in self.mapping.values() for o in olds
-                   if not any(_same(o, c) for c in cats)]
-        if unknown:
-            raise InputError(f"recode: {var!r} has no categories {unknown!r}; its categories are "
-                             f"{[*cats[:20]]}{' ...' if len(cats) > 20 else ''}.")
-        text = any(isinstance(k, str) for k in self.mapping)
-        for c in cats:
-            target = c
-            for label, olds in self.mapping.items():
-                if any(_same(o, c) for o in olds):
-                    target = label
-                    break
-            new_of_cat.append(str(target) if text else target)
-        lookup = np.array(new_of_cat, dtype=object)
-        values = np.where(codes >= 0, lookup[np.maximum(codes, 0)], None)
+        if var not in microdata.columns:
+            from .._validation import close_names
+            raise InputError(f"recode: column {var!r} does not exist; {close_names(var, microdata.columns)}")
+        col = microdata.frame[var]
+        if self.mapping is not None:
+            new, allowed, mode = *self._by_mapping(col), "mapping"
+        elif self.hierarchy_file is not None:
+            new, allowed, mode = *self._by_hierarchy(col), "hierarchy"
+        elif self.breaks is not None:
+            new, allowed, mode = *self._by_breaks(col), "breaks"
+        else:
+            new, allowed, mode = *self._by_top_bottom(col), "top_bottom"
         frame = microdata.frame.copy(deep=False)
-        frame[var] = pd.Series(values, index=frame.index).astype("object").where(codes >= 0, np.nan)
-        if not text:
-            frame[var] = frame[var].infer_objects()
+        frame[var] = new.infer_objects() if new.dtype == object else new
         out = microdata.with_data(frame)
-        released = set(out.categories(var))
-        allowed = {str(v) if text else v for v in new_of_cat}
-        ok = released <= allowed and out.n_records == microdata.n_records
-        n_changed = int(sum((codes == i).sum() for i, (c, t) in enumerate(zip(cats, new_of_cat))
-                            if not _same(c, t)))
-        summary = {"variable": var, "categories_before": len(cats),
-                   "categories_after": len(out.categories(var)), "records_recoded": n_changed}
-        params = {"variable": var, "mapping": {k: list(v) for k, v in self.mapping.items()}}
-        guarantee = Guarantee("recode_categories", f"{var} takes only the recoded categories",
-                              sorted(map(str, released)), ok)
-        return StepResult("recode", out, params, summary, (guarantee,))
+        guarantees = check_recode(col, out.frame[var], allowed, self.top, self.bottom,
+                                  self.top_value, self.bottom_value)
+        changed = int((col.astype(str) != out.frame[var].astype(str))[col.notna()].sum())
+        summary = {"variable": var, "mode": mode, "distinct_before": int(col.nunique()),
+                   "distinct_after": int(out.frame[var].nunique()), "records_changed": changed}
+        params = {k: v for k, v in {
+            "variable": var, "mapping": None if self.mapping is None else {k: list(v) for k, v in self.mapping.items()},
+            "hierarchy_file": self.hierarchy_file, "level": self.level,
+            "breaks": None if self.breaks is None else list(self.breaks),
+            "labels": None if self.labels is None else list(self.labels),
+            "closed": self.closed if self.breaks is not None else None, "top": self.top,
+            "bottom": self.bottom, "top_value": self.top_value, "bottom_value": self.bottom_value,
+        }.items() if v is not None}
+        return StepResult("recode", out, params, summary, tuple(guarantees))
+
+
+def check_recode(before: pd.Series, after: pd.Series, allowed: set | None, top=None, bottom=None,
+                 top_value=None, bottom_value=None) -> list[Guarantee]:
+    """Independent checks of a global recode: missing kept, values within the recoding's range,
+    and the same old value always maps to the same new value."""
+    miss_kept = bool((before.isna() == after.isna()).all())
+    pairs = pd.DataFrame({"b": before.astype(str), "a": after.astype(str)})[before.notna()]
+    functional = bool((pairs.groupby("b")["a"].nunique() <= 1).all())
+    g = [Guarantee("missing_kept", "missing values stay missing", miss_kept, miss_kept),
+         Guarantee("global", "every original value maps to one released value", functional, functional)]
+    if allowed is not None:
+        extra = sorted(set(after.dropna().astype(str)) - {str(a) for a in allowed})
+        g.append(Guarantee("recode_range", "the variable takes only the recoded values", extra or "none",
+                           not extra))
+    else:
+        hi = top_value if top_value is not None else top
+        lo = bottom_value if bottom_value is not None else bottom
+        ok = True
+        if top is not None:
+            ok &= bool((after.dropna() <= max(top, hi)).all())
+        if bottom is not None:
+            ok &= bool((after.dropna() >= min(bottom, lo)).all())
+        g.append(Guarantee("top_bottom", f"values within [{bottom}, {top}] after coding",
+                           [float(after.min()), float(after.max())], ok))
+    return g
