@@ -23,15 +23,22 @@ def _validate_k(value: Any) -> int:
                      "every record's key combination occurs at least k times (f_k >= k)")
 def check_k_anonymity(original: Microdata, released: Microdata, results: Sequence[StepResult],
                       threshold: int) -> GateOutcome:
-    """k-anonymity: every record's f_k >= k on the released key variables."""
-    from .risk.frequencies import key_frequencies
+    """k-anonymity: every record's f_k >= k on the released key variables.
 
-    freq = key_frequencies(released, use_weights=False)
-    bad = freq.k_violations(threshold)
-    reached = freq.k_reached()
-    detail = (f"all {freq.n_records} records have f_k >= {threshold} (smallest f_k = {reached})"
+    Missing key values count as wildcards (sdcMicro's rule with alpha = 1), so values removed
+    by local suppression are credited; without missing values this is the plain count.
+    """
+    from .risk.missing import wildcard_frequencies
+
+    keys = list(released.key_vars)
+    freq = wildcard_frequencies([released.codes(v) for v in keys],
+                                [released.n_categories(v) for v in keys], alpha=1.0, names=keys)
+    n = freq.n_records
+    bad = int((freq.fk < threshold).sum())
+    reached = int(freq.fk.min())
+    detail = (f"all {n} records have f_k >= {threshold} (smallest f_k = {reached})"
               if bad == 0 else
-              f"{bad} of {freq.n_records} records have f_k < {threshold} (smallest f_k = {reached}); "
+              f"{bad} of {n} records have f_k < {threshold} (smallest f_k = {reached}); "
               f"{bad} records must be protected further")
     return GateOutcome("k_anonymity", threshold, {"violations": bad, "k_reached": reached},
                        bad == 0, detail)
