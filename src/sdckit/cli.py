@@ -61,6 +61,9 @@ def risk(
     suda_max_size: Annotated[Optional[int], typer.Option("--suda-max-size", help="Largest MSU size searched.")] = None,
     missing_alpha: Annotated[float, typer.Option("--missing-alpha", help="Weight of missing-value matches (sdcMicro's alpha).")] = 1.0,
     na_values: Annotated[Optional[str], typer.Option("--na-values", help="Codes meaning missing, comma-separated (e.g. -9).")] = None,
+    uniqueness: Annotated[Optional[int], typer.Option("--uniqueness", help="Tabulate uniqueness by combination of up to M key variables.")] = None,
+    risk_method: Annotated[str, typer.Option("--risk-method", help="Individual risk for f_k >= 3: approx or exact.")] = "approx",
+    max_global_risk: Annotated[float, typer.Option("--max-global-risk", help="Target global risk for the individual-risk threshold.")] = 0.01,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write per-record risk to this file.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -82,6 +85,10 @@ def risk(
             kwargs["suda_max_size"] = suda_max_size
     if missing_alpha != 1.0:
         kwargs["missing_alpha"] = missing_alpha
+    if uniqueness is not None:
+        kwargs["uniqueness_max_size"] = uniqueness
+    kwargs["risk_method"] = risk_method
+    kwargs["max_global_risk"] = max_global_risk
     report = measure_risk(md, **kwargs)
     if output is not None:
         write_data(report.records.reset_index(drop=True), output, inputs=(str(file),))

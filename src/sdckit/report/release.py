@@ -30,26 +30,13 @@ def _template() -> jinja2.Template:
 
 def risk_comparison_html(run: "ReleaseRun") -> str:
     """Table of key-variable risk figures of the original and the released data."""
-    from ..risk.report import measure_risk
+    from ..risk.report import compare_risk, measure_risk
 
     if not run.original.key_vars:
         return "<p>No key variables were named, so no key-based risk was measured.</p>"
-    before = measure_risk(run.original).to_dict()
-    after = measure_risk(run.released).to_dict()
-    rows = []
-    for key, label in [("n_combinations", "key combinations"),
-                       ("n_sample_uniques", "sample uniques (f_k = 1)"),
-                       ("k_reached", "k reached (smallest f_k)"),
-                       ("global_risk", "global risk (expected re-identifications / n)"),
-                       ("expected_reidentifications", "expected re-identifications")]:
-        if key in before:
-            rows.append((label, before[key], after.get(key)))
-    for k in before["k_violations"]:
-        rows.append((f"records with f_k < {k}", before["k_violations"][k], after["k_violations"][k]))
-    body = "".join(f"<tr><th>{html.escape(a)}</th><td>{_num(b)}</td><td>{_num(c)}</td></tr>"
-                   for a, b, c in rows)
+    cmp = compare_risk(measure_risk(run.original), measure_risk(run.released))
     return (f"<p>Key variables: {html.escape(', '.join(run.original.key_vars))}.</p>"
-            f"<table><tr><th>measure</th><th>original</th><th>released</th></tr>{body}</table>")
+            + cmp.report_html())
 
 
 def _num(v) -> str:

@@ -1,7 +1,17 @@
-"""Disclosure risk measures for microdata."""
+"""Disclosure risk measures for microdata: frequencies (with missing values as wildcards),
+k-anonymity, individual / global / household risk, SUDA2, l-diversity, t-closeness and
+uniqueness by combination of key variables."""
 
 from .frequencies import KeyFrequencies, combination_codes, frequencies_from_codes, key_frequencies
-from .report import RiskReport, measure_risk
+from .individual import global_risk_threshold, household_risk, individual_risk
+from .ldiversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+from .missing import microdata_frequencies, wildcard_frequencies
+from .report import RiskComparison, RiskReport, compare_risk, measure_risk
+from .suda import SudaResult, microdata_suda2, suda2
+from .uniqueness import uniqueness_by_combination
 
-__all__ = ["KeyFrequencies", "RiskReport", "combination_codes", "frequencies_from_codes",
-           "key_frequencies", "measure_risk"]
+__all__ = ["KeyFrequencies", "LDiversityResult", "RiskComparison", "RiskReport", "SudaResult",
+           "TClosenessResult", "combination_codes", "compare_risk", "frequencies_from_codes",
+           "global_risk_threshold", "household_risk", "individual_risk", "key_frequencies",
+           "l_diversity", "measure_risk", "microdata_frequencies", "microdata_suda2", "suda2",
+           "t_closeness", "uniqueness_by_combination", "wildcard_frequencies"]

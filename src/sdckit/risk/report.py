@@ -1,4 +1,18 @@
-"""RiskReport: per-record risk columns and a summary of a Microdata's disclosure risk."""
+"""RiskReport: per-record risk columns and a summary of a Microdata's disclosure risk.
+
+:func:`measure_risk` is the one entry point the command line and the release report use:
+frequencies with missing values as wildcards (:mod:`sdckit.risk.missing`), k-anonymity,
+individual and global risk with the mu-Argus threshold, household risk, optionally SUDA2,
+and l-diversity / t-closeness when the data have sensitive variables. :func:`compare_risk`
+sets two reports side by side (before / after masking).
+
+References
+----------
+Templ, M., Kowarik, A. and Meindl, B. (2015). Statistical disclosure control for micro-data
+using the R package sdcMicro. Journal of Statistical Software 67(4). (``measure_risk``.)
+
+Hundepool, A. et al. (2012). Statistical Disclosure Control. Wiley, ch. 3.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._validation import check_choice, check_float, check_int
+from ..errors import InputError
 from ..microdata import Microdata
-from .frequencies import KeyFrequencies, key_frequencies
+from ..result import jsonable
+from .frequencies import KeyFrequencies
+from .individual import METHODS, global_risk_threshold, household_risk, individual_risk
+from .ldiversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+from .missing import microdata_frequencies
+from .suda import SCORE_WEIGHTS, SudaResult, microdata_suda2
 
 
 @dataclass(frozen=True)
@@ -20,18 +41,28 @@ class RiskReport:
     Attributes
     ----------
     records : pandas.DataFrame
-        One row per record: ``fk``, ``Fk`` and flags ``violates_k{k}``.
+        One row per record: ``fk``, ``Fk``, ``risk`` (individual risk), flags
+        ``violates_k{k}`` and ``above_threshold`` (risk above the mu-Argus threshold for
+        ``max_global_risk``), ``hh_risk`` with a household role, ``suda_score`` and
+        ``dis_suda_score`` with SUDA2.
     summary : dict
         ``n_records``, ``n_combinations``, ``n_sample_uniques``, ``k_violations``
-        (``{"2": .., "3": .., "5": ..}``), ``k_reached``.
+        (``{"2": .., "3": .., "5": ..}``), ``k_reached``, ``global_risk`` (ER / n),
+        ``expected_reidentifications`` (ER), ``max_individual_risk``, ``risk_threshold``,
+        ``household_risk`` (mean of r_hh over records) with households, ``suda`` with SUDA2,
+        ``l_diversity`` / ``t_closeness`` with sensitive variables.
     """
 
     records: pd.DataFrame
     summary: dict = field(default_factory=dict)
     frequencies: KeyFrequencies | None = None
+    suda: SudaResult | None = None
+    ldiversity: LDiversityResult | None = None
+    tcloseness: TClosenessResult | None = None
+    uniqueness: pd.DataFrame | None = None
 
     def to_dict(self) -> dict:
-        return dict(self.summary)
+        return jsonable(dict(self.summary))
 
     def describe(self) -> str:
         s = self.summary
@@ -41,36 +72,275 @@ class RiskReport:
                  f"k reached            {s['k_reached']}"]
         for k, v in s["k_violations"].items():
             lines.append(f"records with f_k < {k:<2s} {v:,}")
+        if "global_risk" in s:
+            fk, Fk = self.records["fk"], self.records["Fk"]
+            lines += [f"f_k                  min {fk.min():g}, median {fk.median():g}, max {fk.max():g}",
+                      f"F_k                  min {Fk.min():g}, median {Fk.median():g}, max {Fk.max():g}",
+                      f"individual risk      {s['risk_method']} ({'weighted' if s['weighted'] else 'population: 1/f_k'}), "
+                      f"max {s['max_individual_risk']:.4g}",
+                      f"expected re-identifications  {s['expected_reidentifications']:.4f}",
+                      f"global risk          {s['global_risk']:.6f}  ({100 * s['global_risk']:.4f} %)"]
+            th = s.get("risk_threshold")
+            lines.append(f"risk threshold for global risk < {s['max_global_risk']:g}: "
+                         + ("already below" if th is None else
+                            f"{th:.4g} ({s['n_above_threshold']:,} records above)"))
+        if "household_risk" in s:
+            lines.append(f"household risk       {s['household_risk']:.6f} (mean of r_hh), "
+                         f"{s['household_expected_reidentifications']:.4f} expected")
+        if "suda" in s:
+            d = s["suda"]
+            lines += [f"SUDA2 (MSU size <= {d['max_size']}, {d['weights']} weights): "
+                      f"{d['n_scored']:,} records with MSUs, {d['n_msu']:,} MSUs "
+                      f"({', '.join(f'size {a}: {b}' for a, b in d['n_msu_by_size'].items())})",
+                      f"  sum of scores {d['sum_scores']:.4g}, max score {d['max_score']:.4g}, "
+                      f"sum of DIS-SUDA scores {d['sum_dis']:.4g} (sampling fraction {d['dis_fraction']:.4g})",
+                      "  contribution by variable: " + ", ".join(
+                          f"{v} {c:.1f}%" for v, c in sorted(d["attribute_contributions"].items(),
+                                                             key=lambda x: -x[1]))]
+        if self.uniqueness is not None:
+            from .uniqueness import drivers_text
+            lines.append("key combinations with the most uniques:")
+            lines.append(drivers_text(self.uniqueness, top=8))
+        if "l_diversity" in s:
+            lines.append("l-diversity (smallest over classes): " + ", ".join(
+                f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in s["l_diversity"].items() if k not in ("sensitive", "recursive_c")))
+        if "t_closeness" in s:
+            lines.append("t-closeness (largest EMD): " + ", ".join(
+                f"{k} {v:.4g} ({s['t_closeness']['ground_distance'][k]} distance)"
+                for k, v in s["t_closeness"]["t"].items()))
         return "\n".join(lines)
 
     def report_html(self) -> str:
+        """Public HTML fragment: the summary table and a chart of the individual risks."""
         s = self.summary
         rows = [("records", s["n_records"]), ("key combinations", s["n_combinations"]),
                 ("sample uniques (f_k = 1)", s["n_sample_uniques"]), ("k reached", s["k_reached"])]
-        rows += [(f"records with f_k &lt; {k}", v) for k, v in s["k_violations"].items()]
-        body = "".join(f"<tr><th>{a}</th><td>{html.escape(str(b))}</td></tr>" for a, b in rows)
-        return f"<table class='kv'>{body}</table>"
+        rows += [(f"records with f_k < {k}", v) for k, v in s["k_violations"].items()]
+        for key, label in [("expected_reidentifications", "expected re-identifications"),
+                           ("global_risk", "global risk (ER / n)"),
+                           ("max_individual_risk", "largest individual risk"),
+                           ("household_risk", "household risk (mean r_hh)")]:
+            if key in s:
+                rows.append((label, s[key]))
+        if "suda" in s:
+            rows += [("records with MSUs (SUDA2)", s["suda"]["n_scored"]),
+                     ("sum of DIS-SUDA scores", s["suda"]["sum_dis"])]
+        body = "".join(f"<tr><th>{html.escape(a)}</th><td>{html.escape(_fmt(b))}</td></tr>"
+                       for a, b in rows)
+        out = f"<table class='kv'>{body}</table>"
+        if self.uniqueness is not None and len(self.uniqueness):
+            rows_u = "".join(
+                f"<tr><td>{html.escape(r.variables)}</td><td>{100 * r.share_unique:.2f}%</td>"
+                f"<td>{100 * r.share_below_k:.2f}%</td></tr>"
+                for r in self.uniqueness.head(10).itertuples(index=False))
+            out += ("<table class='uniqueness'><tr><th>key variables</th><th>unique</th>"
+                    f"<th>below k</th></tr>{rows_u}</table>")
+        if "risk" in self.records and len(self.records):
+            out += risk_histogram_html(self.records["risk"].to_numpy())
+        return out
 
 
-def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5)) -> RiskReport:
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    return str(v)
+
+
+def risk_histogram_html(risk: np.ndarray, alt: str = "records by individual risk") -> str:
+    """Bar chart of the number of records per individual-risk band (embedded PNG)."""
+    from ..report.plots import figure_to_html, new_figure
+
+    edges = [0, 0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0000001]
+    labels = ["<0.1%", "0.1-1%", "1-5%", "5-10%", "10-20%", "20-50%", ">=50%"]
+    counts, _ = np.histogram(risk, bins=edges)
+    fig, ax = new_figure(6, 3)
+    ax.bar(labels, counts, color="#4a7ab0")
+    ax.set_xlabel("individual re-identification risk")
+    ax.set_ylabel("records")
+    ax.set_yscale("symlog")
+    return figure_to_html(fig, alt)
+
+
+def _household_codes(microdata: Microdata) -> np.ndarray:
+    col = microdata.frame[microdata.household]
+    codes, _ = pd.factorize(col, use_na_sentinel=True)
+    miss = np.flatnonzero(codes < 0)
+    if miss.size:
+        raise InputError(f"household column {microdata.household!r} is missing in {miss.size} "
+                         f"records (first row {col.index[miss[0]]}); every record needs a "
+                         "household id: give single-person households their own id.")
+    return codes.astype(np.int64)
+
+
+def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), suda: bool = False,
+                 suda_max_size: int | None = None, missing_alpha: float = 1.0,
+                 dis_fraction: float | None = None, risk_method: str = "approx",
+                 max_global_risk: float = 0.01, suda_weights: str = "elliot",
+                 recursive_c: float = 2.0, uniqueness_max_size: int | None = None,
+                 ordinal: Sequence[str] | None = None) -> RiskReport:
     """Measure the disclosure risk of ``microdata`` on its key variables.
 
     Parameters
     ----------
     microdata : Microdata
-        Data with at least one key variable.
+        Data with at least one key variable; its ``weight`` role gives F_k (without weights
+        the data are a population and r = 1/f_k), its ``household`` role the household risk,
+        its ``sensitive`` role l-diversity and t-closeness.
     k_values : sequence of int
         The k for which records violating k-anonymity are counted.
+    suda : bool
+        Also run SUDA2.
+    suda_max_size : int, optional
+        Largest MSU size (default: the number of keys).
+    missing_alpha : float in [0, 1]
+        Weight of wildcard matches of missing key values (sdcMicro's ``alpha``).
+    dis_fraction : float, optional
+        Sampling fraction for DIS-SUDA. Default: n / sum of weights with a weight role,
+        otherwise 0.01 (sdcMicro's default).
+    risk_method : {"approx", "exact"}
+        Individual-risk formula for f_k >= 3.
+    max_global_risk : float in (0, 1)
+        Target global risk for the mu-Argus threshold on individual risk (sdcMicro's
+        ``max_global_risk``, default 0.01).
+    suda_weights : {"elliot", "ihsn"}
+    recursive_c : float
+        c of recursive (c, l)-diversity.
+    uniqueness_max_size : int, optional
+        Also tabulate uniqueness by combination of up to this many key variables
+        (:func:`~sdckit.risk.uniqueness.uniqueness_by_combination`, with k = the largest of
+        ``k_values``); the table is ``report.uniqueness``, its first 10 rows go to the summary.
+    ordinal : list of str, optional
+        Sensitive variables measured with the ordered distance in t-closeness (default:
+        ordered categoricals only).
+
+    References
+    ----------
+    Templ, Kowarik and Meindl (2015), sdcMicro's ``measure_risk``, ``freqCalc``, ``suda2``,
+    ``ldiversity``.
     """
-    freq = key_frequencies(microdata)
-    records = pd.DataFrame({"fk": freq.fk, "Fk": freq.Fk}, index=microdata.frame.index)
-    for k in k_values:
+    if not microdata.key_vars:
+        raise InputError("measure_risk needs key variables: give the key_vars role (--keys).")
+    ks = [check_int("measure_risk", "k_values", k, min_value=1) for k in k_values]
+    check_choice("measure_risk", "risk_method", risk_method, METHODS)
+    check_choice("measure_risk", "suda_weights", suda_weights, SCORE_WEIGHTS)
+    max_global_risk = check_float("measure_risk", "max_global_risk", max_global_risk, low=0,
+                                  high=1, low_open=True, high_open=True)
+    freq = microdata_frequencies(microdata, alpha=missing_alpha)
+    weighted = microdata.weight is not None
+    # one risk per key combination (f_k, F_k are constant within it), then per record
+    g_risk = individual_risk(freq.counts, freq.weighted_counts, method=risk_method,
+                             weighted=weighted)
+    risk = g_risk[freq.group]
+    n = freq.n_records
+    er = float(risk.sum())  # ER = sum r_i
+    threshold = global_risk_threshold(g_risk, max_global_risk,
+                                      counts=np.bincount(freq.group, minlength=g_risk.size))
+    records = pd.DataFrame({"fk": freq.fk, "Fk": freq.Fk, "risk": risk},
+                           index=microdata.frame.index)
+    for k in ks:
         records[f"violates_k{k}"] = freq.fk < k
+    above = risk > threshold if threshold is not None else np.zeros(n, dtype=bool)
+    records["above_threshold"] = above
+    fk_min = float(np.min(freq.fk))
     summary = {
-        "n_records": freq.n_records,
+        "n_records": n,
         "n_combinations": freq.n_combinations,
-        "n_sample_uniques": freq.n_sample_uniques,
-        "k_violations": {str(k): freq.k_violations(k) for k in k_values},
-        "k_reached": freq.k_reached(),
+        "n_sample_uniques": int((freq.fk == 1).sum()),
+        "k_violations": {str(k): int((freq.fk < k).sum()) for k in ks},
+        "k_reached": int(np.floor(fk_min)),
+        "global_risk": er / n,
+        "expected_reidentifications": er,
+        "max_individual_risk": float(risk.max()),
+        "risk_threshold": threshold,
+        "max_global_risk": max_global_risk,
+        "n_above_threshold": int(above.sum()),
+        "risk_method": risk_method,
+        "weighted": weighted,
+        "missing_alpha": float(missing_alpha),
+        "n_records_with_missing_keys": int(sum((microdata.codes(v) < 0) for v in microdata.key_vars).astype(bool).sum()),
     }
-    return RiskReport(records, summary, freq)
+    if microdata.household is not None:
+        hh = household_risk(risk, _household_codes(microdata))
+        records["hh_risk"] = hh
+        summary["household_risk"] = float(hh.mean())
+        summary["household_expected_reidentifications"] = float(hh.sum())
+    suda_res = None
+    if suda:
+        if dis_fraction is None:
+            w = microdata.weights()
+            dis_fraction = float(min(max(n / w.sum(), 1e-9), 1 - 1e-9)) if w is not None else 0.01
+        suda_res = microdata_suda2(microdata, max_size=suda_max_size, weights=suda_weights,
+                                   dis_fraction=dis_fraction)
+        records["suda_score"] = suda_res.score
+        records["dis_suda_score"] = suda_res.dis_score
+        summary["suda"] = suda_res.summary()
+    ldiv = tclose = None
+    if microdata.sensitive:
+        ldiv = l_diversity(microdata, recursive_c=recursive_c)
+        tclose = t_closeness(microdata, ordinal=ordinal)
+        for col in ldiv.records.columns:
+            records[f"ldiv_{col}"] = ldiv.records[col]
+        summary["l_diversity"] = ldiv.to_dict()
+        summary["t_closeness"] = tclose.to_dict()
+    table = None
+    if uniqueness_max_size is not None:
+        from .uniqueness import uniqueness_by_combination
+        table = uniqueness_by_combination(microdata, max_size=uniqueness_max_size,
+                                          k=max([k for k in ks if k >= 2] or [2]))
+        summary["uniqueness"] = table.head(10).to_dict(orient="records")
+    return RiskReport(records, summary, freq, suda_res, ldiv, tclose, table)
+
+
+#: measures set side by side by :func:`compare_risk`: (summary key, label, lower is safer)
+COMPARED = [("n_combinations", "key combinations"),
+            ("n_sample_uniques", "sample uniques (f_k = 1)"),
+            ("k_reached", "k reached (smallest f_k)"),
+            ("expected_reidentifications", "expected re-identifications"),
+            ("global_risk", "global risk (ER / n)"),
+            ("max_individual_risk", "largest individual risk"),
+            ("household_risk", "household risk (mean r_hh)")]
+
+
+@dataclass(frozen=True)
+class RiskComparison:
+    """Two risk reports side by side: ``rows`` of (measure, before, after)."""
+
+    rows: tuple
+
+    def to_dict(self) -> dict:
+        return jsonable({"measures": [{"measure": m, "before": b, "after": a} for m, b, a in self.rows]})
+
+    def describe(self) -> str:
+        width = max(len(r[0]) for r in self.rows) if self.rows else 10
+        lines = [f"{'measure':{width}s}  {'before':>14s}  {'after':>14s}"]
+        for m, b, a in self.rows:
+            lines.append(f"{m:{width}s}  {_fmt(b):>14s}  {_fmt(a):>14s}")
+        return "\n".join(lines)
+
+    def report_html(self) -> str:
+        body = "".join(f"<tr><th>{html.escape(m)}</th><td>{html.escape(_fmt(b))}</td>"
+                       f"<td>{html.escape(_fmt(a))}</td></tr>" for m, b, a in self.rows)
+        return ("<table class='risk-comparison'><tr><th>measure</th><th>original</th>"
+                f"<th>released</th></tr>{body}</table>")
+
+
+def compare_risk(before: RiskReport, after: RiskReport) -> RiskComparison:
+    """The measures of two reports (original and released data) side by side."""
+    b, a = before.summary, after.summary
+    rows = []
+    for key, label in COMPARED:
+        if key in b or key in a:
+            rows.append((label, b.get(key), a.get(key)))
+    for k in b["k_violations"]:
+        rows.append((f"records with f_k < {k}", b["k_violations"][k], a["k_violations"].get(k)))
+    if "suda" in b or "suda" in a:
+        rows.append(("records with MSUs (SUDA2)", b.get("suda", {}).get("n_scored"),
+                     a.get("suda", {}).get("n_scored")))
+        rows.append(("sum of DIS-SUDA scores", b.get("suda", {}).get("sum_dis"),
+                     a.get("suda", {}).get("sum_dis")))
+    return RiskComparison(tuple(rows))
