@@ -85,6 +85,43 @@ def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: f
     raise SolverError(f"local suppression did not reach k = {k} in {max_rounds} rounds.")
 
 
+def restore_suppressions(original: Sequence[np.ndarray], suppressed: Sequence[np.ndarray],
+                         n_categories: Sequence[int], k: float, *, weights: np.ndarray | None = None,
+                         rng: np.random.Generator | None = None, max_checks: int = 2_000) -> tuple[list[np.ndarray], int]:
+    """Give back suppressed values whose return keeps every record at f_k >= k.
+
+    Cells are tried in random order by group testing: a block of cells is restored at once
+    and kept if the data stay k-anonymous, otherwise split in two and tried again, down to
+    single cells. Stops after ``max_checks`` frequency computations. Returns the codes and the
+    number of values given back.
+    """
+    rng = rng or np.random.default_rng(0)
+    codes = [np.array(c, dtype=np.int32, copy=True) for c in suppressed]
+    ncat = list(n_categories)
+    cells = [(int(i), v) for v in range(len(codes))
+             for i in np.flatnonzero((codes[v] < 0) & (np.asarray(original[v]) >= 0))]
+    order = rng.permutation(len(cells))
+    cells = [cells[j] for j in order]
+    checks = 0
+    restored = 0
+    stack = [cells[i:i + 64] for i in range(0, len(cells), 64)][::-1]
+    while stack and checks < max_checks:
+        block = stack.pop()
+        for i, v in block:
+            codes[v][i] = original[v][i]
+        checks += 1
+        if (_fk(codes, ncat, weights) >= k).all():
+            restored += len(block)
+            continue
+        for i, v in block:
+            codes[v][i] = -1
+        if len(block) > 1:
+            half = len(block) // 2
+            stack.append(block[half:])
+            stack.append(block[:half])
+    return codes, restored
+
+
 def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Sequence[float] | None = None,
                             time_limit: float = 60.0) -> tuple[list[np.ndarray], float, str]:
     """The minimum-cost suppression pattern making the data k-anonymous (wildcard rule), by MILP.
@@ -160,6 +197,11 @@ class LocalSuppression:
     batch_share : float in (0, 1]
         Share of the violating records treated between two frequency updates (smaller:
         fewer suppressions, more time).
+    restore : bool
+        After the greedy pass, give back every suppressed value whose return keeps the data
+        k-anonymous (group testing; default True).
+    max_restore_checks : int
+        Budget of frequency computations for the restore pass.
 
     Notes
     -----
@@ -178,10 +220,14 @@ class LocalSuppression:
     importance: Sequence[int] | None = None
     use_weights: bool = False
     batch_share: float = 0.1
+    restore: bool = True
+    max_restore_checks: int = 200
 
     def __post_init__(self) -> None:
         check_int("LocalSuppression", "k", self.k, min_value=2)
         check_bool("LocalSuppression", "use_weights", self.use_weights)
+        check_bool("LocalSuppression", "restore", self.restore)
+        check_int("LocalSuppression", "max_restore_checks", self.max_restore_checks, min_value=0)
         check_float("LocalSuppression", "batch_share", self.batch_share, low=0.0, high=1.0, low_open=True)
         if self.importance is not None:
             if not isinstance(self.importance, Sequence) or not all(
@@ -207,8 +253,13 @@ class LocalSuppression:
             raise InputError(f"local_suppression: the weights sum to {weights.sum():g} < k = {self.k}.")
         ss, record = seed_sequence(rng)
         before = [microdata.codes(v) for v in keys]
+        gen = np.random.default_rng(ss)
         after, rounds = suppress_to_k(before, ncat, self.k, importance, weights=weights,
-                                      batch_share=self.batch_share, rng=np.random.default_rng(ss))
+                                      batch_share=self.batch_share, rng=gen)
+        n_restored = 0
+        if self.restore:
+            after, n_restored = restore_suppressions(before, after, ncat, self.k, weights=weights, rng=gen,
+                                                     max_checks=self.max_restore_checks)
         out = microdata.with_codes(dict(zip(keys, after)))
         per_var = {v: int(((a < 0) & (b >= 0)).sum()) for v, a, b in zip(keys, after, before)}
         check = check_k_anonymity_wildcard(after, ncat, self.k, weights)
@@ -216,11 +267,13 @@ class LocalSuppression:
         summary = {"k": self.k, "suppressions": sum(per_var.values()), "suppressions_per_variable": per_var,
                    "records_with_suppression": int(np.any([(a < 0) & (b >= 0) for a, b in zip(after, before)], axis=0).sum()),
                    "importance": dict(zip(keys, map(int, importance))), "rounds": rounds,
+                   "restored": n_restored,
                    "k_violations_after": check.value}
         guarantees = (check, Guarantee("only_suppressed", "key values are only ever set to missing",
                                        changed_ok, changed_ok))
         params = {"k": self.k, "importance": dict(zip(keys, map(int, importance))),
-                  "use_weights": self.use_weights, "batch_share": self.batch_share}
+                  "use_weights": self.use_weights, "batch_share": self.batch_share,
+                  "restore": self.restore}
         return StepResult("local_suppression", out, params, summary, guarantees, record)
 
 
