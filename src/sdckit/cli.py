@@ -154,6 +154,21 @@ def protect(
         _print_run(run, paths)
 
 
+@app.command()
+def explore(
+    spec: Annotated[Path, typer.Argument(help="Explore spec (TOML): a release spec with [explore] and [[candidates]].")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Sweep candidate methods, draw the R-U map, and propose the best release under the threshold."""
+    from .explore.run import run_explore_spec
+
+    run = run_explore_spec(spec)
+    if as_json:
+        _emit(run.to_dict())
+    else:
+        typer.echo(run.describe())
+
+
 def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
     """The bundled demo spec (parsed) with its output folder set, and the folder of its data."""
     data_dir = resources.files("sdckit").joinpath("data")

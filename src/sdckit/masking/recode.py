@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -102,6 +102,9 @@ class Recode:
     bottom: float | None = None
     top_value: float | None = None
     bottom_value: float | None = None
+
+    #: a global recoding is published: an intruder applies it to what they know
+    global_recode: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         owner = "Recode"

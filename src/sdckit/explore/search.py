@@ -1,0 +1,91 @@
+"""Choose the release: the highest utility whose risk is under the threshold, refined by bisection
+on a numeric parameter, and written back as a release spec that ``sdckit protect`` runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .sweep import Candidate, Sweep, SweepResult
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The proposed candidate and its figures (means over seeds)."""
+
+    method: str
+    params: dict
+    risk: float
+    utility: float
+    risk_sd: float
+    utility_sd: float
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "params": self.params, "risk": self.risk, "utility": self.utility,
+                "risk_sd": self.risk_sd, "utility_sd": self.utility_sd}
+
+
+def choose(summary: pd.DataFrame, threshold: float) -> Proposal | None:
+    """The setting with the highest mean utility among those with mean risk <= threshold."""
+    ok = summary[summary["risk"] <= threshold]
+    if ok.empty:
+        return None
+    best = ok.sort_values(["utility", "risk"], ascending=[False, True]).iloc[0]
+    return Proposal(best["method"], json.loads(best["params"]), float(best["risk"]), float(best["utility"]),
+                    float(best["risk_sd"]), float(best["utility_sd"]))
+
+
+def _midpoint(a: Any, b: Any) -> Any:
+    """Midpoint of two grid values, of a's type; None when no value lies strictly between."""
+    if isinstance(a, int):
+        b = int(round(float(b)))
+        mid = (a + b) // 2
+        return None if mid in (a, b) else mid
+    mid = (float(a) + float(b)) / 2
+    return None if math.isclose(mid, a) or math.isclose(mid, float(b)) else mid
+
+
+def refine(sweep: Sweep, result: SweepResult, candidates: list[Candidate], threshold: float,
+           steps: int = 4) -> SweepResult:
+    """Bisect each method's one numeric grid parameter at its feasibility boundary.
+
+    For a method with a single numeric grid parameter: between its best setting with risk <=
+    threshold and the nearest setting with more utility but risk above the threshold, the
+    midpoint is run with every seed; repeated ``steps`` times (assumes risk and utility move
+    together along the parameter). The new runs are appended to the result.
+    """
+    runs = result.runs
+    for cand in candidates:
+        if len(cand.grid) != 1:
+            continue
+        name = next(iter(cand.grid))
+        for _ in range(steps):
+            summary = SweepResult(runs, result.original_risk, result.risk_measure, result.utility_measure,
+                                  0, 0).summary()
+            rows = summary[summary["method"] == cand.method]
+            values = [json.loads(p).get(name) for p in rows["params"]]
+            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                break
+            rows = rows.assign(value=values)
+            feasible = rows[rows["risk"] <= threshold]
+            if feasible.empty:
+                break
+            best = feasible.sort_values("utility", ascending=False).iloc[0]
+            v = json.loads(best["params"])[name]
+            better = rows[(rows["risk"] > threshold) & (rows["utility"] > best["utility"])]
+            if better.empty:
+                break
+            target = better.assign(dist=(better["value"] - v).abs()).sort_values("dist").iloc[0]["value"]
+            mid = _midpoint(v, target)
+            if mid is None:
+                break
+            params = {**json.loads(best["params"]), name: mid}
+            new = sweep.run([(cand.method, params, s) for s in sweep.seeds])
+            runs = pd.concat([runs, new.runs], ignore_index=True)
+    cached = runs["cached"].astype(bool)
+    return SweepResult(runs, result.original_risk, result.risk_measure, result.utility_measure,
+                       int((~cached).sum()), int(cached.sum()))
