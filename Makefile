@@ -20,15 +20,20 @@ $(STAMP): $(BIN)/python pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-# Debian packages the tests use (4ti2 for Markov bases). Installed when running as root;
-# otherwise a clear message says what to install (the tests that need them skip).
+# Debian packages the tests use: 4ti2 (Markov bases) and chromium (the report is loaded in a
+# headless browser). Installed when running as root; otherwise a clear message says what to
+# install (the tests that need them skip).
+DEBIAN_PACKAGES := 4ti2 chromium
 system-packages:
-	@if command -v 4ti2-markov >/dev/null 2>&1 || command -v markov >/dev/null 2>&1; then :; \
+	@missing=""; \
+	command -v 4ti2-markov >/dev/null 2>&1 || missing="$$missing 4ti2"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian package 4ti2"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq 4ti2 >/dev/null) \
-		|| echo "note: could not install 4ti2; the Markov-basis tests will skip"; \
-	else echo "note: 4ti2 is not installed and this is not root: run 'sudo apt-get install 4ti2' (Markov-basis tests skip)"; fi
+		echo "installing Debian packages:$$missing"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+		|| echo "note: could not install$$missing; the tests that need them will skip"; \
+	else echo "note: not root, so$$missing not installed: run 'sudo apt-get install$$missing' (the tests that need them skip)"; fi
 
 demo: $(STAMP)
 	$(BIN)/sdckit demo

@@ -186,14 +186,37 @@ def demo(
     from .release import Release
     from .spec import spec_from_dict
 
+    from .explore.run import run_explore_spec
+    from .explore.rumap import ru_map_html
+    from .explore.spec import explore_spec_from_dict
+
     raw, data_dir = demo_spec_dict(output)
     spec = spec_from_dict(raw, base_dir=data_dir, source="sdckit demo (bundled demo_release.toml)")
     run = Release.from_spec(spec).run()
-    paths = run.write(spec.output)
+    # the sweep behind the release: three methods on an R-U map
+    xraw = tomllib.loads(data_dir.joinpath("demo_explore.toml").read_text("utf-8"))
+    xraw["explore"]["directory"] = str((output / "explore").resolve())
+    xspec = explore_spec_from_dict(xraw, base_dir=data_dir, source="bundled demo_explore.toml")
+    xrun = run_explore_spec(xspec, microdata=run.original, progress=False)
+    s = xrun.result.summary()
+    p = xrun.proposal
+    map_html = ru_map_html(s, threshold=xspec.threshold, original_risk=xrun.result.original_risk,
+                           risk_name=xspec.risk, utility_name=xspec.utility,
+                           chosen=None if p is None else (p.utility, p.risk))
+    note = ("<p>Each point is one method and setting (mean over seeds; hover for details). The dashed line is "
+            f"the risk threshold {xspec.threshold:g}. " + ("" if p is None else
+            f"Best under the threshold: {p.method} {json.dumps(p.params)} (risk {p.risk:.4g}, utility {p.utility:.4g})."
+            ) + "</p>")
+    paths = run.write(spec.output, extra_sections=[("R-U confidentiality map", note + map_html)])
+    summary = _run_summary(run, paths)
+    summary["ru_map_methods"] = xrun.to_dict()["ru_map_methods"]
+    summary["ru_map"] = str(xrun.paths["map_html"])
+    summary["explore_proposal"] = xrun.to_dict()["chosen"]
     if as_json:
-        _emit(_run_summary(run, paths))
+        _emit(summary)
     else:
         _print_run(run, paths)
+        typer.echo(f"R-U map:         {summary['ru_map']} (methods: {', '.join(summary['ru_map_methods'])})")
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -70,8 +70,12 @@ class ReleaseRun:
             d["spec_file"] = self.spec.source
         return jsonable(d)
 
-    def write(self, output: OutputSpec | str | os.PathLike, *, data_name: str | None = None) -> dict[str, Path]:
+    def write(self, output: OutputSpec | str | os.PathLike, *, data_name: str | None = None,
+              extra_sections: list[tuple[str, str]] | None = None) -> dict[str, Path]:
         """Write the released data, the published artifacts and both reports.
+
+        ``extra_sections`` are (title, HTML) pairs appended to the public report (e.g. the R-U
+        map of the sweep that chose this release).
 
         Raises
         ------
@@ -103,7 +107,8 @@ class ReleaseRun:
         from .report.release import internal_report_html, public_report_html
 
         atomic_write_text(targets["report"], public_report_html(self, data_file=output.data,
-                                                                artifacts=sorted(artifacts)))
+                                                                artifacts=sorted(artifacts),
+                                                                extra_sections=extra_sections))
         atomic_write_text(targets["internal_report"], internal_report_html(self))
         atomic_write_text(targets["internal_json"], json.dumps(self.internal_dict(), indent=2))
         return targets

@@ -87,3 +87,25 @@ def test_demo_end_to_end(tmp_path):
     seed = internal["seeds"]["root"]["entropy"]
     assert seed and seed not in report
     assert got["report"] == str(out / "report.html")
+    # the R-U map of at least three methods, with the threshold and the Pareto front
+    assert len(got["ru_map_methods"]) >= 3
+    assert 'id="ru-map"' in report and 'class="threshold"' in report and "pareto" in report
+    _browser_check(out / "report.html")
+
+
+def _browser_check(page):
+    """Load the report in headless Chromium: no console errors, and the map is in the DOM."""
+    import shutil
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (make test installs it when root)")
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                        "--disable-sync", f"--user-data-dir={page.parent / 'chromium-profile'}",
+                        "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert '<svg' in r.stdout and 'id="ru-map"' in r.stdout and "method-curve" in r.stdout
+    console_errors = [line for line in r.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
+    assert not console_errors, console_errors

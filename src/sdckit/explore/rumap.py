@@ -111,8 +111,8 @@ def ru_map_svg(summary: pd.DataFrame, *, threshold: float | None, original_risk:
             stroke = ' stroke="black" stroke-width="2"' if row["pareto"] else ""
             out.append(f'<circle class="point{" pareto" if row["pareto"] else ""}" cx="{x(row["utility"]):.1f}" '
                        f'cy="{y(row["risk"]):.1f}" r="5" fill="{color}"{stroke}><title>{html.escape(tip)}</title></circle>')
-        out.append(f'<rect x="{width - 190}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{width - 175}" y="{legend_y}">{html.escape(method)}</text>')
+        out.append(f'<rect x="{pad_l + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{pad_l + 27}" y="{legend_y}">{html.escape(method)}</text>')
         legend_y += 16
     out.append(f'<text x="{x(1.0):.1f}" y="{y(original_risk) + 5:.1f}" text-anchor="middle" font-size="16">★'
                f'<title>original data: risk {original_risk:.4g}, utility 1</title></text>')
@@ -121,7 +121,7 @@ def ru_map_svg(summary: pd.DataFrame, *, threshold: float | None, original_risk:
     if chosen is not None:
         out.append(f'<circle class="chosen" cx="{x(chosen[0]):.1f}" cy="{y(chosen[1]):.1f}" r="10" fill="none" '
                    f'stroke="#c53030" stroke-width="2"><title>proposed release</title></circle>')
-    out.append(f'<text x="{width - 190}" y="{legend_y}">▢ bold outline = Pareto front</text>')
+    out.append(f'<text x="{pad_l + 12}" y="{legend_y}">bold outline = Pareto front; ★ original; × no data</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -81,7 +81,11 @@ def explore_spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", sour
         for name, values in grid.items():
             if not isinstance(values, list) or not values:
                 raise SpecError(f"candidates[{i}].grid.{name}: must be a non-empty list of values, got {values!r}")
-        cand = Candidate(c["method"], dict(grid), dict(c.get("fixed", {})))
+        fixed = dict(c.get("fixed", {}))
+        for key, value in fixed.items():  # file parameters are relative to the spec, as in steps
+            if key.endswith("_file") and isinstance(value, str) and not Path(value).is_absolute():
+                fixed[key] = str(base_dir / value)
+        cand = Candidate(c["method"], dict(grid), fixed)
         # validate every setting now, so a typo fails before any work starts
         from ..registry import build_step
         for params in cand.settings():

@@ -47,7 +47,8 @@ def _num(v) -> str:
     return html.escape(str(v))
 
 
-def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: list[str]) -> dict:
+def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: list[str],
+             extra_sections: list[tuple[str, str]] | None = None) -> dict:
     from .. import __version__
 
     roles = [(k, ", ".join(v) if isinstance(v, (tuple, list)) else v)
@@ -63,15 +64,17 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: li
         "steps": [{"method": r.method, "html": r.report_html()} for r in run.results],
         "gate": [o.to_dict() for o in run.gate],
         "artifacts": artifacts,
+        "extra_sections": [{"title": t, "html": h} for t, h in (extra_sections or [])],
         "internal_json": json.dumps(jsonable(run.internal_dict()), indent=2) if internal else "",
     }
 
 
 def public_report_html(run: "ReleaseRun", *, data_file: str = "released.csv",
-                       artifacts: list[str] | None = None) -> str:
+                       artifacts: list[str] | None = None,
+                       extra_sections: list[tuple[str, str]] | None = None) -> str:
     """The public report: data, risk before/after, steps with guarantees, gate. No seeds."""
     return _template().render(**_context(run, internal=False, data_file=data_file,
-                                         artifacts=artifacts or []))
+                                         artifacts=artifacts or [], extra_sections=extra_sections))
 
 
 def internal_report_html(run: "ReleaseRun", *, data_file: str = "released.csv") -> str:
