@@ -169,6 +169,28 @@ def explore(
         typer.echo(run.describe())
 
 
+@app.command()
+def report(
+    release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
+    pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Summarise a written release (public figures only) and optionally export its report as PDF."""
+    from .report.export import release_summary, report_to_pdf
+
+    summary = release_summary(release_dir)
+    if pdf:
+        summary["pdf"] = str(report_to_pdf(Path(summary["report"])))
+    if as_json:
+        _emit(summary)
+    else:
+        typer.echo(f"release in {release_dir}: {summary['n_records']:,} records, steps "
+                   f"{', '.join(summary['steps']) or 'none'}, gate {'passed' if summary['passed'] else 'FAILED'}")
+        for g in summary["gate"]:
+            typer.echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
+        typer.echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
+
+
 def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
     """The bundled demo spec (parsed) with its output folder set, and the folder of its data."""
     data_dir = resources.files("sdckit").joinpath("data")

@@ -91,6 +91,11 @@ def test_demo_end_to_end(tmp_path):
     assert len(got["ru_map_methods"]) >= 3
     assert 'id="ru-map"' in report and 'class="threshold"' in report and "pareto" in report
     _browser_check(out / "report.html")
+    # sdckit report reads the release back: public figures only, never the seed
+    r = run("report", out, "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["passed"] is True and summary["n_records"] == 10_000 and seed not in r.stdout
 
 
 def _browser_check(page):
