@@ -218,6 +218,7 @@ def demo(
     # the sweep behind the release: three methods on an R-U map
     xraw = tomllib.loads(data_dir.joinpath("demo_explore.toml").read_text("utf-8"))
     xraw["explore"]["directory"] = str((output / "explore").resolve())
+    xraw["output"] = {"directory": str((output / "explore" / "proposed_release").resolve())}
     xspec = explore_spec_from_dict(xraw, base_dir=data_dir, source="bundled demo_explore.toml")
     xrun = run_explore_spec(xspec, microdata=run.original, progress=False)
     s = xrun.result.summary()
@@ -234,6 +235,7 @@ def demo(
     summary["ru_map_methods"] = xrun.to_dict()["ru_map_methods"]
     summary["ru_map"] = str(xrun.paths["map_html"])
     summary["explore_proposal"] = xrun.to_dict()["chosen"]
+    summary["explore_spec"] = xrun.to_dict()["spec_written"]
     if as_json:
         _emit(summary)
     else:

@@ -91,6 +91,11 @@ def test_demo_end_to_end(tmp_path):
     assert len(got["ru_map_methods"]) >= 3
     assert 'id="ru-map"' in report and 'class="threshold"' in report and "pareto" in report
     _browser_check(out / "report.html")
+    assert "Information kept in the key variables" in report
+    # the release proposed by the sweep runs with sdckit protect and passes its gate
+    r = run("protect", got["explore_spec"], "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["passed"] is True
     # sdckit report reads the release back: public figures only, never the seed
     r = run("report", out, "--json")
     assert r.returncode == 0, r.stderr

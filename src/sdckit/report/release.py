@@ -39,6 +39,35 @@ def risk_comparison_html(run: "ReleaseRun") -> str:
             + cmp.report_html())
 
 
+def utility_html(run: "ReleaseRun") -> str:
+    """Utility of the release: per key variable the information kept (1 - H(X|Y)/H(X)) and the
+    share of records whose value changed; per numeric variable mean and sd before and after."""
+    from ..explore.measures import entropy_utility
+
+    rows = []
+    orig, rel = run.original.frame, run.released.frame
+    for v in run.original.key_vars:
+        if v not in rel:
+            continue
+        kept = entropy_utility(run.original, run.released, [v])
+        changed = float((orig[v].astype(str) != rel[v].astype(str)).mean())
+        rows.append(f"<tr><td>{html.escape(v)}</td><td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
+    out = ""
+    if rows:
+        total = entropy_utility(run.original, run.released)
+        out += ("<p>Information kept in the key variables (1 = all; non-uniform entropy): "
+                f"<b>{total:.4f}</b>.</p><table><tr><th>key variable</th><th>information kept</th>"
+                f"<th>records changed or suppressed</th></tr>{''.join(rows)}</table>")
+    num = [v for v in run.original.numeric_vars if v in rel]
+    if num:
+        body = "".join(
+            f"<tr><td>{html.escape(v)}</td><td>{orig[v].mean():.6g}</td><td>{rel[v].mean():.6g}</td>"
+            f"<td>{orig[v].std():.6g}</td><td>{rel[v].std():.6g}</td></tr>" for v in num)
+        out += ("<table><tr><th>numeric variable</th><th>mean before</th><th>mean after</th><th>sd before</th>"
+                f"<th>sd after</th></tr>{body}</table>")
+    return out or "<p>No key or numeric variables were named.</p>"
+
+
 def _num(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
@@ -61,6 +90,7 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: li
         "n_records": f"{run.released.n_records:,}", "n_columns": len(run.released.columns),
         "roles": roles, "data_file": data_file,
         "risk_html": risk_comparison_html(run),
+        "utility_html": utility_html(run),
         "steps": [{"method": r.method, "html": r.report_html()} for r in run.results],
         "gate": [o.to_dict() for o in run.gate],
         "artifacts": artifacts,
