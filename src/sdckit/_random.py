@@ -84,3 +84,54 @@ class RunSeeds:
 
     def to_dict(self) -> dict:
         return {"root": self.root.to_dict(), "steps": [s.to_dict() for s in self.steps]}
+
+
+#: Rows per block of :func:`block_uniforms` (the default block length).
+UNIFORM_BLOCK = 65536
+
+
+def block_uniforms(ss: np.random.SeedSequence, start: int, stop: int, *,
+                   block: int = UNIFORM_BLOCK) -> np.ndarray:
+    """Uniforms on [0, 1) for global rows ``[start, stop)``, the same for any partitioning.
+
+    Row ``i`` belongs to block ``b = i // block``; the numbers of block ``b`` come from the
+    child stream ``SeedSequence(ss.entropy, spawn_key=ss.spawn_key + (b,))`` only (the b-th
+    child :meth:`~numpy.random.SeedSequence.spawn` would give), row ``i`` being number
+    ``i - b * block`` of that stream. So the draws of rows ``[a, c)`` equal the draws of
+    ``[a, b)`` followed by those of ``[b, c)`` bit for bit, whichever worker, partition or
+    order draws them: a partitioned engine and an in-memory one that both call this with the
+    global row offsets draw the same numbers. Give each use (variable, step) its own ``ss``
+    and do not spawn other children from it.
+
+    Parameters
+    ----------
+    ss : numpy.random.SeedSequence
+        The stream of this use (e.g. one variable of one PRAM step).
+    start, stop : int
+        Global row range, ``0 <= start <= stop``.
+    block : int
+        Rows per child stream; must be the same for every call that should agree.
+
+    Returns
+    -------
+    ndarray of float64, shape (stop - start,)
+    """
+    if not isinstance(ss, np.random.SeedSequence):
+        from .errors import ParameterError
+        raise ParameterError(f"The 'ss' parameter of block_uniforms must be a numpy SeedSequence. Got {ss!r}.")
+    start, stop, block = int(start), int(stop), int(block)
+    if start < 0 or stop < start or block < 1:
+        from .errors import ParameterError
+        raise ParameterError("block_uniforms needs 0 <= start <= stop and block >= 1. "
+                             f"Got start={start}, stop={stop}, block={block}.")
+    out = np.empty(stop - start, dtype=np.float64)
+    pos = start
+    while pos < stop:
+        b = pos // block
+        end = min(stop, (b + 1) * block)
+        bitgen = np.random.PCG64(np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (b,)))
+        # Generator.random uses one 64-bit output per double: skip the rows before ``pos``
+        bitgen.advance(pos - b * block)
+        out[pos - start:end - start] = np.random.Generator(bitgen).random(end - pos)
+        pos = end
+    return out
