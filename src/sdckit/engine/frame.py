@@ -329,3 +329,25 @@ def count_partitioned(directory: str | os.PathLike, file_format: str) -> int:
 
         return int(sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(directory.glob("*.parquet"))))
     return int(sum(pd.read_csv(p, usecols=[0]).shape[0] for p in sorted(directory.glob("*.csv"))))
+
+
+def same_values(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """True when two frames hold the same columns and the same values row by row: floats
+    bit for bit (NaN equal to NaN), labels whatever string or nullable dtype holds them."""
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return False
+    for col in a.columns:
+        x, y = a[col], b[col]
+        if pd.api.types.is_float_dtype(x) and pd.api.types.is_float_dtype(y):
+            xv = x.to_numpy(dtype=np.float64, na_value=np.nan)
+            yv = y.to_numpy(dtype=np.float64, na_value=np.nan)
+            if not np.array_equal(xv.view(np.int64), yv.view(np.int64)):
+                # bitwise, but every NaN alike
+                if not np.array_equal(xv, yv, equal_nan=True):
+                    return False
+            continue
+        xo = x.astype(object).where(x.notna(), None).to_numpy()
+        yo = y.astype(object).where(y.notna(), None).to_numpy()
+        if not np.array_equal(xo, yo):
+            return False
+    return True

@@ -72,3 +72,61 @@ def dd_merge(pairs: list[tuple[float, float]]) -> tuple[float, float]:
     arr = np.asarray(pairs, dtype=np.float64).reshape(-1, 2)
     hi, lo = dd_bincount(np.zeros(arr.shape[0], dtype=np.int64), arr[:, 0], 1, arr[:, 1])
     return float(hi[0]), float(lo[0])
+
+
+@njit(cache=True)
+def _dd_moments(x):  # pragma: no cover - compiled
+    # n, sum x (hi, lo), sum x^2 (hi, lo) over the finite values; x*x split exactly
+    # (Dekker's TwoProduct with Veltkamp's split, factor 2^27 + 1)
+    n = 0
+    s1 = 0.0
+    c1 = 0.0
+    s2 = 0.0
+    c2 = 0.0
+    for i in range(x.shape[0]):
+        a = x[i]
+        if not np.isfinite(a):
+            continue
+        n += 1
+        s = s1 + a
+        bb = s - s1
+        c1 += (s1 - (s - bb)) + (a - bb)
+        s1 = s
+        p = a * a
+        t = 134217729.0 * a
+        ah = t - (t - a)
+        al = a - ah
+        pe = ((ah * ah - p) + 2.0 * ah * al) + al * al   # p + pe == a*a exactly
+        s = s2 + p
+        bb = s - s2
+        c2 += (s2 - (s - bb)) + (p - bb) + pe
+        s2 = s
+    return n, s1, c1, s2, c2
+
+
+def dd_moments(x: np.ndarray) -> tuple[int, float, float, float, float]:
+    """Count, double-double sum and double-double sum of squares of the finite values."""
+    n, a, b, c, d = _dd_moments(np.ascontiguousarray(x, dtype=np.float64))
+    return int(n), float(a), float(b), float(c), float(d)
+
+
+def merge_moments(parts: list[tuple]) -> tuple[int, float, float, float, float]:
+    """Merge :func:`dd_moments` of partitions."""
+    n = sum(int(p[0]) for p in parts)
+    s1 = dd_merge([(p[1], p[2]) for p in parts])
+    s2 = dd_merge([(p[3], p[4]) for p in parts])
+    return n, s1[0], s1[1], s2[0], s2[1]
+
+
+def mean_sd(moments: tuple[int, float, float, float, float], ddof: int = 1) -> tuple[float, float]:
+    """Mean and standard deviation from merged moments, computed in exact rational arithmetic
+    from the double-double sums (so they depend on those sums only)."""
+    from fractions import Fraction
+
+    n, a, b, c, d = moments
+    if n <= ddof:
+        return float("nan"), float("nan")
+    s1 = Fraction(a) + Fraction(b)
+    s2 = Fraction(c) + Fraction(d)
+    var = (s2 - s1 * s1 / n) / (n - ddof)   # sum (x - mean)^2 / (n - ddof)
+    return float(s1 / n), float(max(var, Fraction(0))) ** 0.5

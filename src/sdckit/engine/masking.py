@@ -1,0 +1,440 @@
+"""PRAM and noise on partitioned microdata, with output independent of the partitioning.
+
+Every method here is split in two:
+
+* **fit**: statistics from a distributed pass (category counts per stratum for PRAM, the
+  count / sum / sum of squares of each numeric variable for noise), merged exactly, then a
+  small fitted plan on the client (the PRAM matrices from the PRAM engine's builders, the
+  noise scale);
+* **transform**: a pure function of one partition, its global row offset and the plan. Its
+  random numbers are :func:`sdckit._random.block_uniforms` of the variable's own stream at the
+  partition's global rows, so a record gets the same draw in whichever partition or worker
+  it lands, and the output is the same bit for bit for any number of partitions or workers.
+
+:func:`run_in_memory` applies the same transform to a whole in-memory frame as one
+partition (offset 0): the in-memory reference the equality tests compare against.
+
+PRAM (Gouweleeuw et al. 1998): record i with category k in stratum s is released as the
+first l with u_i < C_s[k, l], C_s the row-wise cumulative sums of P_s (inverse CDF, eq. (1)
+of seed 000: P(released = l | original = k) = p_kl). Missing values are never changed.
+Noise (Brand 2002; sdcMicro ``addNoise``): additive x + level * sd(x) * z, multiplicative
+x * (1 + level * z), with z = Phi^{-1}(u) standard normal from the block uniforms.
+
+References
+----------
+Gouweleeuw, J. M., Kooiman, P., Willenborg, L. C. R. J. and de Wolf, P.-P. (1998). Post
+randomisation for statistical disclosure control: theory and implementation. Journal of
+Official Statistics 14(4), 463-478.
+
+Brand, R. (2002). Microdata protection through noise addition. In Inference Control in
+Statistical Databases, LNCS 2316, 97-116.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from .._random import block_uniforms
+from .._validation import check_choice, check_float, param_error
+from ..errors import InputError
+from .frame import PartitionedMicrodata, encode
+from .sums import dd_moments, mean_sd, merge_moments
+
+
+def child_stream(ss: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """The ``index``-th child of ``ss`` (what ``ss.spawn`` gives first time round), built
+    directly so that every worker derives it alone: one per variable of a step."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(index),))
+
+
+# --------------------------------------------------------------------------- PRAM
+def stacked_table(matrices: Sequence[Any]):
+    """The PRAM engine's sampling tables of several matrices (one per stratum) stacked: row
+    ``s * K + k`` is row k of stratum s's table, entries copied unchanged, so a draw is the
+    same as with that stratum's own table."""
+    from ..pram.apply import SamplingTable
+
+    tables = [SamplingTable.from_matrix(m) for m in matrices]
+    indptr = [np.zeros(1, dtype=np.int64)]
+    offset = 0
+    for t in tables:
+        indptr.append(t.indptr[1:] + offset)
+        offset += int(t.indptr[-1])
+    return SamplingTable(np.concatenate(indptr), np.concatenate([t.indices for t in tables]),
+                         np.concatenate([t.cumulative for t in tables]))
+
+
+def draw_codes(group: np.ndarray, u: np.ndarray, table) -> np.ndarray:
+    """Released codes by the PRAM engine's inverse CDF (first entry of the row whose running
+    sum exceeds u); ``-1`` stays ``-1``."""
+    from ..pram.apply import _draw
+
+    group = np.ascontiguousarray(group, dtype=np.int64)
+    out = np.empty(group.shape, dtype=np.int64)
+    _draw(group, np.ascontiguousarray(u, dtype=np.float64), table.indptr, table.indices, table.cumulative, out)
+    return out
+
+
+@dataclass(frozen=True)
+class PramPlan:
+    """A fitted PRAM of several variables (independently), optionally per stratum.
+
+    ``matrices[var][s]`` is the PRAM engine's TransitionMatrix of stratum ``s`` (``s = 0``
+    without strata; the last stratum holds records whose stratum is missing). ``tables[var]``
+    stacks their sampling tables (:func:`stacked_table`); ``counts[var]`` has the category
+    counts per stratum, shape (S, K).
+    """
+
+    variables: tuple[str, ...]
+    strata: str | None
+    categories: dict
+    strata_categories: pd.Index | None
+    matrices: dict
+    tables: dict
+    counts: dict
+    evidence: dict = field(default_factory=dict)
+
+
+def _pram_counts_partition(pdf: pd.DataFrame, variables: tuple[str, ...], categories: dict,
+                           strata: str | None, strata_categories, partition=None) -> dict:
+    s_codes, n_strata = _strata_codes(pdf, strata, strata_categories, partition)
+    out = {}
+    for v in variables:
+        K = len(categories[v])
+        c = encode(pdf[v], categories[v], var=v, partition=partition).astype(np.int64)
+        ok = c >= 0
+        out[v] = np.bincount((s_codes[ok] * K + c[ok]), minlength=n_strata * K).astype(np.int64)
+    return out
+
+
+def _strata_codes(pdf, strata, strata_categories, partition) -> tuple[np.ndarray, int]:
+    if strata is None:
+        return np.zeros(pdf.shape[0], dtype=np.int64), 1
+    s = encode(pdf[strata], strata_categories, var=strata, partition=partition).astype(np.int64)
+    S = len(strata_categories)
+    s[s < 0] = S  # missing stratum: a stratum of its own
+    return s, S + 1
+
+
+def _sum_dicts(parts: list[dict]) -> dict:
+    out: dict = {}
+    for p in parts:
+        for k, v in p.items():
+            out[k] = v.copy() if k not in out else out[k] + v
+    return out
+
+
+class _BuilderStep:
+    """The settings as the builders read them: named fields, then ``options``, else None
+    (a builder's optional setting that the spec left out)."""
+
+    def __init__(self, settings: "PramSettings") -> None:
+        self._settings = settings
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        s = self._settings
+        if name in s.__dataclass_fields__ and name != "options":
+            return getattr(s, name)
+        return s.options.get(name)
+
+
+class _CategorySource:
+    """What the PRAM engine's builders read from a Microdata: ``categories(var)``."""
+
+    def __init__(self, categories: dict) -> None:
+        self._categories = categories
+
+    def categories(self, var: str) -> pd.Index:
+        return self._categories[var]
+
+
+@dataclass(frozen=True)
+class PramSettings:
+    """The ``pram`` step's settings that the matrix builders read (issue 4's names)."""
+
+    variables: tuple[str, ...]
+    matrix: str = "invariant"
+    min_diagonal: float | None = None
+    alpha: float | None = None
+    file: str | None = None
+    strata: str | None = None
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.variables, str):
+            object.__setattr__(self, "variables", (self.variables,))
+        if not self.variables:
+            raise param_error("PRAM", "variables", "a non-empty list of key variables", self.variables)
+        if self.min_diagonal is not None:
+            check_float("PRAM", "min_diagonal", self.min_diagonal, low=0.0, high=1.0)
+        if self.alpha is not None:
+            check_float("PRAM", "alpha", self.alpha, low=0.0, high=1.0, low_open=True)
+
+
+def build_matrices(settings: PramSettings, var: str, categories: pd.Index, counts: np.ndarray,
+                   rng: np.random.Generator):
+    """One matrix per stratum with the PRAM engine's registered builder ``settings.matrix``.
+
+    ``counts`` has shape (S, K). Builders that need the records themselves (not only their
+    counts) cannot run at scale and fail here with the builder's own error.
+    """
+    from ..pram.builders import MatrixContext, matrix_method
+
+    builder = matrix_method(settings.matrix)
+    step = _BuilderStep(settings)
+    source = _CategorySource({var: categories})
+    out, evidence = [], []
+    for s in range(counts.shape[0]):
+        ctx = MatrixContext(source, (var,), (len(categories),), counts[s].astype(np.float64),
+                            np.zeros(0, dtype=bool), rng)
+        m, ev = builder(step, ctx)
+        out.append(m)
+        evidence.append(ev)
+    return out, evidence
+
+
+def fit_pram(pmd: PartitionedMicrodata, settings: PramSettings, rng: np.random.SeedSequence | None = None,
+             *, counts: dict | None = None, matrices: dict | None = None) -> PramPlan:
+    """Fit PRAM from distributed category counts (one pass unless ``counts`` are given).
+
+    ``matrices`` ({var: [P per stratum]} as arrays) bypasses the builders (a published
+    matrix, tests). ``rng`` feeds builders that draw (one child per variable).
+    """
+    variables = tuple(settings.variables)
+    for v in variables:
+        if v not in pmd.categories:
+            raise InputError(f"PRAM: {v!r} is not a key or stratum column with agreed categories; "
+                             f"PRAM applies to key variables ({', '.join(pmd.key_vars)}).")
+    if settings.strata is not None and settings.strata not in pmd.categories:
+        raise InputError(f"PRAM: strata column {settings.strata!r} has no agreed categories; "
+                         "give it the strata role.")
+    scats = pmd.categories[settings.strata] if settings.strata else None
+    if counts is None:
+        counts = pram_counts(pmd, variables, settings.strata).compute()
+    S = 1 if scats is None else len(scats) + 1
+    mats, tables, cnt, evidence = {}, {}, {}, {}
+    ss = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(0)
+    for j, v in enumerate(variables):
+        K = len(pmd.categories[v])
+        c = counts[v].reshape(S, K)
+        if matrices is not None:
+            Ps = list(matrices[v])
+            ev = [{} for _ in Ps]
+        else:
+            built, ev = build_matrices(settings, v, pmd.categories[v], c,
+                                       np.random.default_rng(child_stream(ss, 1000 + j)))
+            Ps = built
+        if len(Ps) != S:
+            raise InputError(f"PRAM: {len(Ps)} matrices given for {v!r}, expected {S} (one per stratum).")
+        Ps = [_as_transition_matrix(P, pmd.categories[v], v) for P in Ps]
+        mats[v], tables[v], cnt[v], evidence[v] = Ps, stacked_table(Ps), c, ev
+    return PramPlan(variables, settings.strata, {v: pmd.categories[v] for v in variables}, scats,
+                    mats, tables, cnt, evidence)
+
+
+def _as_transition_matrix(P: Any, categories: pd.Index, var: str):
+    from ..pram.matrix import TransitionMatrix
+
+    if isinstance(P, TransitionMatrix):
+        if P.n_categories != len(categories):
+            raise InputError(f"PRAM: the matrix for {var!r} has {P.n_categories} categories, but {var!r} "
+                             f"has {len(categories)}.")
+        return P
+    P = np.asarray(P, dtype=np.float64)
+    if P.shape != (len(categories), len(categories)):
+        raise InputError(f"PRAM: the matrix for {var!r} is {P.shape[0]} x {P.shape[1]}, but {var!r} "
+                         f"has {len(categories)} categories.")
+    return TransitionMatrix(tuple(categories), P, (var,), "given")
+
+
+def pram_counts(pmd: PartitionedMicrodata, variables: Sequence[str], strata: str | None = None):
+    """Delayed {var: counts per (stratum, category)} summed over partitions (exact ints)."""
+    import dask
+
+    from .risk import tree_reduce
+
+    variables = tuple(variables)
+    cats = {v: pmd.categories[v] for v in variables}
+    scats = pmd.categories[strata] if strata else None
+    cols = list(dict.fromkeys(list(variables) + ([strata] if strata else [])))
+    parts = [dask.delayed(_pram_counts_partition)(p, variables, cats, strata, scats, i)
+             for i, p in enumerate(pmd.frame[cols].to_delayed())]
+    return tree_reduce(parts, _sum_dicts)
+
+
+def pram_partition(pdf: pd.DataFrame, plan: PramPlan, ss: np.random.SeedSequence, start: int,
+                   partition: int | None = None) -> pd.DataFrame:
+    """PRAM one partition whose first row is global row ``start``; returns a new frame."""
+    out = pdf.copy(deep=False)
+    n = pdf.shape[0]
+    s_codes, _ = _strata_codes(pdf, plan.strata, plan.strata_categories, partition)
+    for j, v in enumerate(plan.variables):
+        cats = plan.categories[v]
+        K = len(cats)
+        c = encode(pdf[v], cats, var=v, partition=partition).astype(np.int64)
+        u = block_uniforms(child_stream(ss, j), start, start + n)
+        group = np.where(c >= 0, s_codes * K + c, -1)
+        new = draw_codes(group, u, plan.tables[v])
+        out[v] = _decode_like(pdf[v], new, cats)
+    return out
+
+
+def _decode_like(original: pd.Series, codes: np.ndarray, cats: pd.Index) -> pd.Series:
+    """Labels of ``codes`` in the dtype of ``original`` where it can hold them (as Microdata.decode)."""
+    cat = pd.Categorical.from_codes(codes, categories=cats)
+    values = pd.Series(cat, index=original.index, name=original.name)
+    if isinstance(original.dtype, pd.CategoricalDtype):
+        return values.astype(original.dtype)
+    target = cats.dtype if (codes >= 0).all() else object
+    values = values.astype(target)
+    try:
+        return values.astype(original.dtype)
+    except (TypeError, ValueError):
+        return values
+
+
+# --------------------------------------------------------------------------- noise
+NOISE_KINDS = ("additive", "multiplicative")
+
+
+@dataclass(frozen=True)
+class NoiseSettings:
+    """Uncorrelated noise on numeric variables.
+
+    ``kind = "additive"``: x + level * sd(x) * z (level as a fraction of each variable's
+    standard deviation, sdcMicro's ``noise`` / 100); ``"multiplicative"``: x * (1 + level * z).
+    """
+
+    variables: tuple[str, ...]
+    level: float = 0.1
+    kind: str = "additive"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.variables, str):
+            object.__setattr__(self, "variables", (self.variables,))
+        if not self.variables:
+            raise param_error("Noise", "variables", "a non-empty list of numeric variables", self.variables)
+        check_float("Noise", "level", self.level, low=0.0, low_open=True)
+        check_choice("Noise", "kind", self.kind, NOISE_KINDS)
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """Fitted noise: the settings, each variable's mean and sd (exact from the moments)."""
+
+    settings: NoiseSettings
+    mean: dict
+    sd: dict
+    n_values: dict
+
+
+def _moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...]) -> dict:
+    return {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
+
+
+def _merge_moment_dicts(parts: list[dict]) -> dict:
+    return {v: merge_moments([p[v] for p in parts]) for v in parts[0]}
+
+
+def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str]):
+    """Delayed {var: (n, sum hi, sum lo, sum of squares hi, lo)} over partitions."""
+    import dask
+
+    from .risk import tree_reduce
+
+    variables = tuple(variables)
+    for v in variables:
+        if v not in pmd.frame.columns:
+            raise InputError(f"noise: no column {v!r} in the data.")
+    parts = [dask.delayed(_moments_partition)(p, variables) for p in pmd.frame[list(variables)].to_delayed()]
+    return tree_reduce(parts, _merge_moment_dicts)
+
+
+def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: dict | None = None) -> NoisePlan:
+    if moments is None:
+        moments = noise_moments(pmd, settings.variables).compute()
+    means, sds, ns = {}, {}, {}
+    for v in settings.variables:
+        m, s = mean_sd(moments[v])
+        if settings.kind == "additive" and not (s > 0):
+            raise InputError(f"noise: {v!r} is constant or has fewer than 2 values; additive noise "
+                             "scaled to its standard deviation adds nothing: drop it from the variables.")
+        means[v], sds[v], ns[v] = m, s, moments[v][0]
+    return NoisePlan(settings, means, sds, ns)
+
+
+def standard_normals(u: np.ndarray) -> np.ndarray:
+    """z = Phi^{-1}(u) (u = 0, probability 2^-53, is taken as 2^-54)."""
+    return ndtri(np.where(u > 0.0, u, 2.0 ** -54))
+
+
+def noise_partition(pdf: pd.DataFrame, plan: NoisePlan, ss: np.random.SeedSequence, start: int,
+                    partition: int | None = None) -> pd.DataFrame:
+    out = pdf.copy(deep=False)
+    n = pdf.shape[0]
+    level = plan.settings.level
+    for j, v in enumerate(plan.settings.variables):
+        x = pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)
+        z = standard_normals(block_uniforms(child_stream(ss, j), start, start + n))
+        if plan.settings.kind == "additive":
+            y = x + (level * plan.sd[v]) * z
+        else:
+            y = x * (1.0 + level * z)
+        out[v] = y  # NaN stays NaN
+    return out
+
+
+# --------------------------------------------------------------------------- running plans
+TRANSFORMS = {PramPlan: pram_partition, NoisePlan: noise_partition}
+
+
+def _apply_plans(pdf: pd.DataFrame, plans: tuple, seeds: tuple, offsets: np.ndarray,
+                 partition_info=None) -> pd.DataFrame:
+    part = 0 if partition_info is None else partition_info["number"]
+    start = int(offsets[part])
+    if pdf.shape[0] != int(offsets[part + 1]) - start:
+        raise InputError(f"partition {part} has {pdf.shape[0]} rows but the scan counted "
+                         f"{int(offsets[part + 1]) - start}: the input changed while running.")
+    for plan, ss in zip(plans, seeds):
+        try:
+            pdf = TRANSFORMS[type(plan)](pdf, plan, ss, start, part)
+        except InputError:
+            raise
+        except Exception as exc:  # report where it happened
+            raise InputError(f"partition {part} (rows {start}..{start + pdf.shape[0] - 1}): "
+                             f"{type(plan).__name__} failed: {type(exc).__name__}: {exc}") from exc
+    return pdf
+
+
+def transform(pmd: PartitionedMicrodata, plans: Sequence[Any], seeds: Sequence[np.random.SeedSequence]) -> PartitionedMicrodata:
+    """Apply fitted plans partition by partition (lazy); one SeedSequence per plan."""
+    plans, seeds = tuple(plans), tuple(seeds)
+    meta = pmd.frame._meta
+    for plan, ss in zip(plans, seeds):
+        meta = TRANSFORMS[type(plan)](meta, plan, ss, 0, None) if len(meta) else _meta_after(meta, plan)
+    frame = pmd.frame.map_partitions(_apply_plans, plans, seeds, pmd.offsets, meta=meta,
+                                     align_dataframes=False)
+    return pmd.with_frame(frame)
+
+
+def _meta_after(meta: pd.DataFrame, plan: Any) -> pd.DataFrame:
+    out = meta.copy()
+    if isinstance(plan, NoisePlan):
+        for v in plan.settings.variables:
+            out[v] = out[v].astype(np.float64)
+    return out
+
+
+def run_in_memory(df: pd.DataFrame, plans: Sequence[Any], seeds: Sequence[np.random.SeedSequence]) -> pd.DataFrame:
+    """The in-memory reference: the same per-partition transform on the whole frame as one
+    partition starting at global row 0."""
+    return _apply_plans(df.reset_index(drop=True), tuple(plans), tuple(seeds),
+                        np.array([0, df.shape[0]], dtype=np.int64), None)
