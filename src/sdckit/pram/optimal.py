@@ -1,0 +1,696 @@
+"""Optimal PRAM against spontaneous recognition (Cator, Hensbergen & Rozenholc).
+
+The steward states the security level alpha and the set Pi of variable combinations an
+intruder may look at; this module finds the transition matrix P with the least L2 loss
+
+    l2(P) = (1/n^2) sum_i sum_{k,l} (P^{-1}_{lk})^2 P_{xi(i) l} - 1/n                 (sec. 3)
+          = (1/n^2) sum_l c_l s_l - 1/n,   c = U_0^T P,  s_l = ||row l of P^{-1}||^2
+
+subject to condition C1 (eq. (1), linear in P once the denominator is an auxiliary
+variable), rows summing to 1, P >= 0 and optionally diag(P) >= gamma, and certifies it with
+the independent checker of :mod:`sdckit.pram.recognition`. No matrix leaves this module
+unchecked: a failed or infeasible solve raises :class:`~sdckit.errors.SolverError` naming the
+constraints that cannot be met.
+
+Two supports:
+
+- ``"full"``: every entry of P is free (the paper's 48 x 48 experiment). Solver: sequential
+  quadratic programming from the identity. Each step minimises the exact gradient plus a
+  diagonal quadratic model (2 U_0(m) / n^2 per entry of row m, the exact second-order term of
+  the loss at I) under the exact linear constraints with the HiGHS QP solver, followed by an
+  Armijo backtracking on the true loss (the feasible set is convex, so every point on the
+  step is feasible). A final HiGHS LP gives the Frank-Wolfe gap g^T (P - P_lp), an upper
+  bound on the distance to the optimum for a convex loss.
+- ``"restricted"`` (end of section 4, for large identifying spaces): records only move from
+  frequent elements (U_0 >= 1/alpha; at most ``max_sources``, the most frequent) into a small
+  target set that covers every problem combination (pi, k0) with 0 < U_pi(k0) < 1/alpha,
+  chosen by a set cover (HiGHS MILP over every element of small spaces, greedy merging of
+  compatible combinations for large ones). With sources and targets disjoint, P is block
+  triangular and the loss separates over source rows f with moved mass M_f (r_f = sum M_f):
+
+      l2 = (1/n^2) sum_f U_0(f) [ (1 + ||M_f||^2) / (1 - r_f) + r_f - 1 ],
+
+  a convex function (quadratic-over-linear), so Newton-SQP with the exact Hessian converges to
+  the restricted optimum. C1 reduces to D_pi(k0) >= 1/alpha for the combinations of rare
+  elements (their rows stay the identity), and sources satisfy it by ineq. (2). P is sparse.
+
+References
+----------
+Cator, E., Hensbergen, A. and Rozenholc, Y. Statistical disclosure control using PRAM.
+TU Delft (DIAM) and Universite Pierre et Marie Curie; sections 2-4.
+Gouweleeuw, J. M., Kooiman, P., Willenborg, L. C. R. J. and de Wolf, P.-P. (1998). Post
+randomisation for statistical disclosure control. *Journal of Official Statistics* 14(4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_choice, check_float, check_int
+from ..errors import InputError, SolverError
+from .recognition import (
+    Combination, RecognitionCheck, combination_counts, problem_combinations, projection_codes,
+    recognition_check, reduced_check_set,
+)
+
+OWNER = "OptimalPRAM"
+#: the optimiser aims at alpha * (1 - SAFETY) so that solver tolerances never push a ratio
+#: over alpha; the certificate is the exact check at alpha itself
+SAFETY = 1e-6
+MAX_FULL_ELEMENTS = 600
+
+
+# --------------------------------------------------------------------------- the L2 loss
+def l2_loss_value(P, counts: np.ndarray) -> float:
+    """l2(P) of section 3 (the PRAM engine's ``l2_loss`` when present, else this formula)."""
+    try:
+        from .loss import l2_loss  # the PRAM engine's implementation
+    except ImportError:
+        return _l2_dense(np.asarray(P.toarray() if sp.issparse(P) else P, dtype=float), counts)[0]
+    return float(l2_loss(P, counts))
+
+
+def _l2_dense(P: np.ndarray, counts: np.ndarray, grad: bool = False):
+    """l2(P) and optionally its gradient d l2 / d P.
+
+    With W = P^{-1}, c = U_0^T P and s_l = sum_k W_lk^2: l2 = c.s / n^2 - 1/n, and since
+    dW = -W dP W,  d l2 / dP = [U_0 s^T - 2 W^T diag(c) W W^T] / n^2.
+    """
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum()
+    try:
+        W = np.linalg.inv(P)
+    except np.linalg.LinAlgError:
+        return (np.inf, None) if grad else (np.inf,)
+    s = (W * W).sum(axis=1)
+    c = counts @ P
+    val = float(c @ s) / n**2 - 1.0 / n
+    if not grad:
+        return (val,)
+    G = (np.outer(counts, s) - 2.0 * (W.T @ (c[:, None] * W)) @ W.T) / n**2
+    return val, G
+
+
+def l2_gradient(P: np.ndarray, counts: np.ndarray) -> tuple[float, np.ndarray]:
+    """l2(P) and the analytic gradient (needs only P^{-1} and its row norms)."""
+    return _l2_dense(np.asarray(P, dtype=float), counts, grad=True)
+
+
+def _restricted_terms(M: np.ndarray, u_src: np.ndarray, n: float, order: int = 0):
+    """Loss of the restricted support, its gradient and Hessian blocks (see module notes).
+
+    h(x) = (1 + |x|^2)/(1 - 1.x) + 1.x - 1 per source row; grad = 2x/v + q/v^2 + 1,
+    Hessian = 2I/v + 2(x 1^T + 1 x^T)/v^2 + 2q/v^3 11^T with v = 1 - 1.x, q = 1 + |x|^2.
+    """
+    r = M.sum(axis=1)
+    v = 1.0 - r
+    if np.any(v <= 0):
+        return (np.inf, None, None)
+    q = 1.0 + (M * M).sum(axis=1)
+    val = float(u_src @ (q / v + r - 1.0)) / n**2
+    if order == 0:
+        return (val, None, None)
+    g = (u_src[:, None] * (2 * M / v[:, None] + (q / v**2)[:, None] + 1.0)) / n**2
+    if order == 1:
+        return (val, g, None)
+    T = M.shape[1]
+    blocks = []
+    one = np.ones(T)
+    for f in range(M.shape[0]):
+        x = M[f]
+        Hf = (2 * np.eye(T) / v[f] + 2 * (np.outer(x, one) + np.outer(one, x)) / v[f] ** 2
+              + 2 * q[f] / v[f] ** 3 * np.ones((T, T)))
+        blocks.append(u_src[f] * Hf / n**2)
+    return (val, g, blocks)
+
+
+# --------------------------------------------------------------------------- HiGHS
+def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality=None,
+           time_limit: float | None = None):
+    """Solve an LP / convex QP / MILP with HiGHS; returns (status, x, row duals)."""
+    import highspy
+
+    A = sp.csc_matrix(A)
+    A.sort_indices()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    model = highspy.HighsModel()
+    lp = model.lp_
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_ = np.asarray(col_lo, dtype=float)
+    lp.col_upper_ = np.asarray(col_hi, dtype=float)
+    lp.row_lower_ = np.asarray(row_lo, dtype=float)
+    lp.row_upper_ = np.asarray(row_hi, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(float)
+    if integrality is not None:
+        lp.integrality_ = [highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
+                           for v in integrality]
+    if hessian is not None:  # lower triangle, column-wise
+        H = sp.csc_matrix(sp.tril(hessian))
+        H.sort_indices()
+        model.hessian_.dim_ = A.shape[1]
+        model.hessian_.format_ = highspy.HessianFormat.kTriangular
+        model.hessian_.start_ = H.indptr.astype(np.int32)
+        model.hessian_.index_ = H.indices.astype(np.int32)
+        model.hessian_.value_ = H.data.astype(float)
+    h.passModel(model)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus()).lower()
+    sol = h.getSolution()
+    return status, np.array(sol.col_value), np.array(sol.row_dual)
+
+
+# --------------------------------------------------------------------------- result
+@dataclass(frozen=True)
+class OptimalPRAMResult:
+    """The certified optimal matrix and its evidence.
+
+    Attributes
+    ----------
+    P : ndarray (full support) or scipy CSR matrix (restricted support), shape (N, N)
+    loss : float
+        l2(P) of section 3.
+    min_diagonal : float
+        Smallest P_kk over the occurring elements.
+    expected_changes : float
+        sum_m U_0(m) (1 - P_mm): records expected to change.
+    status : str
+        Solver status (``"optimal"``; anything else raised an error instead).
+    check : RecognitionCheck
+        The independent exact C1 check of P at alpha (``check.holds`` is always True here).
+    check_before : RecognitionCheck
+        The same check on the identity (the data as they are).
+    details : dict
+        Iterations, Frank-Wolfe gap, target set and how it was chosen, constraint counts.
+    """
+
+    P: object
+    loss: float
+    min_diagonal: float
+    expected_changes: float
+    status: str
+    check: RecognitionCheck
+    check_before: RecognitionCheck
+    support: str
+    seconds: float
+    details: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        return {"support": self.support, "l2_loss": self.loss, "min_diagonal": self.min_diagonal,
+                "expected_changes": self.expected_changes, "solver_status": self.status,
+                "max_ratio_before": self.check_before.max_ratio,
+                "max_ratio_after": self.check.max_ratio, "seconds": self.seconds,
+                **{k: v for k, v in self.details.items() if np.isscalar(v) or isinstance(v, str)}}
+
+
+# --------------------------------------------------------------------------- validation
+def _validate(counts, shape, combinations, alpha, gamma):
+    alpha = check_float(OWNER, "alpha", alpha, low=0, high=1, low_open=True, high_open=True)
+    if gamma is not None:
+        gamma = check_float(OWNER, "gamma", gamma, low=0, high=1, high_open=True)
+    shape = tuple(int(s) for s in shape)
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape != (int(np.prod(shape)),):
+        raise InputError(f"{OWNER}: counts has {counts.size} entries but the joint space of "
+                         f"shape {shape} has {int(np.prod(shape))} elements")
+    if np.any(counts < 0) or np.any(counts != np.round(counts)):
+        raise InputError(f"{OWNER}: counts must be non-negative whole numbers (U_0)")
+    n = counts.sum()
+    if n * alpha < 1:
+        raise InputError(
+            f"{OWNER}: n = {n:g} records < 1/alpha = {1 / alpha:g}: even a constant matrix gives "
+            f"every ratio 1/n = {1 / max(n, 1):.3g} > alpha, so no PRAM matrix meets C1; raise "
+            "alpha or release more records")
+    for pi in combinations:
+        if not pi or max(pi) >= len(shape) or min(pi) < 0:
+            raise InputError(f"{OWNER}: combination {pi!r} refers to variables outside 0..{len(shape) - 1}")
+    return counts, shape, tuple(tuple(pi) for pi in combinations), alpha, gamma
+
+
+def _finish(P, counts, shape, combos, alpha, support, status, t0, details) -> OptimalPRAMResult:
+    """Certify with the independent checker; never return an unchecked matrix."""
+    check = recognition_check(P, counts, shape, combos, alpha, max_violations=50)
+    if not check.holds:
+        raise SolverError(
+            f"{OWNER}: the solver ended ({status}) with a matrix that fails C1 at alpha = {alpha:g}: "
+            f"{len(check.violations)} violations, largest ratio {check.max_ratio:.6g} at element "
+            f"{check.element}, combination {check.combination}, k0 = {check.k0}; no matrix is returned")
+    diag = P.diagonal() if sp.issparse(P) else np.diag(P)
+    occ = counts > 0
+    loss = (details.pop("_loss") if "_loss" in details else l2_loss_value(P, counts))
+    before = recognition_check(sp.identity(counts.size, format="csr"), counts, shape, combos, alpha,
+                               max_violations=50)
+    return OptimalPRAMResult(
+        P=P, loss=float(loss), min_diagonal=float(diag[occ].min()),
+        expected_changes=float(counts @ (1.0 - diag)), status=status, check=check,
+        check_before=before, support=support, seconds=time.perf_counter() - t0, details=details)
+
+
+# --------------------------------------------------------------------------- full support
+def _full_constraints(counts, shape, combos, alpha_s, gamma):
+    """Rows of the full problem over x = vec(P) (row-major) and y (one D_pi(k0) per watched pair).
+
+    - sum_k P_mk = 1                                             (rows sum to 1)
+    - y_j - sum_l U_0(l) sum_{k: k_pi = k0} P_lk = 0               (denominator of (1))
+    - sum_{k: k_pi = k0} P_mk - alpha y_j <= 0 for (m, pi, k0) in the reduced set   (C1)
+    """
+    N = counts.size
+    triples = reduced_check_set(counts, shape, combos, alpha_s, gamma)
+    occ = np.flatnonzero(counts > 0)
+    pairs = sorted({(p, k) for _, p, k in triples})
+    pair_index = {pk: j for j, pk in enumerate(pairs)}
+    n_x, n_y = N * N, len(pairs)
+    rows, cols, vals = [], [], []
+    # row sums
+    rows.append(np.repeat(np.arange(N), N)); cols.append(np.arange(n_x)); vals.append(np.ones(n_x))
+    r0 = N
+    members = {}
+    for p, pi in enumerate(combos):
+        codes = projection_codes(shape, pi)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(int(codes.max()) + 2))
+        members[p] = (order, bounds)
+
+    def group(p, k):
+        order, bounds = members[p]
+        return order[bounds[k]:bounds[k + 1]]
+
+    for j, (p, k) in enumerate(pairs):
+        g = group(p, k)
+        ll, kk = np.meshgrid(occ, g, indexing="ij")
+        rows.append(np.full(ll.size + 1, r0 + j))
+        cols.append(np.concatenate([(ll * N + kk).ravel(), [n_x + j]]))
+        vals.append(np.concatenate([-np.repeat(counts[occ], g.size), [1.0]]))
+    r1 = r0 + n_y
+    for i, (m, p, k) in enumerate(triples):
+        g = group(p, k)
+        rows.append(np.full(g.size + 1, r1 + i))
+        cols.append(np.concatenate([m * N + g, [n_x + pair_index[(p, k)]]]))
+        vals.append(np.concatenate([np.ones(g.size), [-alpha_s]]))
+    n_rows = r1 + len(triples)
+    A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n_rows, n_x + n_y))
+    row_lo = np.concatenate([np.ones(N), np.zeros(n_y), np.full(len(triples), -np.inf)])
+    row_hi = np.concatenate([np.ones(N), np.zeros(n_y), np.zeros(len(triples))])
+    col_lo = np.zeros(n_x + n_y)
+    col_hi = np.concatenate([np.ones(n_x), np.full(n_y, np.inf)])
+    if gamma:
+        col_lo[np.arange(N) * (N + 1)] = gamma
+    return A, row_lo, row_hi, col_lo, col_hi, triples, pairs, r1
+
+
+def _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) -> str:
+    """LP with a slack on every C1 row, minimising total slack: the rows that keep a slack are
+    the constraints no feasible matrix meets (named in the error)."""
+    n_c1 = A.shape[0] - first_c1
+    S = sp.vstack([sp.csc_matrix((first_c1, n_c1)), -sp.identity(n_c1, format="csc")])
+    A2 = sp.hstack([A, S]).tocsc()
+    cost = np.concatenate([np.zeros(A.shape[1]), np.ones(n_c1)])
+    status, x, _ = _highs(cost, A2, row_lo, row_hi, np.concatenate([col_lo, np.zeros(n_c1)]),
+                          np.concatenate([col_hi, np.full(n_c1, np.inf)]))
+    if status != "optimal":
+        return f"(the elastic LP also ended {status})"
+    slack = x[A.shape[1]:]
+    bad = np.flatnonzero(slack > 1e-9)[np.argsort(-slack[slack > 1e-9])][:10]
+    return "; ".join(f"{labels(i)} short by {slack[i]:.3g}" for i in bad)
+
+
+def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, time_limit,
+         on_fail, first_step_whole):
+    """Sequential QP: minimise fun over {row_lo <= A x <= row_hi, col_lo <= x <= col_hi}.
+
+    Each step solves min g^T (z - x) + (z - x)^T H (z - x) / 2 on the exact constraints with
+    HiGHS, then backtracks along z - x until the Armijo condition holds on the true loss
+    (every point of the segment is feasible: the set is convex). ``first_step_whole`` takes
+    the first step completely (the start, the identity, is not feasible). ``fun(x, grad)``
+    returns the loss (and gradient); ``hess(x)`` a sparse PSD model Hessian. Returns
+    (x, loss, iterations).
+    """
+    x = x0.copy()
+    f = fun(x, False)[0]
+    it = 0
+    for it in range(1, max_iter + 1):
+        f, g = fun(x, True)
+        H = hess(x)
+        status, z, _ = _highs(g - H @ x, A, row_lo, row_hi, col_lo, col_hi, hessian=H,
+                              time_limit=time_limit)
+        if status != "optimal":
+            on_fail(status, it)
+        d = z - x
+        if it == 1 and first_step_whole:
+            x = z
+            continue
+        slope = float(g @ d)
+        if slope >= 0 or np.abs(d).max() < 1e-13:
+            break
+        t = 1.0
+        while True:
+            f_new = fun(x + t * d, False)[0]
+            if f_new <= f + 1e-4 * t * slope or t < 1e-10:
+                break
+            t *= 0.5
+        x = x + t * d
+        done = f - f_new <= tol * max(abs(f), 1e-300)
+        f = f_new
+        if done:
+            break
+    return x, fun(x, False)[0], it
+
+
+def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limit, gap_tol):
+    """Full support: SQP over a working set of entries of P, grown by Frank-Wolfe LPs.
+
+    Only a few entries of the optimum are off the diagonal, so the QPs run over a working set
+    W (the diagonal, then the support of each Frank-Wolfe LP solution over all N^2 entries);
+    the loop ends when the LP over every entry finds no descent direction outside W, or when
+    the Frank-Wolfe gap g^T (P - P_lp) (an upper bound on l2(P) - min l2 for a convex loss)
+    is below ``gap_tol`` times the loss. The gap is reported.
+    """
+    N = counts.size
+    n = counts.sum()
+    alpha_s = alpha * (1 - SAFETY)
+    A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1 = _full_constraints(
+        counts, shape, combos, alpha_s, gamma)
+    n_x, n_y = N * N, len(pairs)
+
+    def label(i):
+        m, p, k = triples[i - first_c1]
+        return f"C1 for element {m} on combination {combos[p]} at k0 index {k}"
+
+    def fail(status, it):
+        why = _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1, label)
+        raise SolverError(f"{OWNER}: HiGHS ended '{status}' (full support, iteration {it}); "
+                          f"binding constraints: {why}")
+
+    def fw_lp(P):  # Frank-Wolfe LP over every entry: min g^T z on the feasible set
+        f, G = l2_gradient(P, counts)
+        status, z, _ = _highs(np.concatenate([G.ravel() * n**2, np.zeros(n_y)]), A, row_lo,
+                              row_hi, col_lo, col_hi, time_limit=time_limit)
+        if status != "optimal":
+            fail(status, 0)
+        return f, float(G.ravel() @ (P.ravel() - z[:n_x])), z[:n_x]
+
+    P = np.eye(N)
+    active = np.zeros(n_x, dtype=bool)
+    active[np.arange(N) * (N + 1)] = True
+    f, gap, z = fw_lp(P)
+    iters, rounds = 0, 0
+    first = True
+    offdiag = np.ones((N, N), dtype=bool)
+    np.fill_diagonal(offdiag, False)
+    for rounds in range(1, 21):
+        # every entry into a column the LP moved records into (the optimum spreads the moves
+        # over many rows but into few columns)
+        cols_k = np.unique(np.flatnonzero((z.reshape(N, N) > 1e-12) & offdiag) % N)
+        active |= z > 1e-12
+        active.reshape(N, N)[:, cols_k] = True
+        cols = np.concatenate([np.flatnonzero(active), n_x + np.arange(n_y)])
+        xa = cols[:-n_y] if n_y else cols
+
+        def fun(v, grad, xa=xa):
+            Q = np.zeros(n_x)
+            Q[xa] = v[:xa.size]
+            out = _l2_dense(Q.reshape(N, N), counts, grad)
+            if not grad:
+                return out
+            return out[0], np.concatenate([out[1].ravel()[xa] * n**2, np.zeros(n_y)])
+
+        def fun_scaled(v, grad):
+            r = fun(v, grad)
+            return (r[0] * n**2,) if not grad else (r[0] * n**2, r[1])
+
+        def hess(v, xa=xa):
+            Q = np.zeros(n_x)
+            Q[xa] = v[:xa.size]
+            c = counts @ Q.reshape(N, N)
+            w = 2.0 * np.maximum(np.maximum(counts, c), 1.0)   # 2 U_0(m) per entry of row m
+            return sp.diags(np.concatenate([w[xa // N], np.full(n_y, 1e-12)]), format="csc")
+
+        x0 = np.concatenate([P.ravel()[xa], np.zeros(n_y)])
+        if not first:  # y = D_pi(k0) at the current P (keeps the start feasible)
+            x0[xa.size:] = _denominators(P, counts, shape, combos, pairs)
+        x, _, it = _sqp(x0, fun_scaled, hess, A[:, cols], row_lo, row_hi, col_lo[cols],
+                        col_hi[cols], max_iter=max_iter, tol=tol, time_limit=time_limit,
+                        on_fail=fail, first_step_whole=first)
+        first = False
+        iters += it
+        Pn = np.zeros(n_x)
+        Pn[xa] = x[:xa.size]
+        P = Pn.reshape(N, N)
+        f, gap, z = fw_lp(P)
+        if gap <= gap_tol * max(f, 1e-300) or not (z > 1e-12)[~active].any():
+            break
+    P = np.clip(P, 0.0, None)
+    P /= P.sum(axis=1, keepdims=True)
+    f = _l2_dense(P, counts)[0]
+    details = {"iterations": iters, "working_set_rounds": rounds, "working_set_size": int(active.sum()),
+               "n_constraints_c1": len(triples), "n_pairs": n_y, "frank_wolfe_gap": gap, "_loss": f,
+               "solver": "SQP with HiGHS QP subproblems over a working set grown by Frank-Wolfe LPs"}
+    return P, "optimal", details
+
+
+def _denominators(P, counts, shape, combos, pairs):
+    """D_pi(k0) = sum_l U_0(l) sum_{k: k_pi = k0} P_lk for the given (pi index, k0) pairs."""
+    c = counts @ P
+    out = np.empty(len(pairs))
+    cache = {}
+    for j, (p, k) in enumerate(pairs):
+        if p not in cache:
+            cache[p] = np.bincount(projection_codes(shape, combos[p]), weights=c)
+        out[j] = cache[p][k]
+    return out
+
+
+# --------------------------------------------------------------------------- set cover
+def target_cover(counts: np.ndarray, shape: Sequence[int], combos: Sequence[Combination],
+                 problems: Sequence[tuple[int, int]], *, method: str = "milp",
+                 max_candidates: int = 50_000) -> tuple[np.ndarray, str]:
+    """Elements t that together cover every problem (pi, k0): for each, some t has t_pi = k0.
+
+    ``method="milp"``: the minimum cover by a HiGHS MILP over every element of the joint space
+    (when it has at most ``max_candidates`` elements; else over the greedy-merge candidates).
+    ``method="greedy"``: repeatedly take an uncovered problem, merge in every compatible
+    uncovered problem (same values on shared variables), fill the free variables with their
+    most frequent category. Returns the targets (flat indices) and a description of the rule used.
+    """
+    shape = tuple(shape)
+    if not problems:
+        return np.zeros(0, dtype=np.int64), "none needed"
+    V = len(shape)
+    req = np.full((len(problems), V), -1, dtype=np.int64)  # the partial assignment of each problem
+    for i, (p, k) in enumerate(problems):
+        pi = combos[p]
+        req[i, list(pi)] = np.unravel_index(k, [shape[j] for j in pi])
+    t = np.asarray(counts, dtype=float).reshape(shape)
+    modes = [int(np.argmax(t.sum(axis=tuple(a for a in range(V) if a != j)))) for j in range(V)]
+
+    def covered_by(elem_codes):  # (E, V) full assignments -> (E, problems) coverage
+        return np.all((req[None] == -1) | (req[None] == elem_codes[:, None, :]), axis=2)
+
+    N = int(np.prod(shape))
+    if method == "milp" and N <= max_candidates:
+        cand = np.stack(np.unravel_index(np.arange(N), shape), axis=1)
+        rule = f"HiGHS MILP (minimum set cover over all {N} elements)"
+    else:
+        cand = _greedy_merge(req, modes)
+        if method == "greedy":
+            idx = np.ravel_multi_index(tuple(cand.T), shape)
+            return np.unique(idx), "greedy merge of compatible problem combinations"
+        rule = f"HiGHS MILP (minimum set cover over {len(cand)} greedy-merge candidates)"
+    cover = covered_by(cand)  # (E, problems)
+    keep = cover.any(axis=1)
+    cand, cover = cand[keep], cover[keep]
+    E = len(cand)
+    # tie-break towards elements covering more problems
+    cost = 1.0 - 1e-3 * cover.sum(axis=1) / cover.shape[1]
+    status, z, _ = _highs(cost, sp.csc_matrix(cover.T.astype(float)), np.ones(cover.shape[1]),
+                          np.full(cover.shape[1], np.inf), np.zeros(E), np.ones(E),
+                          integrality=np.ones(E, dtype=bool), time_limit=60)
+    if status != "optimal":
+        raise SolverError(f"{OWNER}: the set-cover MILP ended '{status}'")
+    chosen = cand[z > 0.5]
+    return np.unique(np.ravel_multi_index(tuple(chosen.T), shape)), rule
+
+
+def _greedy_merge(req: np.ndarray, modes: list[int]) -> np.ndarray:
+    uncovered = np.ones(len(req), dtype=bool)
+    out = []
+    while uncovered.any():
+        a = req[np.flatnonzero(uncovered)[0]].copy()
+        while True:
+            compat = np.all((req == -1) | (a == -1) | (req == a), axis=1)
+            within = np.all((req == -1) | (req == a), axis=1)  # already covered by a
+            grow = np.flatnonzero(compat & ~within & uncovered)
+            if grow.size == 0:
+                break
+            a = np.where(a == -1, req[grow[0]], a)
+        a = np.where(a == -1, modes, a)
+        uncovered &= ~np.all((req == -1) | (req == a), axis=1)
+        out.append(a)
+    return np.array(out, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- restricted support
+def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources, max_iter, tol,
+                      time_limit):
+    n = counts.sum()
+    alpha_s = alpha * (1 - SAFETY)
+    problems = problem_combinations(counts, shape, combos, alpha)
+    targets, rule = target_cover(counts, shape, combos, problems, method=cover)
+    frequent = np.flatnonzero(counts * alpha >= 1)
+    sources = frequent[np.argsort(-counts[frequent], kind="stable")][:max_sources]
+    S, T = sources.size, targets.size
+    details = {"n_problems": len(problems), "targets": targets.tolist(), "cover_rule": rule,
+               "n_sources": int(S), "n_targets": int(T)}
+    N = counts.size
+    if not problems:
+        return sp.identity(N, format="csr"), "optimal", {**details, "iterations": 0, "_loss": 0.0}
+    if S == 0:
+        raise SolverError(f"{OWNER}: restricted support needs frequent elements (U_0 >= 1/alpha = "
+                          f"{1 / alpha:g}) to move records from, and there are none")
+    cap = 1.0 - (gamma if gamma else 1e-3)
+    u_src = counts[sources]
+    rare = np.flatnonzero((counts > 0) & (counts * alpha < 1))
+    # watched pairs: (pi, m_pi) of rare m whose D_pi can fall below 1/alpha
+    rows, rhs, labels = [], [], []
+    for p, pi in enumerate(combos):
+        U = combination_counts(counts, shape, pi)
+        own = np.unique(projection_codes_of(shape, pi, rare))
+        src_code = projection_codes_of(shape, pi, sources)
+        tgt_code = projection_codes_of(shape, pi, targets)
+        lost = np.bincount(src_code, weights=u_src * cap, minlength=U.size)
+        for k in own[(U[own] - lost[own]) * alpha_s < 1]:
+            # D = U_pi(k0) - sum_{f: f_pi = k0} U_0(f) r_f + sum_f U_0(f) sum_{t: t_pi = k0} M_ft
+            coef = u_src[:, None] * ((tgt_code == k)[None, :].astype(float)
+                                     - (src_code == k)[:, None].astype(float))
+            rows.append(coef.ravel())
+            rhs.append(1.0 / alpha_s - U[k])
+            labels.append((pi, int(k), float(U[k])))
+    n_var = S * T
+    C1 = sp.csr_matrix(np.array(rows)) if rows else sp.csr_matrix((0, n_var))
+    R = sp.kron(sp.identity(S), np.ones((1, T)), format="csr")  # r_f = sum_t M_ft <= cap
+    A = sp.vstack([C1, R]).tocsc()
+    row_lo = np.concatenate([rhs, np.full(S, -np.inf)])
+    row_hi = np.concatenate([np.full(len(rhs), np.inf), np.full(S, cap)])
+    col_lo, col_hi = np.zeros(n_var), np.full(n_var, cap)
+    def fun(x, grad):
+        out = _restricted_terms(x.reshape(S, T), u_src, n, order=1 if grad else 0)
+        return (out[0] * n**2,) if not grad else (out[0] * n**2, out[1].ravel() * n**2)
+
+    def hess(x):
+        return sp.block_diag(_restricted_terms(x.reshape(S, T), u_src, n, order=2)[2],
+                             format="csc") * n**2
+
+    def fail(status, it):
+        def label(i):
+            pi, k, u = labels[i]
+            return (f"C1 on combination {pi} at k0 index {k} (U_pi(k0) = {u:g}, needs an expected "
+                    f"count >= {1 / alpha:g})")
+        why = _elastic_report(A, row_lo, row_hi, col_lo, col_hi, 0, label) if rows else ""
+        raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {S} sources x {T} "
+                          f"targets, iteration {it}); binding constraints: {why}")
+
+    x, _, iters = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo, col_hi,
+                       max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
+                       first_step_whole=True)
+    M = np.clip(x.reshape(S, T), 0.0, None)
+    f, g, _ = _restricted_terms(M, u_src, n, order=1)
+    details.update(iterations=iters, n_constraints_c1=len(rows), _loss=f,
+                   solver="Newton-SQP (HiGHS QP subproblems, exact Hessian, Armijo line search)")
+    st, z, _ = _highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
+    if st == "optimal":  # convex: the Frank-Wolfe gap bounds l2(P) - restricted optimum
+        details["frank_wolfe_gap"] = float(g.ravel() @ (M.ravel() - z))
+    status = "optimal"
+    # sparse P: identity, source rows 1 - r_f on the diagonal and M_ft towards the targets
+    nz = M > 0
+    fi, ti = np.nonzero(nz)
+    diag = np.ones(N)
+    diag[sources] = 1.0 - M.sum(axis=1)
+    P = sp.csr_matrix((np.concatenate([diag, M[nz]]),
+                       (np.concatenate([np.arange(N), sources[fi]]),
+                        np.concatenate([np.arange(N), targets[ti]]))), shape=(N, N))
+    return P, status, details
+
+
+def projection_codes_of(shape: Sequence[int], pi: Combination, elements: np.ndarray) -> np.ndarray:
+    """Index of k_pi in X_pi for the given flat elements k (no full-space arrays)."""
+    multi = np.unravel_index(np.asarray(elements, dtype=np.int64), tuple(shape))
+    return np.ravel_multi_index(tuple(multi[j] for j in pi), tuple(shape[j] for j in pi))
+
+
+# --------------------------------------------------------------------------- entry point
+def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Sequence[Combination],
+                   alpha: float, *, gamma: float | None = None, support: str = "full",
+                   cover: str = "milp", max_sources: int = 200, max_iter: int = 60,
+                   tol: float = 1e-9, time_limit: float | None = 300.0,
+                   gap_tol: float = 1e-3) -> OptimalPRAMResult:
+    """The PRAM matrix of least L2 loss meeting C1 at level alpha, certified by the checker.
+
+    Parameters
+    ----------
+    counts : ndarray, shape (N,)
+        U_0 over the joint space of the identifying variables (C order).
+    shape : sequence of int
+        Category counts of the identifying variables.
+    combinations : sequence of tuple of int
+        The set Pi (variable indices); see :func:`~sdckit.pram.recognition.normalize_combinations`.
+    alpha : float in (0, 1)
+        Security level of C1.
+    gamma : float in [0, 1), optional
+        Lower bound on every diagonal entry (also enables the reductions of section 4).
+    support : {"full", "restricted"}
+        Every entry free (small spaces), or moves only from frequent elements into a
+        set-cover target set (large spaces; sparse P).
+    cover : {"milp", "greedy"}
+        How the restricted support's target set is chosen.
+    max_sources : int
+        Restricted support: the most frequent elements that may give records.
+
+    Returns
+    -------
+    OptimalPRAMResult
+        P, its loss, smallest diagonal, expected changed records, solver status and the
+        independent C1 check (which holds: otherwise SolverError is raised).
+
+    Raises
+    ------
+    InputError
+        alpha outside (0, 1), n < 1/alpha, a joint space too large for the full support.
+    SolverError
+        The problem is infeasible (for instance gamma too high) or the solver failed; the
+        message names the constraints that cannot be met.
+    """
+    t0 = time.perf_counter()
+    counts, shape, combos, alpha, gamma = _validate(counts, shape, combinations, alpha, gamma)
+    support = check_choice(OWNER, "support", support, ("full", "restricted"))
+    cover = check_choice(OWNER, "cover", cover, ("milp", "greedy"))
+    max_sources = check_int(OWNER, "max_sources", max_sources, min_value=1)
+    N = counts.size
+    if support == "full":
+        if N > MAX_FULL_ELEMENTS:
+            raise InputError(
+                f"{OWNER}: the joint space of the key variables has {N} elements (shape {shape}); "
+                f"support='full' optimises all {N}x{N} entries and is limited to "
+                f"{MAX_FULL_ELEMENTS} elements: use support='restricted'")
+        if not problem_combinations(counts, shape, combos, alpha):
+            P, status, details = np.eye(N), "optimal", {"iterations": 0, "_loss": 0.0}
+        else:
+            P, status, details = _solve_full(counts, shape, combos, alpha, gamma, max_iter=max_iter,
+                                             tol=tol, time_limit=time_limit, gap_tol=gap_tol)
+    else:
+        P, status, details = _solve_restricted(counts, shape, combos, alpha, gamma, cover=cover,
+                                               max_sources=max_sources, max_iter=max_iter, tol=tol,
+                                               time_limit=time_limit)
+    return _finish(P, counts, shape, combos, alpha, support, status, t0, details)
