@@ -314,7 +314,7 @@ def information_loss(X, Xm, *, primed: bool | None = None, zero: str = "skip",
     if zero not in ZERO_RULES:
         raise InputError(f"information_loss: zero must be one of {ZERO_RULES}; got {zero!r}.")
     X, Xm, _ = as_pair(X, Xm)
-    true, primed, note = correspondence(X, Xm, primed, c, "IL1")
+    true, primed, note = correspondence(X, Xm, primed, c, "IL")
     v1, s1, _ = _il1_terms(X, Xm, true if primed else None, zero)
     t2, s2 = _relative(Xm.mean(0) - X.mean(0), X.mean(0), X.std(0, ddof=1), zero)
     v3, s3, v4, s4 = _il34(X, Xm, zero)

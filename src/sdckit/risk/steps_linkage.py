@@ -1,0 +1,69 @@
+"""Gate thresholds on the disclosure risk of continuous variables: ``max_dld`` (distance-based
+record linkage, percent) and ``max_id`` (rank-interval disclosure, percent).
+
+Both recompute the measure from the original and released numeric variables (the original's
+``numeric_vars`` role), independently of the steps' own claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._validation import check_float
+from ..errors import InputError
+from ..microdata import Microdata
+from ..registry import GateOutcome, register_gate_check
+from ..result import StepResult
+from .interval import interval_disclosure
+from .linkage import distance_linkage
+
+
+def _validate_percent(name: str):
+    def validate(value: Any) -> float:
+        return check_float("the gate", name, value, low=0.0, high=100.0)
+    return validate
+
+
+def _numeric_pair(original: Microdata, released: Microdata, gate: str):
+    names = list(original.numeric_vars)
+    if not names:
+        raise InputError(f"gate.{gate}: the data have no numeric variables; give the numeric_vars role "
+                         f"or remove the {gate} threshold.")
+    missing = [v for v in names if v not in released.columns]
+    if missing:
+        raise InputError(f"gate.{gate}: numeric variables {missing} are not in the release; the measure "
+                         "needs the same variables in both files.")
+    return original.numeric_array(names), released.numeric_array(names), names
+
+
+@register_gate_check("max_dld", _validate_percent("max_dld"),
+                     "distance-based record linkage DLD (percent of records re-identified) at most the threshold")
+def check_max_dld(original: Microdata, released: Microdata, results: Sequence[StepResult],
+                  threshold: float) -> GateOutcome:
+    X, Xm, names = _numeric_pair(original, released, "max_dld")
+    r = distance_linkage(X, Xm, names=names)
+    ok = r.value <= threshold
+    worst = max(r.per_subset, key=r.per_subset.get)
+    detail = (f"DLD{chr(39) if r.primed else ''} {r.value:.3f}% {'<=' if ok else '>'} {threshold:g}% "
+              f"(averaged over {len(r.per_subset)} intruder variable sets; highest {r.per_subset[worst]:.2f}% "
+              f"knowing {worst})" + ("" if ok else "; mask the numeric variables more strongly"))
+    return GateOutcome("max_dld", threshold, {"dld": r.value, "primed": r.primed}, ok, detail)
+
+
+@register_gate_check("max_id", _validate_percent("max_id"),
+                     "interval disclosure ID (percent of original values inside the rank intervals, widths 1-10%) "
+                     "at most the threshold")
+def check_max_id(original: Microdata, released: Microdata, results: Sequence[StepResult],
+                 threshold: float) -> GateOutcome:
+    X, Xm, names = _numeric_pair(original, released, "max_id")
+    r = interval_disclosure(X, Xm, names=names)
+    ok = r.value <= threshold
+    worst = max(r.per_variable, key=r.per_variable.get)
+    detail = (f"ID{chr(39) if r.primed else ''} {r.value:.3f}% {'<=' if ok else '>'} {threshold:g}% "
+              f"(highest variable {worst!r}: {r.per_variable[worst]:.2f}%)"
+              + ("" if ok else "; mask the numeric variables more strongly"))
+    return GateOutcome("max_id", threshold, {"id": r.value, "primed": r.primed}, ok, detail)
+
+
+__all__ = ["check_max_dld", "check_max_id"]
