@@ -117,9 +117,33 @@ class MixedMetric:
         return self.continuous + self.categorical
 
     @property
+    def n_continuous(self) -> int:
+        """Continuous coordinates come first in :meth:`transform`'s columns."""
+        return len(self.continuous)
+
+    @property
     def n_dims(self) -> int:
         return len(self.continuous) + sum(1 if len(self.levels[v]) == 2 else len(self.levels[v])
                                           for v in self.categorical)
+
+    def codes(self, frame: pd.DataFrame, v: str) -> np.ndarray:
+        """Index of each record's category of ``v`` in the reference's levels; missing values
+        are a category of their own when the reference had them, else -1 (as unknown values)."""
+        lv = self.levels[v]
+        codes = pd.Index(lv).get_indexer(pd.Index(frame[v]))
+        miss = pd.isna(frame[v]).to_numpy()
+        nan_code = next((i for i, x in enumerate(lv) if pd.isna(x)), -1)
+        return np.where(miss, nan_code, codes).astype(np.int64)
+
+    def combinations(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Dense id of each record's combination of categorical values (in the distance), and
+        the first record of each combination."""
+        ids = np.zeros(len(frame), dtype=np.int64)
+        for v in self.categorical:
+            code = ids * (len(self.levels[v]) + 1) + (self.codes(frame, v) + 1)
+            _, ids = np.unique(code, return_inverse=True)
+        _, first, ids = np.unique(ids, return_index=True, return_inverse=True)
+        return ids.astype(np.int64).ravel(), first
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         """Coordinates (n, n_dims) float64: w * (x - mean) / sd per continuous variable, and the
@@ -133,19 +157,13 @@ class MixedMetric:
             col += 1
         for v in self.categorical:
             lv = self.levels[v]
-            codes = pd.Index(lv).get_indexer(pd.Index(frame[v]))
-            missing_in_ref = any(pd.isna(x) for x in lv)
-            if missing_in_ref:  # NaN is a category of its own when the reference had it
-                nan_code = next(i for i, x in enumerate(lv) if pd.isna(x))
-                codes = np.where(pd.isna(frame[v]).to_numpy(), nan_code, codes)
-            elif frame[v].isna().any():
-                codes = np.where(pd.isna(frame[v]).to_numpy(), -2, codes)  # -> NaN row below
+            codes = self.codes(frame, v)  # -1: unknown or missing -> NaN coordinates
             w, p, sd = self.weights[v], self.level_mean[v], self.level_sd[v]
             use = [1] if len(lv) == 2 else range(len(lv))
             factor = w if len(lv) == 2 else w / math.sqrt(2.0)
             for c in use:
                 out[:, col] = factor * ((codes == c) - p[c]) / sd[c]
-                out[codes == -2, col] = np.nan
+                out[codes < 0, col] = np.nan
                 col += 1
         return out
 
@@ -215,6 +233,77 @@ def _ball(tree: cKDTree, x: np.ndarray, rows: np.ndarray, radius: np.ndarray, pr
     if extra_rows.size:
         members[~in_probe] = extra_members
     return offsets, members
+
+
+def _draw(offsets: np.ndarray, members: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row t and variable j the member ranked floor(u[t, j] |S_t|) of S_t (eq. (2):
+    one independent uniform draw with replacement per variable); -1 where S_t is empty."""
+    c = np.diff(offsets)
+    got = c > 0
+    rank = np.minimum((u * c[:, None]).astype(np.int64), np.maximum(c[:, None] - 1, 0))
+    out = np.full(u.shape, -1, dtype=np.int64)
+    out[got] = members[(offsets[:-1, None] + rank)[got]]
+    return out, c
+
+
+def _grouped_ball_draws(x: np.ndarray, n_cont: int, comb: np.ndarray, first: np.ndarray,
+                        sel: np.ndarray, radius: np.ndarray, u: np.ndarray, src: np.ndarray,
+                        count: np.ndarray, probe: int, chunk: int, workers: int) -> None:
+    """Ball draws searched by categorical combination (fills ``src`` and ``count``).
+
+    The distance splits as d^2 = d_cont^2 + D^2[g, h], D[g, h] the distance between the
+    categorical parts of combinations g and h. A record of g has in h exactly the records
+    with d_cont <= sqrt(eps_i^2 - D^2[g, h]), so each partner h with D[g, h] <= eps_i is one
+    KD-tree query on the continuous coordinates only. Members are merged in increasing row
+    order, as :func:`_ball` gives them, so the draws equal the single-tree search's.
+    """
+    n = x.shape[0]
+    xc = np.ascontiguousarray(x[:, :n_cont])
+    rep = x[first, n_cont:]  # categorical coordinates of each combination
+    d2 = np.zeros((first.size, first.size))
+    for j in range(rep.shape[1]):
+        d2 += (rep[:, j, None] - rep[None, :, j]) ** 2
+    order = np.argsort(comb, kind="stable")  # each combination's records in row order
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(comb, minlength=first.size))])
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n) - bounds[comb[order]]  # rank of a record within its combination
+    trees: dict[int, cKDTree] = {}
+    sel_comb = comb[sel]
+    by_comb = np.argsort(sel_comb, kind="stable")
+    sel_bounds = np.concatenate([[0], np.cumsum(np.bincount(sel_comb, minlength=first.size))])
+    for g in np.flatnonzero(np.diff(sel_bounds)):
+        positions = by_comb[sel_bounds[g]:sel_bounds[g + 1]]  # places in sel, increasing
+        r_max = radius[sel[positions]].max()
+        partners = np.flatnonzero(d2[g] <= r_max * r_max)
+        for s in range(0, positions.size, chunk):
+            pos = positions[s:s + chunk]
+            rows = sel[pos]
+            keys = []
+            for h in partners:
+                rr2 = radius[rows] ** 2 - d2[g, h]
+                ok = np.flatnonzero(rr2 >= 0)
+                if ok.size == 0:
+                    continue
+                members_h = order[bounds[h]:bounds[h + 1]]
+                if n_cont == 0:  # no continuous part: every record of h is within reach
+                    local_off = np.arange(ok.size + 1, dtype=np.int64) * members_h.size
+                    local = np.tile(np.arange(members_h.size), ok.size)
+                    if h == g:
+                        keep = local != np.repeat(position[rows[ok]], members_h.size)
+                        local_off = np.concatenate([[0], np.cumsum(np.full(ok.size, members_h.size - 1))])
+                        local = local[keep]
+                else:
+                    if h not in trees:
+                        trees[h] = cKDTree(xc[members_h])
+                    self_local = position[rows[ok]] if h == g else np.full(ok.size, -1)
+                    local_off, local = _ball(trees[h], xc[rows[ok]], self_local, np.sqrt(rr2[ok]),
+                                             probe, workers)
+                owner = np.repeat(ok, np.diff(local_off))
+                keys.append(owner * n + members_h[local])
+            key = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+            c = np.bincount(key // n, minlength=pos.size)
+            offsets = np.concatenate([[0], np.cumsum(c)])
+            src[pos], count[pos] = _draw(offsets, key % n, u[pos])
 
 
 def distance_summary(x: np.ndarray, *, sample: int = 10_000, ks: Sequence[int] = (1, 5, 20),
@@ -315,6 +404,11 @@ class NeighbourResampling:
     probe : int >= 1
         Ball members read from the bounded k-NN query before ``query_ball_point`` lists a
         ball; changes speed only, never the output.
+    max_groups : int >= 0
+        Search by categorical combination (one KD-tree on the continuous coordinates per
+        combination, partner combinations within eps) when the categorical variables form at
+        most this many combinations; otherwise one KD-tree on all coordinates. Speed only:
+        both searches give the same output.
     chunk_size : int >= 1
         Records queried at a time (memory: about chunk_size * probe * 16 bytes).
     workers : int
@@ -349,6 +443,7 @@ class NeighbourResampling:
     min_neighbours: int | None = None
     eps_column: str | None = None
     probe: int = 32
+    max_groups: int = 4096
     chunk_size: int = 65_536
     workers: int = 1
 
@@ -378,6 +473,7 @@ class NeighbourResampling:
         if self.eps_column is not None:
             check_names(owner, "eps_column", self.eps_column)
         check_int(owner, "probe", self.probe, min_value=1)
+        check_int(owner, "max_groups", self.max_groups, min_value=0)
         check_int(owner, "chunk_size", self.chunk_size, min_value=1)
         check_int(owner, "workers", self.workers, min_value=-1)
         if self.workers == 0:
@@ -420,7 +516,7 @@ class NeighbourResampling:
                 raise InputError(f"neighbours: column {v!r} is not numeric; list it in 'categorical'.")
         return tuple(variables), cont, cat
 
-    def _radius(self, md: Microdata, x: np.ndarray, tree: cKDTree) -> np.ndarray:
+    def _radius(self, md: Microdata, x: np.ndarray, tree) -> np.ndarray:
         n = md.n_records
         radius = np.full(n, np.inf if self.eps is None else float(self.eps))
         if self.eps_column is not None:
@@ -435,7 +531,7 @@ class NeighbourResampling:
             dm = np.empty(n)
             for s in range(0, n, self.chunk_size):  # eps_i = max(eps, d_m(i))  (section 8)
                 rows = np.arange(s, min(n, s + self.chunk_size))
-                _, d = _knn(tree, x[rows], rows, m, self.workers)
+                _, d = _knn(tree(), x[rows], rows, m, self.workers)
                 dm[rows] = d[:, -1]
             radius = dm if (self.eps is None and self.eps_column is None) else np.maximum(radius, dm)
         return radius
@@ -455,7 +551,12 @@ class NeighbourResampling:
             raise InputError("neighbours: every variable is constant or has weight 0; there is no "
                              "distance to find neighbours by.")
         x = metric.transform(frame)
-        tree = cKDTree(x)
+        trees: dict[str, cKDTree] = {}
+
+        def full_tree() -> cKDTree:  # built only when a k-NN query needs it
+            if "full" not in trees:
+                trees["full"] = cKDTree(x)
+            return trees["full"]
 
         # which records are modified: floor(n q) at random, or each with probability q
         gsel = np.random.default_rng(select_ss)
@@ -465,43 +566,48 @@ class NeighbourResampling:
             sel = np.flatnonzero(gsel.random(n) < self.q)
         u = np.random.default_rng(draw_ss).random((sel.size, p))  # one uniform per (i, j)
 
-        radius = np.zeros(n)
-        if self.neighbourhood == "radius":
-            radius = self._radius(microdata, x, tree)
         k = min(self.k, n - 1)
-        src = np.empty((sel.size, p), dtype=np.int64)
+        src = np.full((sel.size, p), -1, dtype=np.int64)
         count = np.zeros(sel.size, dtype=np.int64)
         used_radius = np.zeros(sel.size)
         fallback = np.zeros(sel.size, dtype=bool)
-        for s in range(0, sel.size, self.chunk_size):
-            part = slice(s, min(sel.size, s + self.chunk_size))
-            rows = sel[part]
-            uu = u[part]
-            if self.neighbourhood == "knn":
-                nbr, d = _knn(tree, x[rows], rows, k, self.workers)
-                src[part] = nbr[np.arange(rows.size)[:, None], (uu * k).astype(np.int64)]
+        path = "knn"
+        if self.neighbourhood == "knn":
+            for s in range(0, sel.size, self.chunk_size):
+                part = slice(s, min(sel.size, s + self.chunk_size))
+                rows = sel[part]
+                nbr, d = _knn(full_tree(), x[rows], rows, k, self.workers)
+                src[part] = nbr[np.arange(rows.size)[:, None], (u[part] * k).astype(np.int64)]
                 count[part], used_radius[part] = k, d[:, -1]
-                continue
-            offsets, members = _ball(tree, x[rows], rows, radius[rows], self.probe, self.workers)
-            c = np.diff(offsets)
-            pick = offsets[:-1, None] + np.minimum((uu * c[:, None]).astype(np.int64),
-                                                   np.maximum(c[:, None] - 1, 0))
-            got = c > 0
-            block = np.full((rows.size, p), -1, dtype=np.int64)
-            block[got] = members[pick[got]]
-            count[part], used_radius[part] = c, radius[rows]
-            lonely = np.flatnonzero(~got)
+        else:
+            radius = self._radius(microdata, x, full_tree)
+            used_radius = radius[sel]
+            radius = radius * (1 + 1e-10)  # a boundary point counts in whichever way d is rounded
+            comb, first = metric.combinations(frame)
+            if first.size <= self.max_groups:
+                path = "grouped"
+                _grouped_ball_draws(x, metric.n_continuous, comb, first, sel, radius, u, src, count,
+                                    self.probe, self.chunk_size, self.workers)
+            else:
+                path = "tree"
+                for s in range(0, sel.size, self.chunk_size):
+                    part = slice(s, min(sel.size, s + self.chunk_size))
+                    rows = sel[part]
+                    offsets, members = _ball(full_tree(), x[rows], rows, radius[rows], self.probe,
+                                             self.workers)
+                    src[part], count[part] = _draw(offsets, members, u[part])
+            lonely = np.flatnonzero(count == 0)
             if lonely.size and self.no_neighbour == "knn":
-                nbr, d = _knn(tree, x[rows[lonely]], rows[lonely], k, self.workers)
-                block[lonely] = nbr[np.arange(lonely.size)[:, None], (uu[lonely] * k).astype(np.int64)]
-                count[part][lonely] = k
-                used_radius[part][lonely] = d[:, -1]
-                fallback[part][lonely] = True
-            src[part] = block
+                for s in range(0, lonely.size, self.chunk_size):
+                    t = lonely[s:s + self.chunk_size]
+                    nbr, d = _knn(full_tree(), x[sel[t]], sel[t], k, self.workers)
+                    src[t] = nbr[np.arange(t.size)[:, None], (u[t] * k).astype(np.int64)]
+                    count[t], used_radius[t], fallback[t] = k, d[:, -1], True
+        notes.append(f"neighbour search: {path}"
+                     + (f" ({first.size} categorical combinations)" if path == "grouped" else ""))
 
-        lonely_all = (count == 0) if self.neighbourhood == "radius" else np.zeros(sel.size, bool)
         if self.neighbourhood == "radius" and self.no_neighbour == "suppress" and sel.size \
-                and lonely_all.all():
+                and not count.any():
             ds = distance_summary(x)
             d1 = ds.get("d1", {})
             raise InputError(
