@@ -187,7 +187,7 @@ class PramEstimate:
     estimate: np.ndarray
     std_error: np.ndarray
     ml_shares: np.ndarray
-    n: int
+    n: float
     condition_number: float
 
     @property
@@ -205,7 +205,7 @@ class PramEstimate:
         for g, grp in enumerate(self.groups):
             for k, cat in enumerate(self.categories):
                 lab = cat if isinstance(cat, tuple) else (cat,)
-                gl = grp if isinstance(grp, tuple) else (grp,)
+                gl = () if not self.by else (grp if isinstance(grp, tuple) else (grp,))
                 rows.append((*lab, *gl, self.released[k, g], self.estimate[k, g], self.std_error[k, g],
                              self.ml_shares[k, g] * self.n))
         cols = [*self.variables, *self.by, "released", "estimate", "std_error", "ml_estimate"]
@@ -218,12 +218,14 @@ def _variable_codes(values: pd.Series, labels: list, var: str, where: str) -> np
     for i, c in enumerate(labels):
         index.setdefault(c, i)
         index.setdefault(_label_text(c), i)
-    uniq, inv = pd.factorize(values, use_na_sentinel=True)
+    inv, uniq = pd.factorize(values, use_na_sentinel=True)
     mapped = np.empty(len(uniq) + 1, dtype=np.int64)
     mapped[-1] = -1
     unknown = []
     for j, u in enumerate(uniq):
         key = u.item() if isinstance(u, np.generic) else u
+        if isinstance(key, float) and key.is_integer() and key not in index and int(key) in index:
+            key = int(key)
         if key in index:
             mapped[j] = index[key]
         elif _label_text(key) in index:
