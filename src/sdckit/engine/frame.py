@@ -159,8 +159,10 @@ def _open(path: Path, fmt: str, columns: list[str] | None, blocksize: Any, na_va
         target = str(path)
         return dd.read_parquet(target, columns=columns)
     target = str(path / "*.csv") if path.is_dir() else str(path)
-    return dd.read_csv(target, usecols=columns, blocksize=blocksize, na_values=na_values,
-                       assume_missing=False, dtype_backend=None)
+    kw = {"usecols": columns} if columns else {}
+    if na_values:
+        kw["na_values"] = na_values
+    return dd.read_csv(target, blocksize=blocksize, **kw)
 
 
 def _infer_format(path: Path, file_format: str | None) -> str:

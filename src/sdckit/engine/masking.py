@@ -86,62 +86,79 @@ class PramPlan:
     """A fitted PRAM of several variables (independently), optionally per stratum.
 
     ``matrices[var][s]`` is the PRAM engine's TransitionMatrix of stratum ``s`` (``s = 0``
-    without strata; the last stratum holds records whose stratum is missing). ``tables[var]``
-    stacks their sampling tables (:func:`stacked_table`); ``counts[var]`` has the category
-    counts per stratum, shape (S, K).
+    without strata; strata are the combinations of the strata columns' codes, a missing value
+    counting as one more code). ``tables[var]`` stacks their sampling tables
+    (:func:`stacked_table`); ``counts[var]`` has the category counts per stratum, shape (S, K).
     """
 
     variables: tuple[str, ...]
-    strata: str | None
+    strata: tuple[str, ...]
     categories: dict
-    strata_categories: pd.Index | None
+    strata_categories: dict
     matrices: dict
     tables: dict
     counts: dict
     evidence: dict = field(default_factory=dict)
 
 
-def _pram_counts_partition(pdf: pd.DataFrame, variables: tuple[str, ...], categories: dict,
-                           strata: str | None, strata_categories, partition=None) -> dict:
-    s_codes, n_strata = _strata_codes(pdf, strata, strata_categories, partition)
-    out = {}
-    for v in variables:
-        K = len(categories[v])
-        c = encode(pdf[v], categories[v], var=v, partition=partition).astype(np.int64)
-        ok = c >= 0
-        out[v] = np.bincount((s_codes[ok] * K + c[ok]), minlength=n_strata * K).astype(np.int64)
-    return out
+#: largest number of strata (product of the strata columns' categories + 1) at scale
+MAX_STRATA = 100_000
 
 
-def _strata_codes(pdf, strata, strata_categories, partition) -> tuple[np.ndarray, int]:
-    if strata is None:
-        return np.zeros(pdf.shape[0], dtype=np.int64), 1
-    s = encode(pdf[strata], strata_categories, var=strata, partition=partition).astype(np.int64)
-    S = len(strata_categories)
-    s[s < 0] = S  # missing stratum: a stratum of its own
-    return s, S + 1
+@dataclass(frozen=True)
+class PramSettings:
+    """PRAM at scale, with the ``pram`` step's setting names (:class:`sdckit.pram.steps.Pram`).
 
+    ``step`` is the in-memory step built from the same spec table, if any: the matrix
+    builders read their settings (``base``, ``d_min``, ...) from it. ``options`` holds
+    builder settings when no step is given.
+    """
 
-def _sum_dicts(parts: list[dict]) -> dict:
-    out: dict = {}
-    for p in parts:
-        for k, v in p.items():
-            out[k] = v.copy() if k not in out else out[k] + v
-    return out
+    variables: tuple[str, ...]
+    matrix: str = "invariant"
+    min_diagonal: float | None = None
+    alpha: float | None = None
+    file: str | None = None
+    strata: tuple[str, ...] = ()
+    joint: bool = False
+    options: dict = field(default_factory=dict)
+    step: Any = None
+
+    def __post_init__(self) -> None:
+        for name in ("variables", "strata"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value or ()))
+        if not self.variables:
+            raise param_error("PRAM", "variables", "a non-empty list of key variables", self.variables)
+        if self.min_diagonal is not None:
+            check_float("PRAM", "min_diagonal", self.min_diagonal, low=0.0, high=1.0)
+        if self.alpha is not None:
+            check_float("PRAM", "alpha", self.alpha, low=0.0, high=1.0)
+        if self.joint and len(self.variables) > 1:
+            raise param_error("PRAM on the Dask engine", "joint",
+                              "false (joint PRAM over the combined space runs in memory only)", self.joint)
+
+    @classmethod
+    def from_step(cls, step: Any) -> "PramSettings":
+        """From the in-memory ``pram`` step (same spec table, same validation)."""
+        return cls(tuple(step.variables), step.matrix, step.min_diagonal, step.alpha, step.file,
+                   tuple(step.strata), bool(getattr(step, "joint", False)), step=step)
 
 
 class _BuilderStep:
-    """The settings as the builders read them: named fields, then ``options``, else None
-    (a builder's optional setting that the spec left out)."""
+    """The settings as the builders read them: the in-memory step's attributes when there is
+    one, else the named fields, then ``options``, else None."""
 
-    def __init__(self, settings: "PramSettings") -> None:
+    def __init__(self, settings: PramSettings) -> None:
         self._settings = settings
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         s = self._settings
-        if name in s.__dataclass_fields__ and name != "options":
+        if s.step is not None:
+            return getattr(s.step, name)
+        if name in s.__dataclass_fields__ and name not in ("options", "step"):
             return getattr(s, name)
         return s.options.get(name)
 
@@ -156,35 +173,87 @@ class _CategorySource:
         return self._categories[var]
 
 
-@dataclass(frozen=True)
-class PramSettings:
-    """The ``pram`` step's settings that the matrix builders read (issue 4's names)."""
+def _strata_codes(pdf: pd.DataFrame, strata: tuple[str, ...], strata_categories: dict,
+                  partition: int | None) -> tuple[np.ndarray, int]:
+    """Stratum of each record: mixed radix over the strata columns' codes, a missing value
+    being one more category of its column (so missing forms strata of its own)."""
+    if not strata:
+        return np.zeros(pdf.shape[0], dtype=np.int64), 1
+    out = np.zeros(pdf.shape[0], dtype=np.int64)
+    size = 1
+    for c in strata:
+        r = len(strata_categories[c]) + 1
+        code = encode(pdf[c], strata_categories[c], var=c, partition=partition)
+        out *= r
+        out += np.where(code < 0, r - 1, code)
+        size *= r
+    return out, size
 
-    variables: tuple[str, ...]
-    matrix: str = "invariant"
-    min_diagonal: float | None = None
-    alpha: float | None = None
-    file: str | None = None
-    strata: str | None = None
-    options: dict = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        if isinstance(self.variables, str):
-            object.__setattr__(self, "variables", (self.variables,))
-        if not self.variables:
-            raise param_error("PRAM", "variables", "a non-empty list of key variables", self.variables)
-        if self.min_diagonal is not None:
-            check_float("PRAM", "min_diagonal", self.min_diagonal, low=0.0, high=1.0)
-        if self.alpha is not None:
-            check_float("PRAM", "alpha", self.alpha, low=0.0, high=1.0, low_open=True)
+def _strata_categories(pmd: PartitionedMicrodata, strata: Sequence[str]) -> dict:
+    for c in strata:
+        if c not in pmd.categories:
+            raise InputError(f"PRAM: strata column {c!r} has no agreed categories; give it the strata role.")
+    size = int(np.prod([len(pmd.categories[c]) + 1 for c in strata])) if strata else 1
+    if size > MAX_STRATA:
+        raise InputError(f"PRAM: the strata {list(strata)} make {size:,} strata (more than {MAX_STRATA:,}); "
+                         "use fewer or coarser strata columns.")
+    return {c: pmd.categories[c] for c in strata}
+
+
+def _pram_counts_partition(pdf: pd.DataFrame, variables: tuple[str, ...], categories: dict,
+                           strata: tuple[str, ...], strata_categories: dict, partition=None) -> dict:
+    s_codes, n_strata = _strata_codes(pdf, strata, strata_categories, partition)
+    out = {}
+    for v in variables:
+        K = len(categories[v])
+        c = encode(pdf[v], categories[v], var=v, partition=partition).astype(np.int64)
+        ok = c >= 0
+        out[v] = np.bincount(s_codes[ok] * K + c[ok], minlength=n_strata * K).astype(np.int64)
+    return out
+
+
+def _sum_dicts(parts: list[dict]) -> dict:
+    out: dict = {}
+    for p in parts:
+        for k, v in p.items():
+            out[k] = v.copy() if k not in out else out[k] + v
+    return out
+
+
+def pram_counts(pmd: PartitionedMicrodata, variables: Sequence[str], strata: Sequence[str] = ()):
+    """Delayed {var: counts per (stratum, category)} summed over partitions (exact ints)."""
+    import dask
+
+    from .risk import tree_reduce
+
+    variables, strata = tuple(variables), tuple(strata or ())
+    cats = {v: pmd.categories[v] for v in variables}
+    scats = _strata_categories(pmd, strata)
+    cols = list(dict.fromkeys(list(variables) + list(strata)))
+    parts = [dask.delayed(_pram_counts_partition)(p, variables, cats, strata, scats, i)
+             for i, p in enumerate(pmd.frame[cols].to_delayed())]
+    return tree_reduce(parts, _sum_dicts)
+
+
+def pram_streams(ss: np.random.SeedSequence) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The step's matrix and sampling roots, derived as the in-memory ``pram`` step does:
+    children "matrices" (0) and "sampling" (1) of the step's SeedSequence, each turned into a
+    root SeedSequence by one 63-bit integer drawn from it. Variable j samples from child j of
+    the sampling root (:func:`child_stream`), its strata sharing that stream."""
+    gens = [np.random.default_rng(child_stream(ss, i)) for i in (0, 1)]
+    matrix_root = np.random.SeedSequence(int(gens[0].integers(2**63)))
+    sampling_root = np.random.SeedSequence(int(gens[1].integers(0, 2**63 - 1)))
+    return matrix_root, sampling_root
 
 
 def build_matrices(settings: PramSettings, var: str, categories: pd.Index, counts: np.ndarray,
-                   rng: np.random.Generator):
+                   matrix_root: np.random.SeedSequence, first_stream: int):
     """One matrix per stratum with the PRAM engine's registered builder ``settings.matrix``.
 
     ``counts`` has shape (S, K). Builders that need the records themselves (not only their
-    counts) cannot run at scale and fail here with the builder's own error.
+    counts) cannot run at scale and fail here with the builder's own error. Stratum s of a
+    random builder draws from child ``first_stream + s`` of ``matrix_root``.
     """
     from ..pram.builders import MatrixContext, matrix_method
 
@@ -194,50 +263,12 @@ def build_matrices(settings: PramSettings, var: str, categories: pd.Index, count
     out, evidence = [], []
     for s in range(counts.shape[0]):
         ctx = MatrixContext(source, (var,), (len(categories),), counts[s].astype(np.float64),
-                            np.zeros(0, dtype=bool), rng)
+                            np.zeros(0, dtype=bool),
+                            np.random.default_rng(child_stream(matrix_root, first_stream + s)))
         m, ev = builder(step, ctx)
         out.append(m)
-        evidence.append(ev)
+        evidence.append(dict(ev or {}))
     return out, evidence
-
-
-def fit_pram(pmd: PartitionedMicrodata, settings: PramSettings, rng: np.random.SeedSequence | None = None,
-             *, counts: dict | None = None, matrices: dict | None = None) -> PramPlan:
-    """Fit PRAM from distributed category counts (one pass unless ``counts`` are given).
-
-    ``matrices`` ({var: [P per stratum]} as arrays) bypasses the builders (a published
-    matrix, tests). ``rng`` feeds builders that draw (one child per variable).
-    """
-    variables = tuple(settings.variables)
-    for v in variables:
-        if v not in pmd.categories:
-            raise InputError(f"PRAM: {v!r} is not a key or stratum column with agreed categories; "
-                             f"PRAM applies to key variables ({', '.join(pmd.key_vars)}).")
-    if settings.strata is not None and settings.strata not in pmd.categories:
-        raise InputError(f"PRAM: strata column {settings.strata!r} has no agreed categories; "
-                         "give it the strata role.")
-    scats = pmd.categories[settings.strata] if settings.strata else None
-    if counts is None:
-        counts = pram_counts(pmd, variables, settings.strata).compute()
-    S = 1 if scats is None else len(scats) + 1
-    mats, tables, cnt, evidence = {}, {}, {}, {}
-    ss = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(0)
-    for j, v in enumerate(variables):
-        K = len(pmd.categories[v])
-        c = counts[v].reshape(S, K)
-        if matrices is not None:
-            Ps = list(matrices[v])
-            ev = [{} for _ in Ps]
-        else:
-            built, ev = build_matrices(settings, v, pmd.categories[v], c,
-                                       np.random.default_rng(child_stream(ss, 1000 + j)))
-            Ps = built
-        if len(Ps) != S:
-            raise InputError(f"PRAM: {len(Ps)} matrices given for {v!r}, expected {S} (one per stratum).")
-        Ps = [_as_transition_matrix(P, pmd.categories[v], v) for P in Ps]
-        mats[v], tables[v], cnt[v], evidence[v] = Ps, stacked_table(Ps), c, ev
-    return PramPlan(variables, settings.strata, {v: pmd.categories[v] for v in variables}, scats,
-                    mats, tables, cnt, evidence)
 
 
 def _as_transition_matrix(P: Any, categories: pd.Index, var: str):
@@ -255,19 +286,37 @@ def _as_transition_matrix(P: Any, categories: pd.Index, var: str):
     return TransitionMatrix(tuple(categories), P, (var,), "given")
 
 
-def pram_counts(pmd: PartitionedMicrodata, variables: Sequence[str], strata: str | None = None):
-    """Delayed {var: counts per (stratum, category)} summed over partitions (exact ints)."""
-    import dask
+def fit_pram(pmd: PartitionedMicrodata, settings: PramSettings, rng: np.random.SeedSequence | None = None,
+             *, counts: dict | None = None, matrices: dict | None = None) -> PramPlan:
+    """Fit PRAM from distributed category counts (one pass unless ``counts`` are given).
 
-    from .risk import tree_reduce
-
-    variables = tuple(variables)
-    cats = {v: pmd.categories[v] for v in variables}
-    scats = pmd.categories[strata] if strata else None
-    cols = list(dict.fromkeys(list(variables) + ([strata] if strata else [])))
-    parts = [dask.delayed(_pram_counts_partition)(p, variables, cats, strata, scats, i)
-             for i, p in enumerate(pmd.frame[cols].to_delayed())]
-    return tree_reduce(parts, _sum_dicts)
+    ``matrices`` ({var: [P per stratum]}, arrays or TransitionMatrix) bypasses the builders
+    (a published matrix, tests). ``rng`` is the step's SeedSequence (random builders).
+    """
+    variables = tuple(settings.variables)
+    for v in variables:
+        if v not in pmd.key_vars:
+            raise InputError(f"PRAM: {v!r} is not a key variable; PRAM applies to the key variables "
+                             f"({', '.join(pmd.key_vars)}): add it to roles.key_vars.")
+    scats = _strata_categories(pmd, settings.strata)
+    if counts is None:
+        counts = pram_counts(pmd, variables, settings.strata).compute()
+    S = int(np.prod([len(scats[c]) + 1 for c in settings.strata])) if settings.strata else 1
+    matrix_root, _ = pram_streams(rng if rng is not None else np.random.SeedSequence(0))
+    mats, tables, cnt, evidence = {}, {}, {}, {}
+    for j, v in enumerate(variables):
+        K = len(pmd.categories[v])
+        c = counts[v].reshape(S, K)
+        if matrices is not None:
+            Ps, ev = list(matrices[v]), [{} for _ in matrices[v]]
+        else:
+            Ps, ev = build_matrices(settings, v, pmd.categories[v], c, matrix_root, j * S)
+        if len(Ps) != S:
+            raise InputError(f"PRAM: {len(Ps)} matrices given for {v!r}, expected {S} (one per stratum).")
+        Ps = [_as_transition_matrix(P, pmd.categories[v], v) for P in Ps]
+        mats[v], tables[v], cnt[v], evidence[v] = Ps, stacked_table(Ps), c, ev
+    return PramPlan(variables, tuple(settings.strata), {v: pmd.categories[v] for v in variables},
+                    scats, mats, tables, cnt, evidence)
 
 
 def pram_partition(pdf: pd.DataFrame, plan: PramPlan, ss: np.random.SeedSequence, start: int,
@@ -276,13 +325,13 @@ def pram_partition(pdf: pd.DataFrame, plan: PramPlan, ss: np.random.SeedSequence
     out = pdf.copy(deep=False)
     n = pdf.shape[0]
     s_codes, _ = _strata_codes(pdf, plan.strata, plan.strata_categories, partition)
+    _, sampling = pram_streams(ss)
     for j, v in enumerate(plan.variables):
         cats = plan.categories[v]
         K = len(cats)
         c = encode(pdf[v], cats, var=v, partition=partition).astype(np.int64)
-        u = block_uniforms(child_stream(ss, j), start, start + n)
-        group = np.where(c >= 0, s_codes * K + c, -1)
-        new = draw_codes(group, u, plan.tables[v])
+        u = block_uniforms(child_stream(sampling, j), start, start + n)
+        new = draw_codes(np.where(c >= 0, s_codes * K + c, -1), u, plan.tables[v])
         out[v] = _decode_like(pdf[v], new, cats)
     return out
 
@@ -293,8 +342,7 @@ def _decode_like(original: pd.Series, codes: np.ndarray, cats: pd.Index) -> pd.S
     values = pd.Series(cat, index=original.index, name=original.name)
     if isinstance(original.dtype, pd.CategoricalDtype):
         return values.astype(original.dtype)
-    target = cats.dtype if (codes >= 0).all() else object
-    values = values.astype(target)
+    values = values.astype(cats.dtype if (codes >= 0).all() else object)
     try:
         return values.astype(original.dtype)
     except (TypeError, ValueError):

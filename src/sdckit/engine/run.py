@@ -1,0 +1,393 @@
+"""Run a release spec on a Dask cluster: read, measure, fit, mask, gate, write.
+
+:func:`protect_with_dask` is what ``sdckit protect SPEC --engine dask`` calls. It starts a
+``LocalCluster`` (one worker process per core, one thread each, loopback only) or connects
+to a running scheduler, then makes these passes over the data:
+
+1. scan: row counts per partition, categories of keys and strata, weight checks;
+2. statistics, in one pass: key frequencies of the input (risk before) and the statistics
+   every step fits on (category counts for PRAM, moments for noise) whose input columns no
+   earlier step changes; a step that reads a column an earlier step wrote gets its own pass
+   over the masked data (recomputed, with identical draws);
+3. the gate's risk on the released data (only when the spec has a risk threshold);
+4. write: every partition masked by the fitted plans and written as a part file.
+
+Steps the engine runs: ``pram`` (independent variables, optional ``strata``; matrices from
+the PRAM engine's builders) and ``noise``. Others are refused with the list of those that run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._random import seed_sequence
+from .._validation import close_names
+from ..errors import GateError, ParameterError, SDCError, SpecError
+from ..io.atomic import atomic_write_text
+from ..result import jsonable
+from ..spec import ReleaseSpec, spec_from_dict
+from .frame import PartitionedMicrodata, read_partitioned, write_partitioned
+from .masking import (NoisePlan, NoiseSettings, PramPlan, PramSettings, fit_noise, fit_pram,
+                      noise_moments, pram_counts, transform)
+from .risk import PartitionedRisk, frequency_table, risk_from_table
+
+#: steps the Dask engine runs, spec method -> settings class
+ENGINE_STEPS = {"pram": PramSettings, "noise": NoiseSettings}
+#: gate thresholds the Dask engine checks on the released data
+ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk")
+
+
+class EngineError(SDCError):
+    """A worker failed; the message names the partition (when known) and the cause."""
+
+
+@dataclass(frozen=True)
+class DaskRelease:
+    """What a Dask run did: summaries (public), seeds (internal), paths, timings."""
+
+    spec: ReleaseSpec
+    risk_before: PartitionedRisk
+    risk_after: PartitionedRisk | None
+    plans: tuple
+    gate: tuple[dict, ...]
+    paths: dict[str, Path]
+    seconds: dict[str, float]
+    n_records: int
+    n_partitions: int
+    n_workers: int
+    seed_record: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(g["passed"] for g in self.gate)
+
+    def public_dict(self) -> dict:
+        """Everything the public report says, as data (no seed)."""
+        return jsonable({
+            "engine": "dask", "n_records": self.n_records, "n_partitions": self.n_partitions,
+            "n_workers": self.n_workers,
+            "risk_before": self.risk_before.summary,
+            "risk_after": None if self.risk_after is None else self.risk_after.summary,
+            "steps": [_plan_summary(p) for p in self.plans],
+            "gate": list(self.gate), "passed": self.passed,
+        })
+
+    def internal_dict(self) -> dict:
+        d = self.public_dict()
+        d["input"] = str(self.spec.input_path)
+        d["seeds"] = self.seed_record
+        d["step_parameters"] = list(self.spec.step_params)
+        d["seconds"] = dict(self.seconds)
+        return jsonable(d)
+
+
+def _plan_summary(plan: Any) -> dict:
+    if isinstance(plan, PramPlan):
+        out = {"method": "pram", "variables": list(plan.variables), "strata": plan.strata, "matrices": {}}
+        for v in plan.variables:
+            ms = plan.matrices[v]
+            out["matrices"][v] = {"min_diagonal": float(min(m.min_diagonal for m in ms)),
+                                  "n_strata": len(ms), "evidence": plan.evidence[v]}
+        return out
+    s = plan.settings
+    return {"method": "noise", "variables": list(s.variables), "kind": s.kind, "level": s.level,
+            "sd": plan.sd, "n_values": plan.n_values}
+
+
+# --------------------------------------------------------------------------- spec
+def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
+    """Read a release spec for the Dask engine: sections checked by the spec module, steps by
+    the engine (only the methods in :data:`ENGINE_STEPS`, with their settings' names)."""
+    path = Path(spec_path)
+    if not path.exists():
+        raise SpecError(f"{path}: no such spec file; check the path.")
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: is not valid TOML: {exc}") from None
+    steps_raw = raw.get("steps", [])
+    if not isinstance(steps_raw, list):
+        raise SpecError(f"{path}: steps: must be an array of [[steps]] tables")
+    gate_raw = raw.get("gate", {})
+    try:
+        spec = spec_from_dict({k: v for k, v in raw.items() if k != "steps"}, base_dir=path.parent,
+                              source=str(path))
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+    for name in gate_raw if isinstance(gate_raw, dict) else ():
+        if name not in ENGINE_GATES:
+            raise SpecError(f"{path}: gate.{name}: not checked by the Dask engine; it checks "
+                            f"{', '.join(ENGINE_GATES)}. Run this spec with the in-memory engine.")
+    settings = []
+    for i, step in enumerate(steps_raw):
+        where = f"{path}: steps[{i}]"
+        if not isinstance(step, dict) or "method" not in step:
+            raise SpecError(f"{where}.method: is required (the step's method name)")
+        method = step["method"]
+        if method not in ENGINE_STEPS:
+            raise SpecError(f"{where}.method: {method!r} does not run on the Dask engine; it runs "
+                            f"{', '.join(ENGINE_STEPS)} ({close_names(str(method), list(ENGINE_STEPS))}). "
+                            "Run this spec with the in-memory engine, or split the release.")
+        params = {k: v for k, v in step.items() if k != "method"}
+        if method == "pram":
+            # the in-memory step's own names, defaults and validation
+            from ..registry import build_step, discover
+
+            discover()
+            for key, value in list(params.items()):
+                if key.endswith("file") and isinstance(value, str):
+                    params[key] = str((path.parent / value).resolve())
+            try:
+                settings.append(PramSettings.from_step(build_step("pram", params, where=where)))
+            except ParameterError as exc:
+                raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
+            continue
+        names = {f.name for f in fields(NoiseSettings)}
+        for key in params:
+            if key not in names:
+                raise SpecError(f"{where}.{key}: unknown parameter of step {method!r} on the Dask engine; "
+                                f"the valid ones are {', '.join(sorted(names))}")
+        if isinstance(params.get("variables"), list):
+            params["variables"] = tuple(params["variables"])
+        try:
+            settings.append(NoiseSettings(**params))
+        except ParameterError as exc:
+            raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
+        except TypeError as exc:
+            raise SpecError(f"{where}: {exc}") from None
+    return spec, settings
+
+
+def _columns_read(s: Any) -> set[str]:
+    return set(s.variables) | set(getattr(s, "strata", ()))
+
+
+# --------------------------------------------------------------------------- cluster
+def start_client(scheduler: str | None = None, *, n_workers: int | None = None,
+                 memory_limit: str | int | None = None, processes: bool = True):
+    """A ``distributed.Client``: to ``scheduler`` if given, else to a new LocalCluster on
+    127.0.0.1 with ``n_workers`` (default: the cores) single-threaded workers.
+
+    Returns ``(client, cluster)``; ``cluster`` is None when connecting to a scheduler (it is
+    not ours to close).
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            return Client(scheduler, timeout="20s"), None
+        except (OSError, TimeoutError) as exc:
+            raise EngineError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}; "
+                              "check the address (tcp://host:port) and that the scheduler runs.") from None
+    n = n_workers or os.cpu_count() or 1
+    kw: dict[str, Any] = {"n_workers": n, "threads_per_worker": 1, "processes": processes,
+                          "dashboard_address": None, "memory_limit": memory_limit or "auto"}
+    if processes:
+        kw["host"] = "127.0.0.1"
+    cluster = LocalCluster(**kw)
+    return Client(cluster), cluster
+
+
+def _compute(client, *collections, progress: bool = False, what: str = ""):
+    """Compute on the cluster; a worker's failure comes back as an SDCError with its cause."""
+    import dask
+
+    try:
+        if progress and client is not None:
+            from distributed import progress as show
+
+            futures = client.compute(list(collections))
+            print(f"{what}:", flush=True)
+            show(futures)
+            print(flush=True)
+            return tuple(f.result() for f in futures)
+        return dask.compute(*collections)
+    except SDCError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every worker failure is reported the same way
+        raise EngineError(f"{what or 'a task'} failed on a worker: {type(exc).__name__}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- the run
+def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = None,
+                      n_workers: int | None = None, memory_limit: str | int | None = None,
+                      categories: Mapping[str, list] | None = None, blocksize: Any = "64MB",
+                      progress: bool = True, processes: bool = True) -> DaskRelease:
+    """Run a release spec on a Dask cluster and write the release (a folder of parts).
+
+    Parameters
+    ----------
+    spec_path : path-like
+        The TOML release spec (steps: ``pram``, ``noise``).
+    scheduler : str, optional
+        Address of a running scheduler (``tcp://host:port``); default a LocalCluster.
+    n_workers : int, optional
+        Workers of the LocalCluster (default: the cores).
+    memory_limit : str or int, optional
+        Per-worker memory limit of the LocalCluster (e.g. ``"4GB"``; default: the machine's
+        memory shared between the workers).
+    categories : dict, optional
+        Fixed category lists of key / stratum columns (otherwise collected in one pass).
+    progress : bool
+        Show a progress bar of each pass's tasks.
+
+    Returns
+    -------
+    DaskRelease
+
+    Raises
+    ------
+    SpecError, InputError
+        Bad spec or data (before anything runs on the data when possible).
+    GateError
+        The released data fail the gate: nothing is written.
+    EngineError
+        A worker failed: the message names the partition and the cause.
+    """
+    t_all = time.perf_counter()
+    spec, step_settings = load_engine_spec(spec_path)
+    root, record = seed_sequence(spec.seed)
+    step_seeds = root.spawn(len(step_settings)) if step_settings else []
+    client, cluster = start_client(scheduler, n_workers=n_workers, memory_limit=memory_limit,
+                                   processes=processes)
+    seconds: dict[str, float] = {}
+    try:
+        n_workers_used = len(client.scheduler_info().get("workers", {}))
+        t = time.perf_counter()
+        roles = {k: v for k, v in spec.roles.items()}
+        pmd = read_partitioned(spec.input_path, file_format=spec.input_format,
+                               na_values=list(spec.na_values) or None, categories=categories,
+                               blocksize=blocksize, **roles)
+        seconds["scan"] = time.perf_counter() - t
+
+        # one pass: risk before + the fits whose inputs no earlier step changes
+        t = time.perf_counter()
+        written: set[str] = set()
+        independent = []
+        for s in step_settings:
+            independent.append(not (_columns_read(s) & written))
+            written |= set(s.variables)
+        stats_delayed = [frequency_table(pmd)]
+        for s, ind in zip(step_settings, independent):
+            if ind:
+                stats_delayed.append(_stats(pmd, s))
+        stats = list(_compute(client, *stats_delayed, progress=progress, what="frequencies and step statistics"))
+        risk_before = risk_from_table(stats.pop(0))
+        plans: list = []
+        current = pmd
+        for i, (s, ind) in enumerate(zip(step_settings, independent)):
+            st = stats.pop(0) if ind else _compute(client, _stats(current, s), progress=progress,
+                                                   what=f"statistics of step {i}")[0]
+            plan = _fit(current, s, st, step_seeds[i])
+            plans.append(plan)
+            current = transform(pmd, plans, step_seeds[:len(plans)])
+        seconds["statistics_and_fit"] = time.perf_counter() - t
+
+        risk_after = None
+        gate = []
+        if spec.gate:
+            t = time.perf_counter()
+            table_after = _compute(client, frequency_table(current), progress=progress,
+                                   what="risk of the released data")[0]
+            risk_after = risk_from_table(table_after, max_global_risk=float(spec.gate.get("max_global_risk", 0.01)))
+            gate = [_gate(name, value, risk_after) for name, value in spec.gate.items()]
+            seconds["gate"] = time.perf_counter() - t
+            failed = [g for g in gate if not g["passed"]]
+            if failed:
+                raise GateError("the release failed its gate, nothing was written: "
+                                + "; ".join(f"{g['name']} = {g['threshold']}: {g['detail']}" for g in failed))
+
+        t = time.perf_counter()
+        out_dir = Path(spec.output.directory)
+        data_path = out_dir / spec.output.data
+        fmt = "csv" if data_path.suffix.lower() == ".csv" else "parquet"
+        if progress:
+            print("writing the release:", flush=True)
+        try:
+            write_partitioned(current.frame, data_path, file_format=fmt, inputs=(spec.input_path,),
+                              n_records=pmd.n_records)
+        except SDCError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise EngineError(f"writing the release failed on a worker: {type(exc).__name__}: {exc}") from exc
+        seconds["write"] = time.perf_counter() - t
+        paths = {"data": data_path}
+        for plan in plans:
+            if isinstance(plan, PramPlan):
+                for v in plan.variables:
+                    for si, m in enumerate(plan.matrices[v]):
+                        name = f"pram_{v}" + (f"_stratum{si}" if len(plan.matrices[v]) > 1 else "") + ".csv"
+                        paths[f"artifact:{name}"] = atomic_write_text(out_dir / name, m.to_csv())
+        seconds["total"] = time.perf_counter() - t_all
+        run = DaskRelease(spec, risk_before, risk_after, tuple(plans), tuple(gate), paths, seconds,
+                          pmd.n_records, pmd.npartitions, n_workers_used,
+                          {"root": record.to_dict(), "steps": [list(s.spawn_key) for s in step_seeds]})
+        stem = Path(spec.output.internal_report).stem
+        paths["report"] = atomic_write_text(out_dir / spec.output.report, _public_html(run))
+        paths["internal_json"] = atomic_write_text(out_dir / f"{stem}.json",
+                                                   json.dumps(run.internal_dict(), indent=2))
+        return run
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _stats(pmd: PartitionedMicrodata, s: Any):
+    if isinstance(s, PramSettings):
+        return pram_counts(pmd, s.variables, s.strata)
+    return noise_moments(pmd, s.variables)
+
+
+def _fit(pmd: PartitionedMicrodata, s: Any, stats: Any, ss: np.random.SeedSequence):
+    if isinstance(s, PramSettings):
+        return fit_pram(pmd, s, ss, counts=stats)
+    return fit_noise(pmd, s, moments=stats)
+
+
+def _gate(name: str, threshold: Any, risk: PartitionedRisk) -> dict:
+    s = risk.summary
+    if name == "k_anonymity":
+        value = s["k_reached"]
+        passed = value >= threshold
+        detail = f"smallest f_k is {value}" + ("" if passed else f"; {s['n_records'] and int(risk.table.counts[risk.table.counts < threshold].sum())} records have f_k < {threshold}")
+    elif name == "max_global_risk":
+        value = s["global_risk"]
+        passed = value <= threshold
+        detail = f"global risk {value:.6g}"
+    else:
+        value = s["max_individual_risk"]
+        passed = value <= threshold
+        detail = f"largest individual risk {value:.6g}"
+    return {"name": name, "threshold": threshold, "value": value, "passed": bool(passed), "detail": detail}
+
+
+def _public_html(run: DaskRelease) -> str:
+    d = run.public_dict()
+
+    def table(mapping: dict) -> str:
+        return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(json.dumps(v) if isinstance(v, (dict, list)) else str(v))}</td></tr>"
+                                   for k, v in mapping.items()) + "</table>"
+
+    parts = [f"<h1>Release ({d['n_records']:,} records, Dask engine)</h1>",
+             "<h2>Risk before masking</h2>", table(d["risk_before"])]
+    if d["risk_after"] is not None:
+        parts += ["<h2>Risk of the release</h2>", table(d["risk_after"])]
+    for i, step in enumerate(d["steps"]):
+        parts += [f"<h2>Step {i}: {html.escape(step['method'])}</h2>", table(step)]
+    if d["gate"]:
+        parts += ["<h2>Gate</h2>", table({g["name"]: f"{'passed' if g['passed'] else 'FAILED'}: {g['detail']}"
+                                          for g in d["gate"]})]
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Release report</title></head><body>"
+            + "".join(parts) + "</body></html>")
