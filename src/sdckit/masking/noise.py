@@ -1,0 +1,250 @@
+"""Noise addition for continuous variables: additive (uncorrelated or correlated) and
+multiplicative, with Kim's linear transformation or an exact moment match afterwards.
+
+``level`` is one number for every method, the noise variance relative to the data's:
+
+- ``additive``: z_j = x_j + e_j with e_j ~ N(0, level * s_j^2), s_j the variable's sd
+  (uncorrelated noise; variances grow by (1 + level), correlations shrink by 1 / (1 + level));
+- ``correlated``: z = x + e with e ~ N(0, level * Sigma), Sigma the data's covariance matrix
+  (Kim 1986; Tendick & Matloff 1994): Cov(z) = (1 + level) Sigma in expectation, so the
+  correlation matrix is kept in expectation;
+- ``multiplicative``: z_j = x_j * f_j with f_j ~ N(1, level) (the relative error has
+  variance ``level``; a value keeps its sign unless level is large).
+
+``restore`` then transforms z:
+
+- ``"kim"`` (correlated noise only): y = d z + (1 - d) x-bar with d = 1 / sqrt(1 + level)
+  (Kim 1986), which restores the means and the covariance matrix in expectation;
+- ``"exact"``: y = x-bar + (z - z-bar) A with A = L_z^{-T} L_x^T (Cholesky factors of the
+  sample covariances), so the released means and covariance matrix equal the data's exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import RngLike, as_generator, seed_sequence
+from .._validation import check_choice, check_float, check_names, param_error
+from ..errors import InputError
+from ..microdata import Microdata
+from ..registry import register_step
+from ..result import Guarantee
+from ._numeric import ContinuousResult, check_numeric, moments_summary, select_numeric, standardise
+
+METHODS = ("additive", "correlated", "multiplicative")
+RESTORE = ("none", "kim", "exact")
+
+
+def _complete_cov(X: np.ndarray, where: str) -> np.ndarray:
+    """Covariance matrix (ddof = 1) of the complete records."""
+    ok = ~np.isnan(X).any(axis=1)
+    if ok.sum() < 2:
+        raise InputError(f"{where}: fewer than 2 records have all the variables; the covariance "
+                         "matrix cannot be estimated: use method = \"additive\" or impute.")
+    return np.atleast_2d(np.cov(X[ok], rowvar=False))
+
+
+def _psd_factor(S: np.ndarray) -> np.ndarray:
+    """A factor F with F F^T = S for a positive semi-definite S (eigen-decomposition, so
+    singular covariance matrices are accepted)."""
+    vals, vecs = np.linalg.eigh(S)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def kim_factor(level: float) -> float:
+    """d of Kim's transformation y = d z + (1 - d) x-bar: 1 / sqrt(1 + level)."""
+    return 1.0 / np.sqrt(1.0 + level)
+
+
+def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method: str = "additive",
+                    restore: str = "none", names: Sequence[str] | None = None) -> np.ndarray:
+    """Add noise to the columns of ``X``; returns a new array (NaN stays NaN).
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Continuous values.
+    level : float > 0
+        Noise variance relative to the data's (see the module notes).
+    rng : int, Generator, SeedSequence or None
+    method : {"additive", "correlated", "multiplicative"}
+    restore : {"none", "kim", "exact"}
+        Transformation after the noise: Kim's (correlated noise only) or the exact match of
+        means and covariances (complete records only).
+    names : list of str, optional
+        Column names for messages.
+
+    References
+    ----------
+    Kim, J. J. (1986). A method for limiting disclosure in microdata based on random noise and
+    transformation. *Proc. Section on Survey Research Methods, ASA*, 303-308.
+    Tendick, P. and Matloff, N. (1994). A modified random perturbation method for database
+    security. *ACM TODS* 19(1), 47-63.
+    Brand, R. (2002). Microdata protection through noise addition. In *Inference Control in
+    Statistical Databases*, LNCS 2316, 97-116.
+    """
+    owner = "add_noise_array"
+    level = check_float(owner, "level", level, low=0.0, low_open=True)
+    check_choice(owner, "method", method, METHODS)
+    check_choice(owner, "restore", restore, RESTORE)
+    if restore == "kim" and method != "correlated":
+        raise param_error(owner, "restore", "'kim' only with method 'correlated' (Kim's transformation "
+                          "restores covariances only for noise with the data's covariance)", restore)
+    X = check_numeric(X, names, where=owner, allow_nan=(restore != "exact"))
+    n, p = X.shape
+    if n < 2:
+        raise InputError(f"{owner}: needs at least 2 records to measure the variables' spread; got {n}.")
+    gen = as_generator(rng)
+    if method == "multiplicative":
+        Z = X * (1.0 + np.sqrt(level) * gen.standard_normal((n, p)))          # f ~ N(1, level)
+    else:
+        standardise(X, names, where=owner)                                  # names a constant variable
+        E = gen.standard_normal((n, p))
+        if method == "additive":
+            E *= np.sqrt(level) * np.nanstd(X, axis=0, ddof=1)             # e_j ~ N(0, level s_j^2)
+        else:
+            E = E @ (np.sqrt(level) * _psd_factor(_complete_cov(X, owner))).T  # e ~ N(0, level Sigma)
+        Z = X + E
+    if restore == "kim":
+        d = kim_factor(level)                                               # Kim (1986): y = d z + (1 - d) x-bar
+        Z = d * Z + (1.0 - d) * np.nanmean(X, axis=0)
+    elif restore == "exact":
+        Z = match_moments(X, Z)
+    return Z
+
+
+def match_moments(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """y = x-bar + (z - z-bar) A with A^T Cov(z) A = Cov(x): the means and the covariance
+    matrix of y equal X's exactly (A = L_z^{-T} L_x^T from Cholesky factors)."""
+    Lx = np.linalg.cholesky(np.atleast_2d(np.cov(X, rowvar=False)))
+    Lz = np.linalg.cholesky(np.atleast_2d(np.cov(Z, rowvar=False)))
+    A = np.linalg.solve(Lz.T, Lx.T)
+    return X.mean(axis=0) + (Z - Z.mean(axis=0)) @ A
+
+
+def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore: str) -> dict:
+    """Independent check of the noise on the output.
+
+    Recovers the noise from (X, Y): e = Y - X (additive, correlated), Y / X - 1
+    (multiplicative, X != 0), (Y - (1 - d) x-bar) / d - X after Kim's transformation; and
+    measures its variance relative to the data's per variable (to be within 6 standard
+    errors of ``level``: the sampling sd of a variance ratio is about level * sqrt(2 / m))
+    and, for correlated noise, the largest difference between the correlation matrices of
+    the noise and of the data (within 6 / sqrt(m)). After ``restore="exact"`` it checks the
+    means and covariance matrix instead (relative error below 1e-8).
+    """
+    m = int((~np.isnan(X)).all(axis=1).sum())
+    out = {"records": m}
+    if restore == "exact":
+        mean_err = np.abs(Y.mean(axis=0) - X.mean(axis=0)) / (X.std(axis=0) + 1e-300)
+        cx, cy = np.cov(X, rowvar=False), np.cov(Y, rowvar=False)
+        cov_err = np.abs(cy - cx) / (np.sqrt(np.outer(np.diag(cx), np.diag(cx))) + 1e-300)
+        out.update(max_mean_error_sd=float(mean_err.max()), max_cov_error=float(np.max(cov_err)),
+                   holds=bool(mean_err.max() < 1e-8 and np.max(cov_err) < 1e-8),
+                   realised_ratio=(np.nanvar(Y - X, axis=0, ddof=1) / np.nanvar(X, axis=0, ddof=1)).tolist())
+        return out
+    if method == "multiplicative":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            E = np.where(X != 0, Y / X - 1.0, np.nan)
+        ratio = np.nanvar(E, axis=0, ddof=1) / level
+    else:
+        if restore == "kim":
+            d = kim_factor(level)
+            E = (Y - (1.0 - d) * np.nanmean(X, axis=0)) / d - X
+        else:
+            E = Y - X
+        ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
+    m_col = (~np.isnan(E)).sum(axis=0)
+    tol = 6.0 * np.sqrt(2.0 / np.maximum(m_col - 1, 1))
+    ok = bool(np.all(np.abs(ratio - 1.0) <= tol))
+    out.update(realised_ratio=(ratio * level).tolist(), tolerance=tol.tolist())
+    if method == "correlated" and X.shape[1] > 1:
+        rows = ~np.isnan(E).any(axis=1)
+        dc = np.abs(np.corrcoef(E[rows], rowvar=False) - np.corrcoef(X[rows], rowvar=False))
+        out["max_noise_correlation_gap"] = float(np.max(dc))
+        ok &= bool(np.max(dc) <= 6.0 / np.sqrt(max(int(rows.sum()) - 1, 1)))
+    out["holds"] = ok
+    return out
+
+
+@dataclass(frozen=True)
+class NoiseResult(ContinuousResult):
+    """Noise addition result (the summary holds the realised noise level per variable)."""
+
+
+@register_step("noise")
+@dataclass(frozen=True)
+class Noise:
+    """Add random noise to numeric variables.
+
+    Parameters
+    ----------
+    level : float > 0
+        Noise variance relative to the data's variance (additive: per variable; correlated:
+        level * covariance matrix; multiplicative: variance of the factor around 1). sdcMicro's
+        ``addNoise(noise = 150)`` (sd = 1.5 s_j) is level = 2.25.
+    variables : list of str, optional
+        Numeric variables (default: the numeric_vars role).
+    method : {"additive", "correlated", "multiplicative"}
+    restore : {"none", "kim", "exact"}
+        After the noise: nothing; Kim's transformation (means and covariances restored in
+        expectation, correlated noise only); exact match of means and covariances.
+
+    Notes
+    -----
+    Missing values stay missing (restore = "exact" needs complete records). The covariance of
+    correlated noise is that of the complete records. Guarantee (checked independently on
+    the output): the noise recovered from the output has the stated level within sampling
+    error (and, correlated, the data's correlation matrix); with restore = "exact", the means
+    and covariance matrix are the data's.
+
+    References
+    ----------
+    Kim, J. J. (1986). A method for limiting disclosure in microdata based on random noise and
+    transformation. *Proc. Section on Survey Research Methods, ASA*, 303-308.
+    Tendick, P. and Matloff, N. (1994). A modified random perturbation method for database
+    security. *ACM TODS* 19(1), 47-63.
+    Brand, R. (2002). Microdata protection through noise addition. LNCS 2316, 97-116.
+    """
+
+    level: float = 0.1
+    variables: Sequence[str] | None = None
+    method: str = "correlated"
+    restore: str = "none"
+
+    def __post_init__(self) -> None:
+        o = "Noise"
+        object.__setattr__(self, "level", check_float(o, "level", self.level, low=0.0, low_open=True))
+        check_choice(o, "method", self.method, METHODS)
+        check_choice(o, "restore", self.restore, RESTORE)
+        if self.restore == "kim" and self.method != "correlated":
+            raise param_error(o, "restore", "'kim' only with method 'correlated'", self.restore)
+        if self.variables is not None:
+            object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
+
+    def apply(self, microdata: Microdata, *, rng=None) -> NoiseResult:
+        names, X, _ = select_numeric(microdata, self.variables, where="noise",
+                                     allow_nan=(self.restore != "exact"))
+        ss, record = seed_sequence(rng)
+        Y = add_noise_array(X, self.level, ss, method=self.method, restore=self.restore, names=names)
+        released = microdata.with_columns({v: Y[:, j] for j, v in enumerate(names)})
+        chk = check_noise(X, Y, self.level, self.method, self.restore)
+        summary = {"variables": names, "method": self.method, "level": self.level, "restore": self.restore,
+                   "noise_sd_share": float(np.sqrt(self.level)),
+                   "realised_level": dict(zip(names, chk["realised_ratio"]))}
+        summary.update(moments_summary(X, Y, names))
+        if self.restore == "exact":
+            g = Guarantee("moments_restored", "released means and covariance matrix equal the data's "
+                          "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},
+                          chk["holds"])
+        else:
+            what = ("noise covariance = level x data covariance" if self.method == "correlated" else
+                    "noise variance = level x each variable's variance" if self.method == "additive" else
+                    "multiplicative factor variance = level")
+            g = Guarantee("noise_level", f"{what} (level {self.level:g}), within 6 standard errors",
+                          dict(zip(names, chk["realised_ratio"])), chk["holds"])
+        params = {"level": self.level, "variables": names, "method": self.method, "restore": self.restore}
+        return NoiseResult("noise", released, params, summary, (g,), record)
