@@ -1,0 +1,109 @@
+"""PRAM and noise at scale: the same output for any partitioning, equal to the in-memory
+reference path, and the statistical behaviour each method promises."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sdckit.engine.frame import from_pandas, same_values
+from sdckit.engine.masking import (NoiseSettings, PramSettings, child_stream, fit_noise, fit_pram,
+                                   run_in_memory, transform)
+from sdckit.errors import InputError, ParameterError
+
+from .conftest import person_frame
+
+ROLES = dict(key_vars=["region", "sex", "age", "job"], strata=["sex"], numeric_vars=["income", "hours"],
+             weight="weight")
+
+
+def _run(df, npartitions, pram, noise, seed=7):
+    pmd = from_pandas(df, npartitions=npartitions, **ROLES)
+    root = np.random.SeedSequence(seed)
+    seeds = [child_stream(root, 0), child_stream(root, 1)]
+    plans = [fit_pram(pmd, pram, seeds[0]), fit_noise(pmd, noise)]
+    out = transform(pmd, plans, seeds).frame.compute().reset_index(drop=True)
+    return out, plans, seeds
+
+
+def test_pram_and_noise_do_not_depend_on_partitions_and_equal_the_in_memory_path(client):
+    df = person_frame(30_000, seed=1)
+    pram = PramSettings(("age", "job"), "invariant", min_diagonal=0.6, strata=("sex",),
+                        options={"base": "uniform"})
+    noise = NoiseSettings(("income", "hours"), 0.15)
+    outs = [_run(df, p, pram, noise) for p in (1, 4, 11)]
+    reference = run_in_memory(df, outs[0][1], outs[0][2])
+    for out, plans, _ in outs:
+        assert same_values(out, reference)
+        # the fitted plans agree too (counts are exact, moments correctly rounded)
+        assert plans[1].sd == outs[0][1][1].sd
+        assert all(np.array_equal(plans[0].counts[v], outs[0][1][0].counts[v]) for v in ("age", "job"))
+    out = outs[0][0]
+    assert (out["age"] != df["age"]).mean() > 0.05  # PRAM did change records
+    assert out["job"].isna().sum() == df["job"].isna().sum()
+    assert (out["job"].isna() == df["job"].isna()).all()  # missing values never change
+    assert same_values(out[["region", "sex", "weight"]], df[["region", "sex", "weight"]])
+
+
+def test_empirical_transitions_follow_the_matrix(client):
+    # chi-square of the released categories of each original category against row k of P
+    df = person_frame(60_000, seed=2, missing=False)
+    K = 5
+    P = np.full((K, K), 0.05) + np.diag(np.full(K, 0.75))  # rows sum to 1
+    pmd = from_pandas(df, npartitions=3, key_vars=["job"], weight="weight")
+    plan = fit_pram(pmd, PramSettings(("job",), "max_entropy"), matrices={"job": [P]})
+    ss = np.random.SeedSequence(99)
+    out = transform(pmd, [plan], [ss]).frame.compute().reset_index(drop=True)
+    cats = list(pmd.categories["job"])
+    before = df["job"].map(cats.index).to_numpy()
+    after = out["job"].map(cats.index).to_numpy()
+    for k in range(K):
+        obs = np.bincount(after[before == k], minlength=K)
+        assert stats.chisquare(obs, P[k] * obs.sum()).pvalue > 1e-3
+
+
+def test_identity_matrix_changes_nothing(client):
+    df = person_frame(3000, seed=3)
+    pmd = from_pandas(df, npartitions=4, **ROLES)
+    plan = fit_pram(pmd, PramSettings(("age", "job", "region"), "identity"))
+    out = transform(pmd, [plan], [np.random.SeedSequence(1)]).frame.compute().reset_index(drop=True)
+    assert same_values(out, df)
+
+
+def test_invariant_pram_from_distributed_counts_keeps_p(client):
+    df = person_frame(20_000, seed=4)
+    pmd = from_pandas(df, npartitions=5, **ROLES)
+    plan = fit_pram(pmd, PramSettings(("job",), "invariant", min_diagonal=0.7, options={"base": "uniform"}),
+                    np.random.SeedSequence(3))
+    counts = df["job"].value_counts().reindex(pmd.categories["job"]).to_numpy()
+    assert np.array_equal(plan.counts["job"][0], counts)  # exact distributed counts
+    m = plan.matrices["job"][0]
+    p = counts / counts.sum()
+    assert np.allclose(p @ m.to_dense(), p, atol=1e-12)
+    assert m.min_diagonal >= 0.7
+
+
+def test_noise_has_the_promised_scale(client):
+    df = person_frame(50_000, seed=5)
+    pmd = from_pandas(df, npartitions=3, **ROLES)
+    add = fit_noise(pmd, NoiseSettings(("hours",), 0.2))
+    mult = fit_noise(pmd, NoiseSettings(("income",), 0.1, "multiplicative"))
+    out = transform(pmd, [add, mult], [np.random.SeedSequence(1), np.random.SeedSequence(2)]).frame.compute()
+    out = out.reset_index(drop=True)
+    z = (out["hours"] - df["hours"]) / (0.2 * df["hours"].std())
+    assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02
+    ratio = (out["income"] / df["income"] - 1) / 0.1
+    assert abs(ratio.mean()) < 0.02 and abs(ratio.std() - 1) < 0.02
+    assert out["income"].isna().sum() == df["income"].isna().sum()
+
+
+def test_bad_settings_are_refused(client):
+    with pytest.raises(ParameterError, match="'level' parameter of Noise"):
+        NoiseSettings(("x",), -1)
+    with pytest.raises(ParameterError, match="joint"):
+        PramSettings(("a", "b"), joint=True)
+    df = person_frame(300, seed=6)
+    pmd = from_pandas(df, npartitions=2, **ROLES)
+    with pytest.raises(InputError, match="'income' is not a key variable"):
+        fit_pram(pmd, PramSettings(("income",)))
+    with pytest.raises(InputError, match=r"the matrix for 'job' is 2 x 2"):
+        fit_pram(pmd, PramSettings(("job",)), matrices={"job": [np.eye(2)]})

@@ -1,0 +1,109 @@
+"""protect_with_dask end to end on a LocalCluster (in-process workers, no network)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.engine.frame import from_pandas, same_values
+from sdckit.engine.masking import run_in_memory
+from sdckit.engine.run import EngineError, protect_with_dask
+from sdckit.errors import GateError, InputError, SpecError
+
+from .conftest import person_frame
+
+SPEC = """
+[input]
+path = "persons"
+format = "parquet"
+
+[roles]
+key_vars = ["region", "sex", "age", "job"]
+numeric_vars = ["income", "hours"]
+weight = "weight"
+
+[run]
+seed = 20261122
+
+[[steps]]
+method = "pram"
+variables = ["age", "job"]
+matrix = "invariant"
+min_diagonal = 0.7
+
+[[steps]]
+method = "noise"
+variables = ["income", "hours"]
+level = 0.1
+
+[gate]
+{gate}
+
+[output]
+directory = "release"
+data = "persons_released.parquet"
+"""
+
+
+def _write_input(tmp_path, df, n_parts=3):
+    folder = tmp_path / "persons"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(df)), n_parts)):
+        df.iloc[part].to_parquet(folder / f"part.{i}.parquet", index=False)
+    return folder
+
+
+def test_protect_writes_the_release_equal_to_the_in_memory_path(tmp_path):
+    df = person_frame(8000, seed=1)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate="max_individual_risk = 0.99"))
+    run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    assert run.passed and run.n_records == 8000 and run.n_partitions == 3
+    released = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    # the same plans and the step seeds of the run, applied in memory as one partition
+    root = np.random.SeedSequence(20261122)
+    reference = run_in_memory(df, run.plans, root.spawn(2))
+    assert same_values(released, reference)
+    public = (tmp_path / "release" / "report.html").read_text()
+    assert "20261122" not in public  # the seed is a secret: internal report only
+    internal = json.loads((tmp_path / "release" / "internal_report.json").read_text())
+    assert internal["seeds"]["root"]["entropy"] == "20261122"
+    assert (tmp_path / "release" / "pram_age.csv").exists()
+    assert run.risk_before.summary["n_records"] == 8000
+
+
+def test_failed_gate_writes_nothing(tmp_path):
+    df = person_frame(3000, seed=2)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate="k_anonymity = 50"))
+    with pytest.raises(GateError, match="k_anonymity = 50"):
+        protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    assert not (tmp_path / "release").exists()
+
+
+def test_spec_errors_before_running(tmp_path):
+    df = person_frame(500, seed=3)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate="").replace('method = "noise"', 'method = "microaggregation"'))
+    with pytest.raises(SpecError, match="'microaggregation' does not run on the Dask engine"):
+        protect_with_dask(spec, processes=False, progress=False)
+    spec.write_text(SPEC.format(gate="l_diversity = 2"))
+    with pytest.raises(SpecError, match="gate.l_diversity: not checked by the Dask engine"):
+        protect_with_dask(spec, processes=False, progress=False)
+    spec.write_text(SPEC.format(gate="").replace("level = 0.1", "levle = 0.1"))
+    with pytest.raises(SpecError, match=r"steps\[1\].levle: unknown parameter"):
+        protect_with_dask(spec, processes=False, progress=False)
+
+
+def test_a_worker_error_names_the_partition(tmp_path):
+    df = person_frame(900, seed=4, missing=False)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate=""))
+    cats = {"job": ["a", "b", "c", "d"]}  # 'e' occurs: refused where it is met
+    with pytest.raises((InputError, EngineError), match=r"'job' has values not in its category list \(partition \d\)"):
+        protect_with_dask(spec, n_workers=2, processes=False, progress=False, categories=cats)
