@@ -98,9 +98,22 @@ def test_joint_pram_over_sparse_space():
         assert np.array_equal(out[v][:100], codes[v][:100])
 
 
-def test_sampling_table_last_entry_is_one_and_codes_checked():
-    t = SamplingTable.from_matrix(random_matrix(7, 3))
-    assert np.all(t.cumulative[t.indptr[1:] - 1] == 1.0)
+@pytest.mark.parametrize("L, seed", [(1, 0), (3, 1), (7, 3), (25, 4)])
+def test_alias_tables_reproduce_P_exactly(L, seed):
+    # the probability of each outcome, summed from the tables: (prob_e + sum over entries
+    # aliasing to it of (1 - prob)) / row size; must equal P (independent of sampling)
+    m = random_matrix(L, seed) if L > 1 else TransitionMatrix([0], [[1.0]])
+    t = SamplingTable.from_matrix(m)
+    E = np.zeros((L, L))
+    for r in range(L):
+        lo, hi = t.indptr[r], t.indptr[r + 1]
+        for e in range(lo, hi):
+            E[r, t.indices[e]] += t.prob[e] / (hi - lo)
+            E[r, t.indices[t.alias[e]]] += (1 - t.prob[e]) / (hi - lo)
+    assert np.abs(E - m.to_dense()).max() < 1e-14
+
+
+def test_codes_checked():
     with pytest.raises(InputError, match="outside"):
         pram_codes(np.array([9]), random_matrix(7, 3), 0)
     with pytest.raises(InputError, match="integer"):

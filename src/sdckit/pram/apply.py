@@ -1,11 +1,11 @@
 """Applying PRAM to integer codes: one variable, several independently, several jointly, by stratum.
 
 Each record's category k is replaced by a draw from row k of P (seed 000 section 1:
-P(X(i) = l | xi(i) = k) = P_kl, independently over records). The draw is an inverse CDF
-on per-row cumulative tables: one uniform u_i per record, released category = the first l
-with cumsum(P_k)[l] > u_i, found by binary search inside the row's non-zero entries (a
-numba loop, O(log nnz_k) per record). Zero-probability transitions can never be drawn;
-missing values (code -1) are copied unchanged.
+P(X(i) = l | xi(i) = k) = P_kl, independently over records). The draw uses Walker's alias
+tables of each row's non-zero entries: one uniform u_i per record gives the entry (integer
+part of u_i m) and the choice between it and its alias (fractional part), O(1) per record in
+a numba loop over integer codes. Zero-probability transitions can never be drawn; missing
+values (code -1) are copied unchanged.
 
 Streams: every (variable group, stratum) gets its own child generator from
 :func:`sdckit._random.spawn_keyed` (children of the root in the order of the groups, then the
@@ -30,53 +30,86 @@ from .matrix import TransitionMatrix
 
 @dataclass(frozen=True)
 class SamplingTable:
-    """Per-row cumulative probabilities of P's non-zero entries (CSR layout)."""
+    """Walker's alias tables of P's non-zero entries, row by row (CSR layout).
+
+    Row k with m non-zero entries: draw u, x = u m, j = floor(x), f = x - j; the released
+    category is ``indices[e]`` if f < ``prob[e]`` else ``indices[alias[e]]`` (e = indptr[k] + j).
+    Only non-zero entries are in the table, so a zero-probability move can never be drawn.
+    """
 
     indptr: np.ndarray    # (L + 1,) int64
     indices: np.ndarray   # released category of each entry
-    cumulative: np.ndarray  # running sum within the row; the row's last entry is exactly 1.0
+    prob: np.ndarray      # probability of keeping entry e rather than its alias
+    alias: np.ndarray     # position (into indices) of the alias of entry e
 
     @classmethod
     def from_matrix(cls, matrix: TransitionMatrix) -> "SamplingTable":
-        P = matrix.P if matrix.is_sparse else sp.csr_matrix(matrix.P)
-        P = sp.csr_matrix(P)
+        P = sp.csr_matrix(matrix.P if matrix.is_sparse else sp.csr_matrix(matrix.P), copy=True)
         P.sort_indices()
         P.eliminate_zeros()
         indptr = P.indptr.astype(np.int64)
-        cum = np.empty(P.data.size)
-        for_rows = np.diff(indptr)
-        if (for_rows == 0).any():  # impossible for a validated matrix (rows sum to 1)
+        if (np.diff(indptr) == 0).any():  # impossible for a validated matrix (rows sum to 1)
             raise InputError(f"{matrix.name}: a row of P has no non-zero entry.")
-        # cumulative sum per row: global cumsum minus the row's offset, computed stably
-        row_of = np.repeat(np.arange(P.shape[0]), for_rows)
-        cum[:] = P.data
-        np.cumsum(cum, out=cum)
-        start = np.concatenate(([0.0], cum[indptr[1:-1] - 1]))
-        cum -= start[row_of]
-        # renormalise each row so that its last entry is exactly 1 (rows sum to 1 within 1e-12)
-        cum /= cum[indptr[1:] - 1][row_of]
-        cum[indptr[1:] - 1] = 1.0
-        return cls(indptr, P.indices.astype(np.int64), cum)
+        prob = np.empty(P.nnz)
+        alias = np.empty(P.nnz, dtype=np.int64)
+        _alias_build(indptr, P.data.astype(np.float64), prob, alias, int(np.diff(indptr).max()))
+        return cls(indptr, P.indices.astype(np.int64), prob, alias)
+
+
+@numba.njit(cache=True)
+def _alias_build(indptr, data, prob, alias, max_row):  # pragma: no cover - compiled
+    """Vose's alias method for every row (Walker 1977; Vose 1991), O(non-zeros)."""
+    small = np.empty(max_row, dtype=np.int64)
+    large = np.empty(max_row, dtype=np.int64)
+    q = np.empty(max_row)
+    for r in range(indptr.shape[0] - 1):
+        lo = indptr[r]
+        k = indptr[r + 1] - lo
+        tot = 0.0
+        for i in range(k):
+            tot += data[lo + i]
+        ns = 0
+        nl = 0
+        for i in range(k):
+            q[i] = data[lo + i] * k / tot
+            prob[lo + i] = 1.0
+            alias[lo + i] = lo + i
+            if q[i] < 1.0:
+                small[ns] = i
+                ns += 1
+            else:
+                large[nl] = i
+                nl += 1
+        while ns > 0 and nl > 0:
+            ns -= 1
+            s = small[ns]
+            nl -= 1
+            g = large[nl]
+            prob[lo + s] = q[s]
+            alias[lo + s] = lo + g
+            q[g] = (q[g] + q[s]) - 1.0
+            if q[g] < 1.0:
+                small[ns] = g
+                ns += 1
+            else:
+                large[nl] = g
+                nl += 1
+        # entries left on either stack keep probability 1 (their q is 1 up to round-off)
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw(codes, u, indptr, indices, cumulative, out):  # pragma: no cover - compiled
-    """out[i] = indices[first k in row codes[i] with cumulative[k] > u[i]]; -1 stays -1."""
+def _draw(codes, u, indptr, indices, prob, alias, out):  # pragma: no cover - compiled
+    """out[i] = an alias-table draw from row codes[i] with the uniform u[i]; -1 stays -1."""
     for i in range(codes.shape[0]):
         c = codes[i]
         if c < 0:
             out[i] = c
             continue
         lo = indptr[c]
-        hi = indptr[c + 1] - 1
-        x = u[i]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cumulative[mid] > x:
-                hi = mid
-            else:
-                lo = mid + 1
-        out[i] = indices[lo]
+        x = u[i] * (indptr[c + 1] - lo)
+        j = int(x)
+        e = lo + j
+        out[i] = indices[e] if x - j < prob[e] else indices[alias[e]]
 
 
 def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng: RngLike = None, *,
@@ -109,7 +142,7 @@ def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng:
     gen = as_generator(rng)
     u = gen.random(codes.size)
     out = np.empty(codes.shape, dtype=codes.dtype if codes.dtype.kind == "i" else np.int64)
-    _draw(codes.reshape(-1), u, table.indptr, table.indices, table.cumulative, out.reshape(-1))
+    _draw(codes.reshape(-1), u, table.indptr, table.indices, table.prob, table.alias, out.reshape(-1))
     return out
 
 
@@ -155,30 +188,32 @@ def pram_frame_codes(codes: Mapping[str, np.ndarray], shapes: Mapping[str, int],
         Released codes per variable. A record with a missing value in a joint group keeps
         all of that group's values.
     """
-    names = list(codes)
-    groups = [tuple(g) for g in joint] if joint else [(v,) for v in names]
+    groups = [tuple(g) for g in joint] if joint else [(v,) for v in codes]
     n = len(next(iter(codes.values())))
     if strata is None:
         stratum_ids, strata = ["all"], np.zeros(n, dtype=np.int64)
     else:
         stratum_ids = list(range(int(strata.max()) + 1)) if n else []
     streams = _streams(rng, groups, stratum_ids)
-    out = {v: np.array(codes[v], copy=True) for v in names}
+    out: dict[str, np.ndarray] = {}
     for g in groups:
         shape = tuple(shapes[v] for v in g)
         jc = joint_codes([np.asarray(codes[v]) for v in g], shape)
-        released = jc.copy()
-        for s_i, s in enumerate(stratum_ids):
-            rows = slice(None) if s == "all" else np.flatnonzero(strata == s_i)
-            m = matrices[(g, s)]
-            released[rows] = pram_codes(jc[rows], m, streams[(g, s)])
+        if stratum_ids == ["all"]:
+            released = pram_codes(jc, matrices[(g, "all")], streams[(g, "all")])
+        else:
+            released = np.empty_like(jc)
+            for s_i, s in enumerate(stratum_ids):
+                rows = np.flatnonzero(strata == s_i)
+                released[rows] = pram_codes(jc[rows], matrices[(g, s)], streams[(g, s)])
         if len(g) == 1:
-            out[g[0]] = released.astype(out[g[0]].dtype, copy=False)
+            out[g[0]] = released.astype(np.asarray(codes[g[0]]).dtype, copy=False)
         else:
             miss = released < 0
             parts = np.unravel_index(np.where(miss, 0, released), shape)
             for v, part in zip(g, parts):
-                out[v] = np.where(miss, np.asarray(codes[v]), part).astype(out[v].dtype, copy=False)
+                c = np.asarray(codes[v])
+                out[v] = np.where(miss, c, part).astype(c.dtype, copy=False)
     return out
 
 

@@ -103,9 +103,10 @@ def category_labels(microdata: Microdata, variables: Sequence[str]) -> tuple:
 
 
 def joint_codes(codes: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
-    """C-order code over the joint space (np.ravel_multi_index); -1 where any code is missing."""
+    """C-order code over the joint space (np.ravel_multi_index); -1 where any code is missing.
+    One variable: its codes as they are (no copy)."""
     if len(codes) == 1:
-        return np.asarray(codes[0], dtype=np.int64)
+        return np.asarray(codes[0])
     missing = np.zeros(codes[0].shape, dtype=bool)
     for c in codes:
         missing |= c < 0
