@@ -54,30 +54,42 @@ def child_stream(ss: np.random.SeedSequence, index: int) -> np.random.SeedSequen
 
 
 # --------------------------------------------------------------------------- PRAM
-def stacked_table(matrices: Sequence[Any]):
-    """The PRAM engine's sampling tables of several matrices (one per stratum) stacked: row
-    ``s * K + k`` is row k of stratum s's table, entries copied unchanged, so a draw is the
-    same as with that stratum's own table."""
+class _GivenUniforms(np.random.Generator):
+    """A Generator whose ``random(n)`` returns uniforms drawn beforehand (block_uniforms), so
+    the PRAM engine's own sampling (:func:`sdckit.pram.apply.pram_codes`) uses them."""
+
+    def __init__(self, u: np.ndarray) -> None:
+        super().__init__(np.random.PCG64(0))
+        self._u = u
+
+    def random(self, size=None, dtype=np.float64, out=None):  # noqa: D102
+        if size != self._u.size:
+            raise RuntimeError(f"PRAM asked for {size} uniforms; {self._u.size} were drawn.")
+        return self._u
+
+
+def sampling_tables(matrices: Sequence[Any]) -> list:
+    """The PRAM engine's sampling table of each matrix (one per stratum)."""
     from ..pram.apply import SamplingTable
 
-    tables = [SamplingTable.from_matrix(m) for m in matrices]
-    indptr = [np.zeros(1, dtype=np.int64)]
-    offset = 0
-    for t in tables:
-        indptr.append(t.indptr[1:] + offset)
-        offset += int(t.indptr[-1])
-    return SamplingTable(np.concatenate(indptr), np.concatenate([t.indices for t in tables]),
-                         np.concatenate([t.cumulative for t in tables]))
+    return [SamplingTable.from_matrix(m) for m in matrices]
 
 
-def draw_codes(group: np.ndarray, u: np.ndarray, table) -> np.ndarray:
-    """Released codes by the PRAM engine's inverse CDF (first entry of the row whose running
-    sum exceeds u); ``-1`` stays ``-1``."""
-    from ..pram.apply import _draw
+def draw_codes(codes: np.ndarray, strata: np.ndarray, u: np.ndarray, tables: Sequence[Any]) -> np.ndarray:
+    """Released codes by the PRAM engine's sampling (:func:`sdckit.pram.apply.pram_codes`)
+    with the given uniforms: record i of stratum s draws from ``tables[s]`` with ``u[i]``;
+    ``-1`` stays ``-1``."""
+    from ..pram.apply import pram_codes
 
-    group = np.ascontiguousarray(group, dtype=np.int64)
-    out = np.empty(group.shape, dtype=np.int64)
-    _draw(group, np.ascontiguousarray(u, dtype=np.float64), table.indptr, table.indices, table.cumulative, out)
+    codes = np.asarray(codes, dtype=np.int64)
+    if len(tables) == 1:
+        return pram_codes(codes, tables[0], _GivenUniforms(u))
+    out = np.empty_like(codes)
+    order = np.argsort(strata, kind="stable")
+    bounds = np.flatnonzero(np.diff(strata[order])) + 1
+    for rows in np.split(order, bounds):
+        if rows.size:
+            out[rows] = pram_codes(codes[rows], tables[int(strata[rows[0]])], _GivenUniforms(u[rows]))
     return out
 
 
@@ -87,8 +99,8 @@ class PramPlan:
 
     ``matrices[var][s]`` is the PRAM engine's TransitionMatrix of stratum ``s`` (``s = 0``
     without strata; strata are the combinations of the strata columns' codes, a missing value
-    counting as one more code). ``tables[var]`` stacks their sampling tables
-    (:func:`stacked_table`); ``counts[var]`` has the category counts per stratum, shape (S, K).
+    counting as one more code). ``tables[var][s]`` is its sampling table;
+    ``counts[var]`` has the category counts per stratum, shape (S, K).
     """
 
     variables: tuple[str, ...]
@@ -314,7 +326,7 @@ def fit_pram(pmd: PartitionedMicrodata, settings: PramSettings, rng: np.random.S
         if len(Ps) != S:
             raise InputError(f"PRAM: {len(Ps)} matrices given for {v!r}, expected {S} (one per stratum).")
         Ps = [_as_transition_matrix(P, pmd.categories[v], v) for P in Ps]
-        mats[v], tables[v], cnt[v], evidence[v] = Ps, stacked_table(Ps), c, ev
+        mats[v], tables[v], cnt[v], evidence[v] = Ps, sampling_tables(Ps), c, ev
     return PramPlan(variables, tuple(settings.strata), {v: pmd.categories[v] for v in variables},
                     scats, mats, tables, cnt, evidence)
 
@@ -328,10 +340,9 @@ def pram_partition(pdf: pd.DataFrame, plan: PramPlan, ss: np.random.SeedSequence
     _, sampling = pram_streams(ss)
     for j, v in enumerate(plan.variables):
         cats = plan.categories[v]
-        K = len(cats)
         c = encode(pdf[v], cats, var=v, partition=partition).astype(np.int64)
         u = block_uniforms(child_stream(sampling, j), start, start + n)
-        new = draw_codes(np.where(c >= 0, s_codes * K + c, -1), u, plan.tables[v])
+        new = draw_codes(c, s_codes, u, plan.tables[v])
         out[v] = _decode_like(pdf[v], new, cats)
     return out
 
