@@ -85,6 +85,10 @@ def main() -> None:
               f"{r.summary['neighbours_mean']:.1f}, median {r.summary['neighbours_median']:.0f}")
         print(t.to_string(float_format=lambda v: f"{v:.4g}"))
         print(f"paper's released coefficients: {dict(zip(REGRESSORS, PAPER[key]))}")
+        # how much of the change is the loss of the suppressed records alone (no resampling)?
+        kept = LinearRegression("wageinc", REGRESSORS).run(p1[~r.suppressed])["estimates"]
+        print("original data without the suppressed records, relative change: "
+              + ", ".join(f"{q} {kept[q] / t.loc[q, 'original'] - 1:+.1%}" for q in REGRESSORS))
         for target in r.tracking.targets:
             print(f"tracking {target.description!r}: {len(target.original_rows)} original, "
                   f"{len(target.released_rows)} released {list(target.released_rows)}; originals "
@@ -99,6 +103,7 @@ def main() -> None:
                     "coef_original": {q: float(t.loc[q, "original"]) for q in REGRESSORS},
                     "coef_released": {q: float(t.loc[q, "released"]) for q in REGRESSORS},
                     "max_rel_diff": float(t["rel_diff"].max()),
+                    "coef_original_unsuppressed": {q: float(kept[q]) for q in REGRESSORS},
                     "max_abs_diff_in_se": float(t["diff_in_se"].abs().max()),
                     "tracked_original_among_released": len(r.tracking.targets[0].original_among_released),
                     "tracked_released_matches": len(r.tracking.targets[0].released_rows)}
