@@ -66,6 +66,7 @@ class DaskRelease:
     n_partitions: int
     n_workers: int
     seed_record: dict = field(default_factory=dict, repr=False)
+    categories: dict = field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -332,7 +333,8 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
         seconds["total"] = time.perf_counter() - t_all
         run = DaskRelease(spec, risk_before, risk_after, tuple(plans), tuple(gate), paths, seconds,
                           pmd.n_records, pmd.npartitions, n_workers_used,
-                          {"root": record.to_dict(), "steps": [list(s.spawn_key) for s in step_seeds]})
+                          {"root": record.to_dict(), "steps": [list(s.spawn_key) for s in step_seeds]},
+                          dict(pmd.categories))
         stem = Path(spec.output.internal_report).stem
         paths["report"] = atomic_write_text(out_dir / spec.output.report, _public_html(run))
         paths["internal_json"] = atomic_write_text(out_dir / f"{stem}.json",

@@ -1,0 +1,202 @@
+"""Benchmark: the Dask engine on synthetic census-scale person records.
+
+Synthetic persons (5 integer keys: region 300, age 100, sex 2, marital status 6, education
+10 categories; 2 numeric variables: income lognormal, hours normal; weights, multiples of
+1/4 between 10 and 200) are generated as partitioned Parquet (1,000,000 rows per part, each
+part from its own seed), then ``protect_with_dask`` runs a release spec on a LocalCluster of
+2 single-threaded worker processes (127.0.0.1, memory limit 4 GB each): key frequencies
+f_k / F_k and individual risk (summary), PRAM of age and marital status (invariant,
+min_diagonal 0.8), additive noise on income and hours (10% of the sd), writing the release as
+partitioned Parquet.
+
+Figures per case: wall seconds of the run, peak resident memory of the client process and of
+each worker process (``ru_maxrss``; the data generation runs on another cluster before),
+throughput per core. With ``--quick`` (2,000,000 rows) the data are also read into memory and
+the in-memory reference path runs on them: ``equal_to_memory_engine`` is true when the
+release is identical (bit for bit) and f_k, F_k per record equal the in-memory
+frequencies; ``baseline_seconds`` is that in-memory numpy work (frequencies by bincount,
+PRAM and noise on one partition) in the same process.
+
+Usage: ``python benchmarks/bench_dask.py --quick``; ``--n 10000000``; with no option the
+10M and 100M cases (the 100M case needs about 10 GB of disk and takes long on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _common import emit
+
+PART_ROWS = 1_000_000
+KEYS = {"region": 300, "age": 100, "sex": 2, "marital": 6, "education": 10}
+
+SPEC = """
+[input]
+path = "{input}"
+format = "parquet"
+
+[roles]
+key_vars = ["region", "age", "sex", "marital", "education"]
+numeric_vars = ["income", "hours"]
+weight = "weight"
+
+[run]
+seed = 20261123
+
+[[steps]]
+method = "pram"
+variables = ["age", "marital"]
+matrix = "invariant"
+min_diagonal = 0.8
+
+[[steps]]
+method = "noise"
+variables = ["income", "hours"]
+level = 0.1
+
+[output]
+directory = "{output}"
+data = "persons_released.parquet"
+"""
+
+
+def make_part(path: str, start: int, stop: int, seed: int) -> int:
+    """Rows [start, stop) of the synthetic population, written to one Parquet file."""
+    rng = np.random.default_rng([seed, start])
+    n = stop - start
+    region = rng.integers(1, KEYS["region"] + 1, n).astype(np.int32)
+    age = np.minimum(rng.gamma(4.0, 10.0, n).astype(np.int32), 99)
+    df = pd.DataFrame({
+        "person_id": np.arange(start, stop, dtype=np.int64),
+        "region": region,
+        "age": age,
+        "sex": rng.integers(1, 3, n).astype(np.int8),
+        "marital": rng.choice(np.arange(1, 7, dtype=np.int8), n, p=[0.4, 0.35, 0.1, 0.08, 0.05, 0.02]),
+        "education": rng.integers(1, 11, n).astype(np.int8),
+        "income": rng.lognormal(10.0, 0.8, n),
+        "hours": rng.normal(37.0, 8.0, n),
+        "weight": np.round(rng.uniform(10.0, 200.0, n) * 4) / 4,
+    })
+    df.to_parquet(path, index=False)
+    return n
+
+
+def generate(folder: Path, n: int, seed: int = 1) -> None:
+    """Write ``n`` rows as parts of PART_ROWS rows, in parallel on a throwaway cluster."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = min(PART_ROWS, max(1, n // 4))
+    tasks = [dask.delayed(make_part)(str(folder / f"part.{i:05d}.parquet"), a, min(n, a + rows), seed)
+             for i, a in enumerate(range(0, n, rows))]
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      memory_limit="4GB") as cluster, Client(cluster):
+        dask.compute(*tasks)
+
+
+def worker_peaks(client) -> list[float]:
+    return [v / 1024 for v in client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss).values()]
+
+
+def run_case(n: int, work: Path, *, compare: bool, keep: bool = False) -> dict:
+    from distributed import Client, LocalCluster
+
+    from sdckit.engine.run import protect_with_dask
+
+    data = work / f"persons_{n}"
+    if not data.exists():
+        t = time.perf_counter()
+        generate(data, n)
+        gen_seconds = time.perf_counter() - t
+    else:
+        gen_seconds = None
+    out = work / f"release_{n}"
+    spec = work / f"release_{n}.toml"
+    spec.write_text(SPEC.format(input=data, output=out))
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      memory_limit="4GB") as cluster, Client(cluster) as client:
+        t = time.perf_counter()
+        run = protect_with_dask(spec, scheduler=cluster.scheduler_address, progress=False)
+        seconds = time.perf_counter() - t
+        workers = worker_peaks(client)
+    client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    row = {"case": "risk_pram2_noise2_write", "n": n, "seconds": seconds,
+           "rows_per_second_per_core": n / seconds / 2, "n_partitions": run.n_partitions,
+           "n_workers": run.n_workers, "peak_mb_client": client_peak,
+           "peak_mb_workers": max(workers), "peak_mb_each_worker": [round(w, 1) for w in workers],
+           "stage_seconds": {k: round(v, 3) for k, v in run.seconds.items()},
+           "generate_seconds": gen_seconds, "global_risk": run.risk_before.summary["global_risk"],
+           "n_combinations": run.risk_before.summary["n_combinations"],
+           "pram_min_diagonal": min(m["min_diagonal"] for m in run.public_dict()["steps"][0]["matrices"].values())}
+    if compare:
+        row.update(compare_in_memory(data, run))
+    else:
+        row.update({"equal_to_memory_engine": None, "baseline_seconds": None})
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
+    return row
+
+
+def compare_in_memory(data: Path, run) -> dict:
+    """The in-memory path on the same data and seed: frequencies and the release."""
+    from sdckit.engine.frame import same_values
+    from sdckit.engine.masking import run_in_memory
+    from sdckit.risk.frequencies import frequencies_from_codes
+
+    df = pd.read_parquet(data).reset_index(drop=True)
+    t = time.perf_counter()
+    keys = list(KEYS)
+    codes = [np.asarray(pd.Categorical(df[k], categories=run.categories[k]).codes) for k in keys]
+    freq = frequencies_from_codes(codes, [len(run.categories[k]) for k in keys], df["weight"].to_numpy())
+    root = np.random.SeedSequence(run.spec.seed)
+    released_mem = run_in_memory(df, run.plans, root.spawn(len(run.plans)))
+    baseline = time.perf_counter() - t
+    released = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    same_release = same_values(released, released_mem)
+    # the Dask engine's f_k, F_k per record, looked up in its combination table
+    from sdckit.risk.frequencies import combination_codes
+
+    code, _ = combination_codes(codes, [len(run.categories[k]) for k in keys])
+    table = run.risk_before.table
+    row = table.lookup(code)
+    fk_equal = bool(np.array_equal(table.counts[row], freq.fk))
+    Fk_equal = bool(np.array_equal(table.weighted[row], freq.Fk))
+    return {"equal_to_memory_engine": bool(same_release and fk_equal and Fk_equal),
+            "release_equal": bool(same_release), "fk_equal": fk_equal, "Fk_equal": Fk_equal,
+            "baseline_seconds": baseline}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="2,000,000 rows, compared with the in-memory path")
+    p.add_argument("--n", type=int, default=None, help="one size")
+    p.add_argument("--work", default=None, help="folder for the generated data (default: a temporary one)")
+    p.add_argument("--keep", action="store_true", help="keep the generated data and releases")
+    args = p.parse_args()
+    warnings.simplefilter("ignore")
+    sizes = [2_000_000] if args.quick else [args.n] if args.n else [10_000_000, 100_000_000]
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="sdckit_bench_dask_"))
+    try:
+        for n in sizes:
+            free = shutil.disk_usage(work).free
+            if free < n * 120:  # input + release, about 60 bytes per row each
+                emit(case="risk_pram2_noise2_write", n=n, skipped=f"only {free / 1e9:.1f} GB free in {work}")
+                continue
+            emit(**run_case(n, work, compare=n <= 10_000_000, keep=args.keep))
+    finally:
+        if not args.keep and not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
