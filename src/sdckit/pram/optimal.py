@@ -61,7 +61,7 @@ from .recognition import (
 OWNER = "OptimalPRAM"
 #: the optimiser aims at alpha * (1 - SAFETY) so that solver tolerances never push a ratio
 #: over alpha; the certificate is the exact check at alpha itself
-SAFETY = 1e-6
+SAFETY = 1e-4
 MAX_FULL_ELEMENTS = 600
 
 
@@ -142,6 +142,10 @@ def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality
     h.setOptionValue("threads", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    if hessian is not None:
+        # HiGHS's QP solver reports residuals near 1e-5 on these problems; the optimiser's
+        # margin (SAFETY) absorbs them and the exact checker certifies the final matrix
+        h.setOptionValue("primal_feasibility_tolerance", 1e-5)
     model = highspy.HighsModel()
     lp = model.lp_
     lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
@@ -263,8 +267,9 @@ def _full_constraints(counts, shape, combos, alpha_s, gamma):
     """Rows of the full problem over x = vec(P) (row-major) and y (one D_pi(k0) per watched pair).
 
     - sum_k P_mk = 1                                             (rows sum to 1)
-    - y_j - sum_l U_0(l) sum_{k: k_pi = k0} P_lk = 0               (denominator of (1))
-    - sum_{k: k_pi = k0} P_mk - alpha y_j <= 0 for (m, pi, k0) in the reduced set   (C1)
+    - y_j - alpha sum_l U_0(l) sum_{k: k_pi = k0} P_lk = 0   (alpha times the denominator of (1);
+      scaled so the QP's rows are of comparable size)
+    - sum_{k: k_pi = k0} P_mk - y_j <= 0 for (m, pi, k0) in the reduced set     (C1)
     """
     N = counts.size
     triples = reduced_check_set(counts, shape, combos, alpha_s, gamma)
@@ -292,13 +297,13 @@ def _full_constraints(counts, shape, combos, alpha_s, gamma):
         ll, kk = np.meshgrid(occ, g, indexing="ij")
         rows.append(np.full(ll.size + 1, r0 + j))
         cols.append(np.concatenate([(ll * N + kk).ravel(), [n_x + j]]))
-        vals.append(np.concatenate([-np.repeat(counts[occ], g.size), [1.0]]))
+        vals.append(np.concatenate([-alpha_s * np.repeat(counts[occ], g.size), [1.0]]))
     r1 = r0 + n_y
     for i, (m, p, k) in enumerate(triples):
         g = group(p, k)
         rows.append(np.full(g.size + 1, r1 + i))
         cols.append(np.concatenate([m * N + g, [n_x + pair_index[(p, k)]]]))
-        vals.append(np.concatenate([np.ones(g.size), [-alpha_s]]))
+        vals.append(np.concatenate([np.ones(g.size), [-1.0]]))
     n_rows = r1 + len(triples)
     A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                       shape=(n_rows, n_x + n_y))
@@ -324,6 +329,9 @@ def _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) ->
         return f"(the elastic LP also ended {status})"
     slack = x[A.shape[1]:]
     bad = np.flatnonzero(slack > 1e-9)[np.argsort(-slack[slack > 1e-9])][:10]
+    if bad.size == 0:
+        return ("none: an elastic LP meets every constraint, so the problem is feasible and the "
+                "failure is numerical (try gamma, or support='restricted')")
     return "; ".join(f"{labels(i)} short by {slack[i]:.3g}" for i in bad)
 
 
@@ -336,19 +344,31 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
     (every point of the segment is feasible: the set is convex). ``first_step_whole`` takes
     the first step completely (the start, the identity, is not feasible). ``fun(x, grad)``
     returns the loss (and gradient); ``hess(x)`` a sparse PSD model Hessian. Returns
-    (x, loss, iterations).
+    (x, loss, iterations, number of LP fallback steps).
     """
     x = x0.copy()
     f = fun(x, False)[0]
     it = 0
+    radius = 0.05 * float(np.max(col_hi - col_lo)) if x.size else 0.0
+    fallbacks = 0
     for it in range(1, max_iter + 1):
         f, g = fun(x, True)
         H = hess(x)
         status, z, _ = _highs(g - H @ x, A, row_lo, row_hi, col_lo, col_hi, hessian=H,
                               time_limit=time_limit)
         if status != "optimal":
-            on_fail(status, it)
+            # HiGHS's QP solver can stop on numerical trouble: take a trust-region LP step
+            # (simplex, robust) instead; from the infeasible start, the plain LP vertex
+            fallbacks += 1
+            lo, hi = col_lo, col_hi
+            if not (it == 1 and first_step_whole):
+                lo, hi = np.maximum(col_lo, x - radius), np.minimum(col_hi, x + radius)
+            st2, z, _ = _highs(g, A, row_lo, row_hi, lo, hi, time_limit=time_limit)
+            if st2 != "optimal":
+                on_fail(status, it)
         d = z - x
+        if d.size:
+            radius = max(float(np.abs(d).max()), 1e-9)
         if it == 1 and first_step_whole:
             x = z
             continue
@@ -366,7 +386,7 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
         f = f_new
         if done:
             break
-    return x, fun(x, False)[0], it
+    return x, fun(x, False)[0], it, fallbacks
 
 
 def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limit, gap_tol):
@@ -402,60 +422,84 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
             fail(status, 0)
         return f, float(G.ravel() @ (P.ravel() - z[:n_x])), z[:n_x]
 
+    # C1 rows in terms of x = vec(P) alone: C x <= 0 with C = A_c1,x - S A_aux,x (y eliminated)
+    Ar = sp.csr_matrix(A)
+    aux = Ar[N:first_c1, :n_x]                               # y_j = -aux_j x (alpha-scaled D)
+    c1 = Ar[first_c1:, :]
+    C = (c1[:, :n_x] - c1[:, n_x:] @ aux).tocsc()            # sum_G P_m. - alpha D <= 0
     P = np.eye(N)
-    active = np.zeros(n_x, dtype=bool)
-    active[np.arange(N) * (N + 1)] = True
-    f, gap, z = fw_lp(P)
-    iters, rounds = 0, 0
-    first = True
+    x_eye = P.ravel()
+    C_eye = C @ x_eye
+    diag_idx = np.arange(N) * (N + 1)
     offdiag = np.ones((N, N), dtype=bool)
     np.fill_diagonal(offdiag, False)
+    active = np.zeros(n_x, dtype=bool)
+    f, gap, z = fw_lp(P)
+    iters, rounds, fallbacks = 0, 0, 0
+    first = True
+    cap = 1.0 - (gamma or 0.0)
     for rounds in range(1, 21):
         # every entry into a column the LP moved records into (the optimum spreads the moves
-        # over many rows but into few columns)
-        cols_k = np.unique(np.flatnonzero((z.reshape(N, N) > 1e-12) & offdiag) % N)
-        active |= z > 1e-12
-        active.reshape(N, N)[:, cols_k] = True
-        cols = np.concatenate([np.flatnonzero(active), n_x + np.arange(n_y)])
-        xa = cols[:-n_y] if n_y else cols
+        # over many rows but into few columns), plus the LP's own support
+        zz = (z.reshape(N, N) > 1e-12) & offdiag
+        active.reshape(N, N)[:, np.unique(np.flatnonzero(zz) % N)] = True
+        active |= zz.ravel()
+        active[diag_idx] = False
+        xa = np.flatnonzero(active)                          # free off-diagonal entries
+        rows_of = xa // N
+        # x = vec(I) + Z v: +1 at the entry, -1 on its row's diagonal (rows keep summing to 1)
+        Z = sp.csc_matrix((np.concatenate([np.ones(xa.size), -np.ones(xa.size)]),
+                           (np.concatenate([xa, diag_idx[rows_of]]),
+                            np.concatenate([np.arange(xa.size)] * 2))), shape=(n_x, xa.size))
+        CZ = (C @ Z).tocsr()
+        # drop rows no v in [0, cap] can violate (largest left-hand side <= 0)
+        worst = C_eye + cap * np.asarray(CZ.maximum(0).sum(axis=1)).ravel()
+        live = worst > -1e-12
+        CZ = CZ[live]
+        R = sp.csr_matrix((np.ones(xa.size), (rows_of, np.arange(xa.size))), shape=(N, xa.size))
+        Aq = sp.vstack([CZ, R]).tocsc()
+        q_lo = np.full(Aq.shape[0], -np.inf)
+        q_hi = np.concatenate([-C_eye[live], np.full(N, cap)])  # C1; sum of moves <= 1 - gamma
 
-        def fun(v, grad, xa=xa):
-            Q = np.zeros(n_x)
-            Q[xa] = v[:xa.size]
-            out = _l2_dense(Q.reshape(N, N), counts, grad)
+        def to_P(v, xa=xa, rows_of=rows_of):
+            Q = np.eye(N)
+            Q.ravel()[xa] = v
+            Q[np.arange(N), np.arange(N)] = 1.0 - np.bincount(rows_of, weights=v, minlength=N)
+            return Q
+
+        def fun(v, grad, xa=xa, rows_of=rows_of, to_P=to_P):
+            out = _l2_dense(to_P(v), counts, grad)
             if not grad:
-                return out
-            return out[0], np.concatenate([out[1].ravel()[xa] * n**2, np.zeros(n_y)])
+                return (out[0] * n**2,)
+            G = out[1]
+            # d/dv of P(v): G[m, k] - G[m, m]
+            return out[0] * n**2, (G.ravel()[xa] - G.ravel()[diag_idx[rows_of]]) * n**2
 
-        def fun_scaled(v, grad):
-            r = fun(v, grad)
-            return (r[0] * n**2,) if not grad else (r[0] * n**2, r[1])
+        same_row = (rows_of[:, None] == rows_of[None, :])
 
-        def hess(v, xa=xa):
-            Q = np.zeros(n_x)
-            Q[xa] = v[:xa.size]
-            c = counts @ Q.reshape(N, N)
-            w = 2.0 * np.maximum(np.maximum(counts, c), 1.0)   # 2 U_0(m) per entry of row m
-            return sp.diags(np.concatenate([w[xa // N], np.full(n_y, 1e-12)]), format="csc")
+        def hess(v, rows_of=rows_of, to_P=to_P, same_row=same_row):
+            # second-order term of l2 at I per row m: U_0(m) ||P_m - e_m||^2 / n^2, i.e.
+            # U_0(m) (|v_m|^2 + (sum v_m)^2) in the free entries v_m of row m (scaled by n^2)
+            c = counts @ to_P(v)
+            w = np.maximum(np.maximum(counts, c), 1.0)[rows_of]
+            return sp.csc_matrix(2.0 * np.sqrt(w[:, None] * w[None, :]) * same_row
+                                 * (1.0 + np.eye(rows_of.size)))
 
-        x0 = np.concatenate([P.ravel()[xa], np.zeros(n_y)])
-        if not first:  # y = D_pi(k0) at the current P (keeps the start feasible)
-            x0[xa.size:] = _denominators(P, counts, shape, combos, pairs)
-        x, _, it = _sqp(x0, fun_scaled, hess, A[:, cols], row_lo, row_hi, col_lo[cols],
-                        col_hi[cols], max_iter=max_iter, tol=tol, time_limit=time_limit,
-                        on_fail=fail, first_step_whole=first)
+        v0 = P.ravel()[xa]
+        v, _, it, fb = _sqp(v0, fun, hess, Aq, q_lo, q_hi, np.zeros(xa.size), np.full(xa.size, cap),
+                        max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
+                        first_step_whole=first)
         first = False
         iters += it
-        Pn = np.zeros(n_x)
-        Pn[xa] = x[:xa.size]
-        P = Pn.reshape(N, N)
+        fallbacks += fb
+        P = to_P(np.clip(v, 0.0, None))
         f, gap, z = fw_lp(P)
-        if gap <= gap_tol * max(f, 1e-300) or not (z > 1e-12)[~active].any():
+        if gap <= gap_tol * max(f, 1e-300) or not (z[:n_x] > 1e-12)[~active & offdiag.ravel()].any():
             break
     P = np.clip(P, 0.0, None)
     P /= P.sum(axis=1, keepdims=True)
     f = _l2_dense(P, counts)[0]
-    details = {"iterations": iters, "working_set_rounds": rounds, "working_set_size": int(active.sum()),
+    details = {"iterations": iters, "lp_fallback_steps": fallbacks, "working_set_rounds": rounds, "working_set_size": int(active.sum()),
                "n_constraints_c1": len(triples), "n_pairs": n_y, "frank_wolfe_gap": gap, "_loss": f,
                "solver": "SQP with HiGHS QP subproblems over a working set grown by Frank-Wolfe LPs"}
     return P, "optimal", details
@@ -602,12 +646,12 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
         raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {S} sources x {T} "
                           f"targets, iteration {it}); binding constraints: {why}")
 
-    x, _, iters = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo, col_hi,
+    x, _, iters, fallbacks = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo, col_hi,
                        max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
                        first_step_whole=True)
     M = np.clip(x.reshape(S, T), 0.0, None)
     f, g, _ = _restricted_terms(M, u_src, n, order=1)
-    details.update(iterations=iters, n_constraints_c1=len(rows), _loss=f,
+    details.update(iterations=iters, lp_fallback_steps=fallbacks, n_constraints_c1=len(rows), _loss=f,
                    solver="Newton-SQP (HiGHS QP subproblems, exact Hessian, Armijo line search)")
     st, z, _ = _highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
     if st == "optimal":  # convex: the Frank-Wolfe gap bounds l2(P) - restricted optimum
@@ -634,7 +678,7 @@ def projection_codes_of(shape: Sequence[int], pi: Combination, elements: np.ndar
 def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Sequence[Combination],
                    alpha: float, *, gamma: float | None = None, support: str = "full",
                    cover: str = "milp", max_sources: int = 200, max_iter: int = 60,
-                   tol: float = 1e-9, time_limit: float | None = 300.0,
+                   tol: float = 1e-6, time_limit: float | None = 300.0,
                    gap_tol: float = 1e-3) -> OptimalPRAMResult:
     """The PRAM matrix of least L2 loss meeting C1 at level alpha, certified by the checker.
 
@@ -694,3 +738,111 @@ def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Seque
                                                max_sources=max_sources, max_iter=max_iter, tol=tol,
                                                time_limit=time_limit)
     return _finish(P, counts, shape, combos, alpha, support, status, t0, details)
+
+
+# --------------------------------------------------------------------------- the usual matrices
+def kron_recognition_max(mats: Sequence[np.ndarray], counts: np.ndarray, shape: Sequence[int],
+                         combinations: Sequence[Combination]) -> float:
+    """Largest C1 ratio of the per-variable PRAM P = kron(P_1, ..., P_m), exactly.
+
+    The rows of the variables outside pi sum to 1, so A_pi[m, k0] = prod_{j in pi} P_j[m_j, k0_j]
+    depends on m through m_pi only and D_pi = U_pi^T kron_{j in pi} P_j: the check runs on the
+    tables U_pi (small) instead of the joint space. Tested equal to :func:`recognition_check`.
+    """
+    best = 0.0
+    for pi in combinations:
+        K = np.ones((1, 1))
+        for j in pi:
+            K = np.kron(K, mats[j])
+        u = combination_counts(counts, shape, pi)
+        D = u @ K
+        occ = u > 0
+        Ko = K[occ]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(Ko > 0, Ko / np.where(D > 0, D, 1.0)[None, :], 0.0)
+        best = max(best, float(ratio.max()))
+    return best
+
+
+def kron_loss(mats: Sequence[np.ndarray], counts: np.ndarray, shape: Sequence[int]) -> tuple[float, float]:
+    """l2 and expected changes of P = kron(P_j) without forming it.
+
+    P^{-1} = kron(P_j^{-1}) so s_l = prod_j ||row l_j of P_j^{-1}||^2; c = U_0^T P is U_0 with
+    each P_j applied along its axis.
+    """
+    t = np.asarray(counts, dtype=float).reshape(tuple(shape))
+    n = t.sum()
+    c = t
+    s = np.ones(())
+    keep = np.ones(())
+    for j, Pj in enumerate(mats):
+        c = np.moveaxis(np.tensordot(c, Pj, axes=([j], [0])), -1, j)
+        try:
+            W = np.linalg.inv(Pj)
+        except np.linalg.LinAlgError:
+            return np.inf, np.nan
+        s = np.multiply.outer(s, (W * W).sum(axis=1))
+        keep = np.multiply.outer(keep, np.diag(Pj))
+    return float((c * s).sum() / n**2 - 1.0 / n), float((t * (1.0 - keep)).sum())
+
+
+def usual_family(kind: str, counts: np.ndarray, shape: Sequence[int], theta: float) -> list[np.ndarray]:
+    """Per-variable matrices of strength theta in [0, 1] (0: identity, 1: no information).
+
+    ``"invariant"``: sdcMicro's invariant PRAM R = P Q (Q the Bayes inverse for the variable's
+    frequencies) with base diagonal pd_j = 1 - theta (1 - 1/L_j) and the rest spread evenly;
+    ``"max_entropy"``: keep with d_j = 1 - theta (1 - 1/L_j), else move evenly.
+    """
+    from .builders import invariant_array, max_entropy_array
+
+    t = np.asarray(counts, dtype=float).reshape(tuple(shape))
+    mats = []
+    for j, L in enumerate(shape):
+        d = 1.0 - theta * (1.0 - 1.0 / L)
+        base = max_entropy_array(L, d)
+        if kind == "max_entropy":
+            mats.append(base)
+        else:
+            p = t.sum(axis=tuple(a for a in range(len(shape)) if a != j))
+            mats.append(np.asarray(invariant_array(base, p / p.sum(), 1.0)))
+    return mats
+
+
+def weakest_usual(kind: str, counts: np.ndarray, shape: Sequence[int],
+                  combinations: Sequence[Combination], alpha: float, *, steps: int = 40) -> dict:
+    """The weakest member (smallest theta) of :func:`usual_family` that meets C1 at alpha.
+
+    Bisection on theta (C1 holds at theta = 1, where every row is the same); the answer is
+    the feasible end of the final bracket, certified by :func:`kron_recognition_max` and, when
+    the joint space is small, by the general checker on the Kronecker product.
+    """
+    check_choice(OWNER, "kind", kind, ("invariant", "max_entropy"))
+    counts = np.asarray(counts, dtype=float)
+
+    def ok(theta):
+        return kron_recognition_max(usual_family(kind, counts, shape, theta), counts, shape,
+                                    combinations) <= alpha
+    lo, hi = 0.0, 1.0
+    if ok(lo):
+        hi = 0.0
+    else:
+        for _ in range(steps):
+            mid = 0.5 * (lo + hi)
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+    mats = usual_family(kind, counts, shape, hi)
+    ratio = kron_recognition_max(mats, counts, shape, combinations)
+    if counts.size <= 3000:
+        P = mats[0]
+        for M in mats[1:]:
+            P = np.kron(P, M)
+        ratio = recognition_check(P, counts, shape, combinations).max_ratio
+    loss, changes = kron_loss(mats, counts, shape)
+    diag = np.ones(())
+    for M in mats:
+        diag = np.multiply.outer(diag, np.diag(M))
+    return {"kind": kind, "theta": hi, "max_ratio": ratio, "holds": ratio <= alpha,
+            "l2_loss": loss, "expected_changes": changes,
+            "min_diagonal": float(diag.ravel()[counts > 0].min()), "matrices": mats}
