@@ -754,14 +754,17 @@ def check_neighbours(original: pd.DataFrame, released: pd.DataFrame, variables: 
     for j, v in enumerate(variables):
         same_value &= bool(values_equal(original[v].take(source[rows, j]), released[v].iloc[rows]).all())
     # 2. the source is another record within the radius
-    ii = np.repeat(rows, p)
-    ss = source[rows].ravel()
-    not_self = bool((ss != ii).all()) if ss.size else True
     pair = PairDistance(original, variables, categorical, weights)
-    dist = pair(ii, ss) if ss.size else np.zeros(0)
-    tol = 1e-9 * np.maximum(1.0, radius[ii])
-    within = bool((dist <= radius[ii] + tol).all())
-    worst = float((dist - radius[ii]).max()) if dist.size else 0.0
+    not_self, within, worst = True, True, -np.inf
+    for s in range(0, rows.size, 1 + 2_000_000 // max(1, p)):  # blocks bound the memory
+        block = rows[s:s + 1 + 2_000_000 // max(1, p)]
+        ii = np.repeat(block, p)
+        ss = source[block].ravel()
+        not_self &= bool((ss != ii).all())
+        excess = pair(ii, ss) - radius[ii]
+        within &= bool((excess <= 1e-9 * np.maximum(1.0, radius[ii])).all())
+        worst = max(worst, float(excess.max()) if excess.size else -np.inf)
+    worst = 0.0 if not np.isfinite(worst) else worst
     # 3. k-NN radii are the k-th neighbour distance (brute force on a sample)
     knn_rows = np.flatnonzero(modified & (fallback | knn))
     knn_ok, n_knn_checked = True, 0
