@@ -422,15 +422,15 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
             fail(status, 0)
         return f, float(G.ravel() @ (P.ravel() - z[:n_x])), z[:n_x]
 
-    # C1 rows in terms of x = vec(P) alone: C x <= 0 with C = A_c1,x - S A_aux,x (y eliminated)
-    Ar = sp.csr_matrix(A)
-    aux = Ar[N:first_c1, :n_x]                               # y_j = -aux_j x (alpha-scaled D)
-    c1 = Ar[first_c1:, :]
-    C = (c1[:, :n_x] - c1[:, n_x:] @ aux).tocsc()            # sum_G P_m. - alpha D <= 0
+    # C1 rows in terms of x = vec(P) alone: C x <= 0 with C = A_c1,x - S A_aux,x (y eliminated),
+    # formed only on the columns in use (the full C is dense-ish)
+    Ac = sp.csc_matrix(A)
+    aux = Ac[N:first_c1, :n_x]                               # y_j = -aux_j x (alpha-scaled D)
+    c1x, c1y = Ac[first_c1:, :n_x], sp.csr_matrix(Ac[first_c1:, n_x:])
     P = np.eye(N)
-    x_eye = P.ravel()
-    C_eye = C @ x_eye
     diag_idx = np.arange(N) * (N + 1)
+    C_eye = np.asarray(c1x[:, diag_idx].sum(axis=1)).ravel() \
+        - c1y @ np.asarray(aux[:, diag_idx].sum(axis=1)).ravel()   # C vec(I)
     offdiag = np.ones((N, N), dtype=bool)
     np.fill_diagonal(offdiag, False)
     active = np.zeros(n_x, dtype=bool)
@@ -451,7 +451,9 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
         Z = sp.csc_matrix((np.concatenate([np.ones(xa.size), -np.ones(xa.size)]),
                            (np.concatenate([xa, diag_idx[rows_of]]),
                             np.concatenate([np.arange(xa.size)] * 2))), shape=(n_x, xa.size))
-        CZ = (C @ Z).tocsr()
+        used = np.unique(np.concatenate([xa, diag_idx[rows_of]]))
+        Zu = Z[used]
+        CZ = (c1x[:, used] @ Zu - c1y @ (aux[:, used] @ Zu)).tocsr()
         # drop rows no v in [0, cap] can violate (largest left-hand side <= 0)
         worst = C_eye + cap * np.asarray(CZ.maximum(0).sum(axis=1)).ravel()
         live = worst > -1e-12
@@ -846,3 +848,200 @@ def weakest_usual(kind: str, counts: np.ndarray, shape: Sequence[int],
     return {"kind": kind, "theta": hi, "max_ratio": ratio, "holds": ratio <= alpha,
             "l2_loss": loss, "expected_changes": changes,
             "min_diagonal": float(diag.ravel()[counts > 0].min()), "matrices": mats}
+
+
+# --------------------------------------------------------------------------- evidence and figure 1
+def change_evidence(P, counts: np.ndarray, labels: Sequence | None = None, top: int = 10) -> dict:
+    """Public evidence of where P moves records (no record-level data, only expectations).
+
+    ``figure1``: for every occurring element its frequency U_0(m), the probability 1 - P_mm
+    that one of its records changes and the probability 1 - P_mm^U_0(m) that at least one does
+    (the paper's Figure 1); ``destinations``: the elements receiving the expected changed
+    records, largest first, with their share; ``from_top3``: the share of the expected changes
+    that come from the three most frequent elements (88 % in the paper).
+    """
+    counts = np.asarray(counts, dtype=float)
+    diag = np.asarray(P.diagonal() if sp.issparse(P) else np.diag(P), dtype=float)
+    occ = np.flatnonzero(counts > 0)
+    change = np.clip(1.0 - diag[occ], 0.0, 1.0)
+    out_flow = counts[occ] * change
+    total = float(out_flow.sum())
+    Pm = sp.csr_matrix(P) if sp.issparse(P) else P
+    inflow = np.asarray(counts @ Pm).ravel() - counts * diag      # expected records moved in
+    inflow = np.clip(inflow, 0.0, None)
+    order = np.argsort(-inflow, kind="stable")[:top]
+    name = (lambda k: labels[k]) if labels is not None else (lambda k: int(k))
+    top3 = occ[np.argsort(-counts[occ], kind="stable")[:3]]
+    return {
+        "figure1": {"element": [name(k) for k in occ], "frequency": counts[occ].tolist(),
+                    "p_change_record": change.tolist(),
+                    "p_change_element": (1.0 - (1.0 - change) ** counts[occ]).tolist()},
+        "destinations": [{"element": name(k), "expected_records_in": float(inflow[k]),
+                          "share": float(inflow[k] / total) if total > 0 else 0.0}
+                         for k in order if inflow[k] > 0],
+        "from_top3": float((counts[top3] * (1.0 - diag[top3])).sum() / total) if total > 0 else 0.0,
+    }
+
+
+def figure1(fig1: dict, title: str = "Probability of change against frequency"):
+    """The paper's Figure 1 from :func:`change_evidence`'s ``figure1``: a figure with two panels
+    (at least one record of the element changes; one record changes)."""
+    from ..report.plots import new_figure
+
+    fig, ax = new_figure(9.0, 3.6)
+    fig.delaxes(ax)
+    a1, a2 = fig.subplots(1, 2)
+    f = np.asarray(fig1["frequency"])
+    a1.scatter(f, fig1["p_change_element"], s=14)
+    a1.set_xlabel("frequency U_0(m)")
+    a1.set_ylabel("P(some record of m changes)")
+    a1.set_title(title, fontsize=9)
+    a2.scatter(f, fig1["p_change_record"], s=14, color="tab:orange")
+    a2.set_xlabel("frequency U_0(m)")
+    a2.set_ylabel("1 - P_mm (one record)")
+    fig.tight_layout()
+    return fig
+
+
+def report_section(evidence: dict) -> str:
+    """HTML for the release report: recognition risk before/after, Figure 1, destinations."""
+    import html as _html
+
+    from ..report.plots import figure_to_html
+
+    parts = [f"<p>Spontaneous recognition (C1, alpha = {evidence.get('alpha')}, combinations "
+             f"{_html.escape(str(evidence.get('combinations')))}): largest ratio "
+             f"{evidence.get('max_ratio_before', float('nan')):.4g} before, "
+             f"{evidence.get('max_ratio_after', float('nan')):.4g} after (independent check). "
+             f"Expected changed records {evidence.get('expected_changes', 0):.3g}; L2 loss "
+             f"{evidence.get('l2_loss', 0):.3g}; solver {evidence.get('solver_status')}.</p>"]
+    if evidence.get("figure1"):
+        parts.append(figure_to_html(figure1(evidence["figure1"]), "probability of change against frequency"))
+    dest = evidence.get("destinations") or []
+    if dest:
+        rows = "".join(f"<tr><td>{_html.escape(str(d['element']))}</td><td>{d['expected_records_in']:.3g}</td>"
+                       f"<td>{d['share']:.3f}</td></tr>" for d in dest)
+        parts.append("<table class='freq'><tr><th>changed records go to</th><th>expected records</th>"
+                     f"<th>share</th></tr>{rows}</table>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- pram step and gate
+def _combo_names(combos, variables):
+    return [[variables[j] for j in pi] for pi in combos]
+
+
+def _register_engine() -> None:
+    """``matrix = "optimal"`` in the pram step and the ``max_recognition_ratio`` gate."""
+    try:
+        from .builders import register_matrix_method
+    except ImportError:  # pragma: no cover - the PRAM engine is part of the package
+        return
+    from .._validation import check_float as _cf
+    from ..registry import GateOutcome, register_gate_check
+    from .matrix import TransitionMatrix
+    from .recognition import normalize_combinations
+
+    @register_matrix_method("optimal")
+    def _build_optimal(step, context):
+        variables = tuple(context.variables)
+        owner = "pram (matrix = 'optimal')"
+        if len(step.variables) > 1 and len(variables) == 1:
+            raise InputError(f"{owner}: condition C1 is about combinations of the variables "
+                             f"{list(step.variables)}, so the matrix must be over their joint space: "
+                             "set joint = true")
+        if step.alpha is None:
+            raise InputError(f"{owner}: set alpha, the security level of C1 (e.g. alpha = 0.1)")
+        combos = normalize_combinations(step.combinations if step.combinations is not None
+                                        else min(3, len(variables)), variables, owner=owner)
+        support = step.support
+        if support is None:
+            support = "full" if context.n_categories <= MAX_FULL_ELEMENTS else "restricted"
+        res = optimal_matrix(context.counts, context.shape, combos, step.alpha, gamma=step.gamma,
+                             support=support)
+        labels = context.categories
+        m = TransitionMatrix(labels, res.P, variables, "optimal")
+        ev = {"min_diagonal": float(np.asarray(res.P.diagonal()).min()),
+              "alpha": float(step.alpha), "combinations": _combo_names(combos, variables),
+              "support": res.support, "l2_loss": res.loss, "expected_changes": res.expected_changes,
+              "min_diagonal_occurring": res.min_diagonal, "solver_status": res.status,
+              "max_ratio_before": res.check_before.max_ratio, "max_ratio_after": res.check.max_ratio,
+              "violations_before": len(res.check_before.violations), "c1_holds": res.check.holds,
+              **{k: v for k, v in res.details.items() if k in ("frank_wolfe_gap", "cover_rule",
+                                                                "iterations", "n_targets", "n_sources")},
+              **change_evidence(res.P, context.counts, labels)}
+        return m, ev
+
+    def _validate_alpha(value):
+        return _cf("the gate", "max_recognition_ratio", value, low=0.0, high=1.0, low_open=True,
+                   high_open=True)
+
+    @register_gate_check("max_recognition_ratio", _validate_alpha,
+                         "condition C1 (Cator et al.): every spontaneous-recognition ratio <= alpha")
+    def check_max_recognition_ratio(original, released, results, threshold):
+        """The largest C1 ratio of the release, recomputed by the exact checker.
+
+        For every PRAM matrix: eq. (1) over its variables' joint space with the combinations
+        its step declared (else all of size min(3, number of variables)), U_0 counted from the
+        original data (per stratum: the step's before-frequencies); per-variable matrices of one
+        step are combined as their Kronecker product. Without PRAM, P = I on the key variables:
+        the largest 1 / U_pi(k0) over every combination of 3 key variables.
+        """
+        from .steps import PramResult
+
+        worst = (0.0, "no combination")
+        checked = 0
+        for r in results:
+            if not isinstance(r, PramResult):
+                continue
+            singles = {}
+            for (g, s), m in r.matrices.items():
+                if len(g) == 1 and s == "all" and len(r.matrices) > 1:
+                    singles[g[0]] = m
+                    continue
+                ev = r.evidence.get((g, s), {})
+                shape = tuple(original.n_categories(v) for v in g)
+                if s == "all":
+                    from .builders import joint_codes
+                    jc = joint_codes([original.codes(v) for v in g], shape)
+                    counts = np.bincount(jc[jc >= 0], minlength=int(np.prod(shape))).astype(float)
+                else:
+                    counts = np.asarray(r.before[(g, s)], dtype=float)
+                combos = normalize_combinations(ev.get("combinations") or min(3, len(g)), g)
+                chk = recognition_check(m.P, counts, shape, combos, threshold)
+                checked += 1
+                if chk.max_ratio > worst[0]:
+                    worst = (chk.max_ratio, f"{' x '.join(g)}" + ("" if s == "all" else f" | {s}"))
+            if len(singles) > 1:
+                g = tuple(singles)
+                shape = tuple(original.n_categories(v) for v in g)
+                from .builders import joint_codes
+                jc = joint_codes([original.codes(v) for v in g], shape)
+                counts = np.bincount(jc[jc >= 0], minlength=int(np.prod(shape))).astype(float)
+                combos = normalize_combinations(min(3, len(g)), g)
+                ratio = kron_recognition_max([singles[v].to_dense() for v in g], counts, shape, combos)
+                checked += 1
+                if ratio > worst[0]:
+                    worst = (ratio, " x ".join(g) + " (per-variable matrices)")
+        if checked == 0:
+            keys = list(original.key_vars)
+            import itertools
+            for pi in itertools.combinations(keys, min(3, len(keys))):
+                shape = tuple(released.n_categories(v) for v in pi)
+                from .builders import joint_codes
+                jc = joint_codes([released.codes(v) for v in pi], shape)
+                u = np.bincount(jc[jc >= 0], minlength=int(np.prod(shape)))
+                if (u > 0).any():
+                    ratio = 1.0 / u[u > 0].min()  # P = I: 1 / U_pi(k0)
+                    if ratio > worst[0]:
+                        worst = (ratio, " x ".join(pi) + " (not PRAMmed)")
+        ok = worst[0] <= threshold
+        detail = (f"largest spontaneous-recognition ratio {worst[0]:.6g} <= alpha = {threshold} "
+                  f"({worst[1]})" if ok else
+                  f"the ratio reaches {worst[0]:.6g} > alpha = {threshold} on {worst[1]}; use "
+                  "matrix = 'optimal' with this alpha on those variables (joint = true)")
+        return GateOutcome("max_recognition_ratio", threshold, {"max_ratio": worst[0], "where": worst[1]},
+                           ok, detail)
+
+
+_register_engine()
