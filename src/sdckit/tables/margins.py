@@ -34,17 +34,26 @@ class MarginsRelease:
     published: np.ndarray
     audit: AuditResult
     seconds: float
+    n_sensitive_published: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Every sensitive inner cell meets its levels and no sensitive cell is a published margin."""
+        return self.audit.ok and self.n_sensitive_published == 0
 
     @property
     def guarantees(self) -> tuple[Guarantee, ...]:
         width = self.audit.upper - self.audit.lower
         exact = int((width < 1e-9).sum())
         return (Guarantee("no_inner_cell_exact", "no withheld inner cell is exactly determined by the margins",
-                          exact, exact == 0),)
+                          exact, exact == 0),
+                Guarantee("protection_intervals", "every sensitive cell is withheld and its interval meets its levels",
+                          self.audit.n_unprotected + self.n_sensitive_published, self.ok))
 
     def to_dict(self) -> dict:
         return {"method": "margins", "n_cells": self.table.n_cells, "n_published": int(self.published.sum()),
-                "n_withheld": int((~self.published).sum()), "audit_ok": True,
+                "n_withheld": int((~self.published).sum()), "audit_ok": self.ok,
+                "n_sensitive_published": self.n_sensitive_published,
                 "n_exact": int(((self.audit.upper - self.audit.lower) < 1e-9).sum()),
                 "seconds": round(self.seconds, 4), "intervals": self.audit.to_dict()["intervals"]}
 
@@ -56,9 +65,16 @@ class MarginsRelease:
         return self.audit.report_html()
 
 
-def release_margins(table: Table, *, lower_bound=None, upper_bound=None, integer: bool = False) -> MarginsRelease:
-    """Publish every total and subtotal; audit every inner cell given them."""
+def release_margins(table: Table, *, primary=None, lower_bound=None, upper_bound=None,
+                    integer: bool = False) -> MarginsRelease:
+    """Publish every total and subtotal; audit every inner cell given them.
+
+    With ``primary`` (:func:`~sdckit.tables.rules.primary_cells`) the audit also checks the
+    protection levels of the sensitive inner cells (a sensitive total is published anyway and
+    fails the audit's check: such a table needs suppression, not a margins release).
+    """
     t0 = time.perf_counter()
     inner = table.is_inner
-    aud = audit(table, inner, lower_bound=lower_bound, upper_bound=upper_bound, integer=integer)
-    return MarginsRelease(table, ~inner, aud, time.perf_counter() - t0)
+    aud = audit(table, inner, primary=primary, lower_bound=lower_bound, upper_bound=upper_bound, integer=integer)
+    exposed = 0 if primary is None else int((primary.sensitive & ~inner).sum())
+    return MarginsRelease(table, ~inner, aud, time.perf_counter() - t0, exposed)

@@ -1,0 +1,20 @@
+"""Command-line entry of table protection: ``sdckit table SPEC [--json]``.
+
+:func:`table_command` runs a TOML table spec (see :mod:`sdckit.tables.spec`) and returns the
+JSON-able summary with the stable keys ``n_cells``, ``n_primary``, ``n_secondary``, ``cost``,
+``audit_ok``, ``seconds`` (plus ``method``, ``status`` and the ``outputs`` written) together
+with the :class:`~sdckit.tables.spec.TableRun`. Bad input raises an
+:class:`~sdckit.errors.SDCError` subclass with one clear line.
+"""
+
+from __future__ import annotations
+
+from .spec import TableRun, run_table_spec
+
+__all__ = ["table_command"]
+
+
+def table_command(spec_path: str) -> tuple[dict, TableRun]:
+    """Run the table spec at ``spec_path``; write the published table and the HTML report atomically."""
+    run = run_table_spec(spec_path)
+    return run.to_dict(), run

@@ -1,0 +1,290 @@
+"""TOML table spec: input, dimensions, hierarchies, rules, method, output -> :class:`TableRun`.
+
+Example::
+
+    [input]
+    microdata = "firms.csv"           # or: table = "cells.csv" with value = "n" (freq, top optional)
+
+    [table]
+    dimensions = ["region", "activity"]
+    # response = "turnover"; weight = "w"; holding = "group"; total = "Total"; n_top = 3
+
+    [hierarchies.region]
+    hrc = "region.hrc"                # or: parent_child = "region.csv" (parent = ..., child = ...)
+
+    [[rules]]
+    type = "threshold"                # threshold | p% | pq | dominance
+    n = 3
+
+    [protection]
+    method = "optimal"                # optimal | modular | heuristic | rounding | margins
+    cost = "value"                    # value | freq | log | unity
+    time_limit = 60
+    # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
+    # rounding: base = 3; rounding = "optimal" | "unbiased"; seed = 12345 (kept out of outputs)
+
+    [output]
+    table = "published.csv"           # defaults: <spec>_published.csv and <spec>_report.html
+    audit = "audit.csv"
+    report = "report.html"
+
+Relative paths are relative to the spec file. Outputs are written atomically.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import close_names
+from ..errors import InputError, ParameterError, SpecError
+from ..io.atomic import atomic_write_text
+from ..result import jsonable
+from .margins import release_margins
+from .modular import ModularSuppression
+from .rounding import ControlledRounding
+from .rules import primary_cells, rule_from_dict
+from .suppression import HeuristicSuppression, OptimalSuppression, table_html
+from .table import Hierarchy, Table
+
+__all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
+
+METHODS = ("optimal", "modular", "heuristic", "rounding", "margins")
+_SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression}
+_SECTIONS = {
+    "input": {"microdata", "table", "value", "freq", "top"},
+    "table": {"dimensions", "response", "weight", "holding", "total", "n_top"},
+    "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
+                   "base", "rounding", "seed", "zero_restricted", "carry_percent"},
+    "output": {"table", "audit", "report"},
+}
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """Outcome of one table spec: the table, the primary cells, the protection result, the files."""
+
+    spec_path: str
+    table: Table
+    method: str
+    result: object
+    primary: object
+    seconds: float
+    outputs: dict = field(default_factory=dict)
+
+    @property
+    def n_primary(self) -> int:
+        return 0 if self.primary is None else self.primary.n_primary
+
+    def to_dict(self) -> dict:
+        """The stable summary: n_cells, n_primary, n_secondary, cost, audit_ok, seconds (+ method, status, outputs)."""
+        r = self.result
+        d = r.to_dict()
+        if self.method in _SUPPRESSION:
+            n_sec, cost, ok, st = r.n_secondary, r.cost, r.audit.ok, r.status
+        elif self.method == "rounding":
+            n_sec, cost, ok, st = 0, d["sum_abs_deviation"], all(g.holds for g in r.guarantees), r.status
+        else:
+            withheld = ~r.published
+            prim = np.zeros_like(withheld) if self.primary is None else self.primary.sensitive
+            n_sec, cost, ok = int((withheld & ~prim).sum()), 0.0, r.ok
+            st = "margins released"
+        out = {"n_cells": self.table.n_cells, "n_primary": self.n_primary, "n_secondary": int(n_sec),
+               "cost": float(cost), "audit_ok": bool(ok), "seconds": round(self.seconds, 4),
+               "method": self.method, "status": st, "outputs": dict(self.outputs)}
+        if self.method in _SUPPRESSION:
+            out["proven_optimal"] = bool(r.proven_optimal)
+        return jsonable(out)
+
+    def describe(self) -> str:
+        return f"{self.table.describe()}\n{self.result.describe()}"
+
+    def report_html(self) -> str:
+        """Report section: summary, the table (suppressed cells marked) and the audit intervals."""
+        d = self.to_dict()
+        kv = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+                     for k, v in d.items() if k != "outputs")
+        if self.method == "margins":
+            body = (table_html(self.table, np.zeros(self.table.n_cells, bool), ~self.result.published)
+                    + self.result.audit.report_html())
+        else:
+            body = self.result.report_html()
+        legend = ("<p>p = primary (sensitive) cell, s = secondary suppression; the audit gives the interval "
+                  "[min, max] an attacker can derive for every suppressed cell.</p>"
+                  if self.method not in ("rounding",) else "")
+        return (f"<section class='table-protection'><h2>Table protection ({html.escape(self.method)})</h2>"
+                f"<p>{html.escape(self.table.describe())}</p><table class='kv'>{kv}</table>{legend}{body}</section>")
+
+
+def _get(d: dict, key: str, where: str, kind=None, default=...):
+    if key not in d:
+        if default is ...:
+            raise SpecError(f"{where}.{key}: missing; add it to the spec")
+        return default
+    v = d[key]
+    if kind is not None and not isinstance(v, kind):
+        raise SpecError(f"{where}.{key}: must be {getattr(kind, '__name__', kind)}, got {v!r}")
+    return v
+
+
+def _check_keys(spec: dict) -> None:
+    extra = set(spec) - set(_SECTIONS) - {"hierarchies", "rules"}
+    if extra:
+        bad = sorted(extra)[0]
+        raise SpecError(f"{bad}: unknown section; {close_names(bad, sorted(_SECTIONS) + ['hierarchies', 'rules'])}"
+                        .replace("the columns are", "the sections are"))
+    for sec, allowed in _SECTIONS.items():
+        part = spec.get(sec, {})
+        if not isinstance(part, dict):
+            raise SpecError(f"{sec}: must be a table ([{sec}])")
+        for k in part:
+            if k not in allowed:
+                raise SpecError(f"{sec}.{k}: unknown key; {close_names(k, sorted(allowed))}"
+                                .replace("the columns are", "the keys are"))
+
+
+def load_table_spec(path: str | Path) -> dict:
+    """Parse the TOML file; a missing file or bad TOML raises with the path."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"table spec {str(p)!r} does not exist; give the path of a TOML table spec")
+    try:
+        spec = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{p}: not valid TOML: {e}") from None
+    _check_keys(spec)
+    return spec
+
+
+def _read_csv(path: Path, where: str, dims) -> pd.DataFrame:
+    if not path.is_file():
+        raise SpecError(f"{where}: file {str(path)!r} does not exist")
+    return pd.read_csv(path, dtype={d: str for d in dims})
+
+
+def _build_table(spec: dict, base: Path) -> Table:
+    inp = _get(spec, "input", "spec", dict)
+    tab = _get(spec, "table", "spec", dict)
+    dims = _get(tab, "dimensions", "table", list)
+    if not dims or not all(isinstance(d, str) for d in dims):
+        raise SpecError("table.dimensions: give a list of column names, e.g. [\"region\", \"activity\"]")
+    total = _get(tab, "total", "table", str, "Total")
+    hier = {}
+    for name, h in _get(spec, "hierarchies", "spec", dict, {}).items():
+        where = f"hierarchies.{name}"
+        if name not in dims:
+            raise SpecError(f"{where}: {name!r} is not one of the dimensions {dims}")
+        if "hrc" in h:
+            f = base / h["hrc"]
+            if not f.is_file():
+                raise SpecError(f"{where}.hrc: file {str(f)!r} does not exist")
+            hier[name] = Hierarchy.from_hrc(f, total=total)
+        elif "parent_child" in h:
+            f = base / h["parent_child"]
+            if not f.is_file():
+                raise SpecError(f"{where}.parent_child: file {str(f)!r} does not exist")
+            hier[name] = Hierarchy.from_parent_child(f, total=total, parent_col=h.get("parent", "parent"),
+                                                     child_col=h.get("child", "child"))
+        else:
+            raise SpecError(f"{where}: give hrc = 'file.hrc' or parent_child = 'file.csv'")
+    if "microdata" in inp:
+        df = _read_csv(base / inp["microdata"], "input.microdata", dims)
+        return Table.from_microdata(df, dims, response=tab.get("response"), weight=tab.get("weight"),
+                                    holding=tab.get("holding"), hierarchies=hier, total=total,
+                                    n_top=int(tab.get("n_top", 3)))
+    if "table" in inp:
+        df = _read_csv(base / inp["table"], "input.table", dims)
+        return Table.from_cells(df, dims, _get(inp, "value", "input", str), freq=inp.get("freq"),
+                                top=tuple(inp.get("top", ())), hierarchies=hier, total=total)
+    raise SpecError("input: give microdata = 'file.csv' or table = 'cells.csv' (with value = 'column')")
+
+
+def _method(method: str, prot: dict, where: str = "protection"):
+    keys = {"optimal": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound"),
+            "modular": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "carry_percent"),
+            "heuristic": ("cost", "time_limit", "lower_bound", "upper_bound")}[method]
+    try:
+        return _SUPPRESSION[method](**{k: prot[k] for k in keys if k in prot})
+    except ParameterError as e:
+        raise SpecError(f"{where}.{e.param}: {e}") from None
+
+
+def run_table_spec(path: str | Path) -> TableRun:
+    """Read the spec, build the table, apply the rules and the method, audit, write outputs."""
+    t0 = time.perf_counter()
+    spec = load_table_spec(path)
+    base = Path(path).resolve().parent
+    table = _build_table(spec, base)
+    prot = _get(spec, "protection", "spec", dict, {})
+    method = prot.get("method", "optimal")
+    if method not in METHODS:
+        raise SpecError(f"protection.method: must be one of {', '.join(METHODS)}; got {method!r}")
+    rules_spec = _get(spec, "rules", "spec", list, [])
+    rules = []
+    for k, r in enumerate(rules_spec):
+        try:
+            rules.append(rule_from_dict(r))
+        except InputError as e:
+            raise SpecError(f"rules[{k}]: {e}") from None
+    if method in _SUPPRESSION and not rules:
+        raise SpecError("rules: suppression needs at least one [[rules]] entry (e.g. type = 'threshold', n = 3)")
+    primary = primary_cells(table, rules, zero_unsafe=bool(prot.get("zero_unsafe", False))) if rules else None
+    if method in _SUPPRESSION:
+        result = _method(method, prot).apply(table, primary)
+    elif method == "rounding":
+        try:
+            rounding = ControlledRounding(base=prot.get("base", 3), method=prot.get("rounding", "optimal"),
+                                          zero_restricted=prot.get("zero_restricted", True),
+                                          time_limit=prot.get("time_limit", 60.0))
+        except ParameterError as e:
+            raise SpecError(f"protection.{'rounding' if e.param == 'method' else e.param}: {e}") from None
+        result = rounding.apply(table, rng=prot.get("seed"))
+    else:
+        result = release_margins(table, primary=primary, lower_bound=prot.get("lower_bound"),
+                                 upper_bound=prot.get("upper_bound"))
+    out = _get(spec, "output", "spec", dict, {})
+    stem = Path(path).stem
+    targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}
+    if "audit" in out:
+        targets["audit"] = out["audit"]
+    run = TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, {})
+    outputs = {}
+    outputs["table"] = str(atomic_write_text(base / targets["table"], published_frame(run).to_csv(index=False)))
+    aud = getattr(result, "audit", None) or getattr(result, "intervals", None)
+    if "audit" in targets and aud is not None:
+        outputs["audit"] = str(atomic_write_text(base / targets["audit"], aud.frame().to_csv(index=False)))
+    run = TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs)
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>sdckit table protection (internal)</title>"
+            "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+            "td.primary{background:#f99}td.secondary{background:#fd9}</style></head><body>"
+            + "<p><strong>Internal report</strong>: it marks which suppressed cells are sensitive; "
+            "publish the table file, not this page.</p>" + run.report_html() + "</body></html>")
+    outputs["report"] = str(atomic_write_text(base / targets["report"], page))
+    return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs)
+
+
+def published_frame(run: TableRun) -> pd.DataFrame:
+    """The table to publish: codes, published value (empty when suppressed) and status."""
+    t = run.table
+    df = t.to_frame()[list(t.dims)]
+    r = run.result
+    if run.method in _SUPPRESSION:
+        # primary and secondary cells look the same: telling them apart would show which are sensitive
+        df["value"] = np.where(r.suppressed, np.nan, t.value)
+        df["status"] = np.where(r.suppressed, "suppressed", "published")
+    elif run.method == "rounding":
+        df["value"] = r.rounded
+        df["status"] = f"rounded to base {r.base}"
+    else:
+        df["value"] = np.where(r.published, t.value, np.nan)
+        df["status"] = np.where(r.published, "margin", "withheld")
+    if np.all(np.isnan(df["value"]) | (df["value"] == np.round(df["value"]))):
+        df["value"] = df["value"].round().astype("Int64")  # counts print as integers
+    return df
