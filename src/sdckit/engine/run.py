@@ -13,7 +13,10 @@ to a running scheduler, then makes these passes over the data:
 4. write: every partition masked by the fitted plans and written as a part file.
 
 Steps the engine runs: ``pram`` (independent variables, optional ``strata``; matrices from
-the PRAM engine's builders) and ``noise``. Others are refused with the list of those that run.
+the PRAM engine's builders), ``noise``, ``rank_swap`` (within blocks of ranks),
+``microaggregation`` (scalable MDAV within blocks), ``local_suppression`` (within the areas of
+the first ``strata`` column) and ``record_swap`` (within the areas of the top hierarchy
+level). Others are refused with the list of those that run.
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from ..io.atomic import atomic_write_text
 from ..result import jsonable
 from ..spec import ReleaseSpec, spec_from_dict
 from .frame import PartitionedMicrodata, read_partitioned, write_partitioned
+from .blockwise import (BlockMicroaggregation, BlockRankSwap, GroupedStep, MicroaggregationPlan,
+                        RankSwapPlan, fit_microaggregation, fit_rank_swap, grouped_partitioned,
+                        microaggregate_partitioned, rank_swap_partitioned)
 from .masking import (NoisePlan, NoiseSettings, PramPlan, PramSettings, fit_noise, fit_pram,
                       noise_moments, pram_counts, transform)
 from .risk import PartitionedRisk, frequency_table, risk_from_table
 
-#: steps the Dask engine runs, spec method -> settings class
-ENGINE_STEPS = {"pram": PramSettings, "noise": NoiseSettings}
+#: steps the Dask engine runs
+ENGINE_STEPS = ("pram", "noise", "rank_swap", "microaggregation", "local_suppression", "record_swap")
 #: gate thresholds the Dask engine checks on the released data
 ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk")
 
@@ -100,9 +106,20 @@ def _plan_summary(plan: Any) -> dict:
             out["matrices"][v] = {"min_diagonal": float(min(m.min_diagonal for m in ms)),
                                   "n_strata": len(ms), "evidence": plan.evidence[v]}
         return out
-    s = plan.settings
-    return {"method": "noise", "variables": list(s.variables), "kind": s.kind, "level": s.level,
-            "sd": plan.sd, "n_values": plan.n_values}
+    if isinstance(plan, NoisePlan):
+        s = plan.settings
+        return {"method": "noise", "variables": list(s.variables), "kind": s.kind, "level": s.level,
+                "sd": plan.sd, "n_values": plan.n_values}
+    if isinstance(plan, RankSwapPlan):
+        return {"method": "rank_swap", "variables": list(plan.settings.variables), "p": plan.settings.p,
+                "window_ranks": plan.window, "n_values": plan.n_values,
+                "n_blocks": {v: len(e) + 1 for v, e in plan.edges.items()},
+                "guarantee": "no value moves more than window_ranks ranks; no swap crosses a block border"}
+    if isinstance(plan, MicroaggregationPlan):
+        return {"method": "microaggregation", "variables": list(plan.settings.variables), "k": plan.settings.k,
+                "n_blocks": len(plan.edges) + 1, "guarantee": "every group has k..2k-1 records"}
+    return {"method": type(plan.step).step_name if hasattr(type(plan.step), "step_name") else str(plan.step),
+            "within_groups_of": plan.group_by, "columns": list(plan.columns)}
 
 
 # --------------------------------------------------------------------------- spec
@@ -141,37 +158,83 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
                             f"{', '.join(ENGINE_STEPS)} ({close_names(str(method), list(ENGINE_STEPS))}). "
                             "Run this spec with the in-memory engine, or split the release.")
         params = {k: v for k, v in step.items() if k != "method"}
-        if method == "pram":
-            # the in-memory step's own names, defaults and validation
-            from ..registry import build_step, discover
-
-            discover()
-            for key, value in list(params.items()):
-                if key.endswith("file") and isinstance(value, str):
-                    params[key] = str((path.parent / value).resolve())
-            try:
-                settings.append(PramSettings.from_step(build_step("pram", params, where=where)))
-            except ParameterError as exc:
-                raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
+        if method == "noise":
+            settings.append(_noise_settings(params, where))
             continue
-        names = {f.name for f in fields(NoiseSettings)}
-        for key in params:
-            if key not in names:
-                raise SpecError(f"{where}.{key}: unknown parameter of step {method!r} on the Dask engine; "
-                                f"the valid ones are {', '.join(sorted(names))}")
-        if isinstance(params.get("variables"), list):
-            params["variables"] = tuple(params["variables"])
-        try:
-            settings.append(NoiseSettings(**params))
-        except ParameterError as exc:
-            raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
-        except TypeError as exc:
-            raise SpecError(f"{where}: {exc}") from None
+        # the in-memory step's own names, defaults and validation
+        from ..registry import build_step, discover
+
+        discover()
+        for key, value in list(params.items()):
+            if key.endswith("file") and isinstance(value, str):
+                params[key] = str((path.parent / value).resolve())
+        built = build_step(method, params, where=where)
+        settings.append(_engine_settings(method, built, params, spec, where))
     return spec, settings
 
 
+def _noise_settings(params: dict, where: str) -> NoiseSettings:
+    names = {f.name for f in fields(NoiseSettings)}
+    for key in params:
+        if key not in names:
+            raise SpecError(f"{where}.{key}: unknown parameter of step 'noise' on the Dask engine; "
+                            f"the valid ones are {', '.join(sorted(names))}")
+    if isinstance(params.get("variables"), list):
+        params = {**params, "variables": tuple(params["variables"])}
+    try:
+        return NoiseSettings(**params)
+    except ParameterError as exc:
+        raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
+    except TypeError as exc:
+        raise SpecError(f"{where}: {exc}") from None
+
+
+def _refuse(where: str, method: str, given: dict, allowed: set[str]) -> None:
+    for key in given:
+        if key not in allowed:
+            raise SpecError(f"{where}.{key}: {method} on the Dask engine does not take {key!r} (it takes "
+                            f"{', '.join(sorted(allowed))}); run this step with the in-memory engine.")
+
+
+def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, where: str) -> Any:
+    roles = dict(spec.roles)
+    numeric = tuple(roles.get("numeric_vars", ()))
+    if method == "pram":
+        return PramSettings.from_step(step)
+    if method == "rank_swap":
+        _refuse(where, method, params, {"variables", "p"})
+        return BlockRankSwap(tuple(step.variables or numeric), float(step.p))
+    if method == "microaggregation":
+        _refuse(where, method, params, {"variables", "k", "method", "block"})
+        if step.method not in ("mdav", "mdav_partitioned"):
+            raise SpecError(f"{where}.method: the Dask engine runs the scalable MDAV variant only; got {step.method!r}.")
+        return BlockMicroaggregation(tuple(step.variables or numeric), int(step.k), cell=int(step.block))
+    if method == "local_suppression":
+        strata = tuple(roles.get("strata", ()))
+        if not strata:
+            raise SpecError(f"{where}: local suppression on the Dask engine runs area by area: give the strata "
+                            "role a geography column (ideally also a key, so k-anonymity holds overall).")
+        return GroupedStep(step, strata[0], tuple(roles.get("key_vars", ())), roles)
+    hierarchy = tuple(step.hierarchy)
+    carry = tuple(getattr(step, "carry_along", ()) or ())
+    return GroupedStep(step, hierarchy[0], tuple(dict.fromkeys(hierarchy + carry)), roles)
+
+
 def _columns_read(s: Any) -> set[str]:
+    if isinstance(s, GroupedStep):
+        return set(s.columns) | {s.group_by} | _role_columns(s.roles)
     return set(s.variables) | set(getattr(s, "strata", ()))
+
+
+def _columns_written(s: Any) -> set[str]:
+    return set(s.columns) if isinstance(s, GroupedStep) else set(s.variables)
+
+
+def _role_columns(roles: dict) -> set[str]:
+    out: set[str] = set()
+    for v in roles.values():
+        out.update([v] if isinstance(v, str) else list(v or ()))
+    return out
 
 
 # --------------------------------------------------------------------------- cluster
@@ -278,7 +341,7 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
         independent = []
         for s in step_settings:
             independent.append(not (_columns_read(s) & written))
-            written |= set(s.variables)
+            written |= _columns_written(s)
         stats_delayed = [frequency_table(pmd)]
         for s, ind in zip(step_settings, independent):
             if ind:
@@ -292,7 +355,7 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
                                                    what=f"statistics of step {i}")[0]
             plan = _fit(current, s, st, step_seeds[i])
             plans.append(plan)
-            current = transform(pmd, plans, step_seeds[:len(plans)])
+            current = _apply(current, plan, step_seeds[i])
         seconds["statistics_and_fit"] = time.perf_counter() - t
 
         risk_after = None
@@ -347,15 +410,35 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
 
 
 def _stats(pmd: PartitionedMicrodata, s: Any):
+    import dask
+
     if isinstance(s, PramSettings):
         return pram_counts(pmd, s.variables, s.strata)
+    if isinstance(s, GroupedStep):
+        return dask.delayed(None)
     return noise_moments(pmd, s.variables)
 
 
 def _fit(pmd: PartitionedMicrodata, s: Any, stats: Any, ss: np.random.SeedSequence):
     if isinstance(s, PramSettings):
         return fit_pram(pmd, s, ss, counts=stats)
-    return fit_noise(pmd, s, moments=stats)
+    if isinstance(s, NoiseSettings):
+        return fit_noise(pmd, s, moments=stats)
+    if isinstance(s, BlockRankSwap):
+        return fit_rank_swap(pmd, s, moments=stats)
+    if isinstance(s, BlockMicroaggregation):
+        return fit_microaggregation(pmd, s, moments=stats)
+    return s  # a grouped step needs no fit
+
+
+def _apply(pmd: PartitionedMicrodata, plan: Any, ss: np.random.SeedSequence) -> PartitionedMicrodata:
+    if isinstance(plan, (PramPlan, NoisePlan)):
+        return transform(pmd, [plan], [ss])
+    if isinstance(plan, RankSwapPlan):
+        return rank_swap_partitioned(pmd, plan, ss)
+    if isinstance(plan, MicroaggregationPlan):
+        return microaggregate_partitioned(pmd, plan)
+    return grouped_partitioned(pmd, plan, ss)
 
 
 def _gate(name: str, threshold: Any, risk: PartitionedRisk) -> dict:
