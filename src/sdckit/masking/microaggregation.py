@@ -398,7 +398,7 @@ def _principal_axis(X: np.ndarray) -> np.ndarray:
     return vecs[:, -1]
 
 
-def mdav_partitioned(X: np.ndarray, k: int, block: int = 10_000) -> np.ndarray:
+def mdav_partitioned(X: np.ndarray, k: int, block: int = 50_000) -> np.ndarray:
     """Scalable MDAV for millions of records: MDAV within cells of a principal-axis k-d split.
 
     The records are split recursively at the median of their projection on the cell's first
@@ -579,7 +579,7 @@ def _group(Z: np.ndarray, k: int, method: str, block: int) -> np.ndarray:
 
 def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | None = None,
                          method: str = "mdav", aggregate: str = "mean", strata: np.ndarray | None = None,
-                         missing: str = "refuse", block: int = 10_000, names: Sequence[str] | None = None
+                         missing: str = "refuse", block: int = 50_000, names: Sequence[str] | None = None
                          ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Microaggregate the columns of ``X`` on standardised values; returns (masked X, labels).
 
@@ -743,7 +743,7 @@ class Microaggregation:
     variables_per_group: int | None = None
     aggregate: str = "mean"
     missing: str = "refuse"
-    block: int = 10_000
+    block: int = 50_000
 
     def __post_init__(self) -> None:
         o = "Microaggregation"

@@ -38,8 +38,10 @@ METHODS = ("additive", "correlated", "multiplicative")
 RESTORE = ("none", "kim", "exact")
 
 
-def _complete_cov(X: np.ndarray, where: str) -> np.ndarray:
+def _complete_cov(X: np.ndarray, where: str, has_nan: bool) -> np.ndarray:
     """Covariance matrix (ddof = 1) of the complete records."""
+    if not has_nan:
+        return np.atleast_2d(np.cov(X, rowvar=False))
     ok = ~np.isnan(X).any(axis=1)
     if ok.sum() < 2:
         raise InputError(f"{where}: fewer than 2 records have all the variables; the covariance "
@@ -101,13 +103,18 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     if method == "multiplicative":
         Z = X * (1.0 + np.sqrt(level) * gen.standard_normal((n, p)))          # f ~ N(1, level)
     else:
-        standardise(X, names, where=owner)                                  # names a constant variable
+        has_nan = bool(np.isnan(X).any())
+        sd = np.nanstd(X, axis=0, ddof=1) if has_nan else X.std(axis=0, ddof=1)
+        if not np.all(sd > 0):
+            standardise(X, names, where=owner)                              # names the constant variable
         E = gen.standard_normal((n, p))
         if method == "additive":
-            E *= np.sqrt(level) * np.nanstd(X, axis=0, ddof=1)             # e_j ~ N(0, level s_j^2)
+            E *= np.sqrt(level) * sd                                        # e_j ~ N(0, level s_j^2)
         else:
-            E = E @ (np.sqrt(level) * _psd_factor(_complete_cov(X, owner))).T  # e ~ N(0, level Sigma)
-        Z = X + E
+            F = np.sqrt(level) * _psd_factor(_complete_cov(X, owner, has_nan))
+            E = np.einsum("il,jl->ij", E, F)                                # e = F u ~ N(0, level Sigma)
+        E += X
+        Z = E
     if restore == "kim":
         d = kim_factor(level)                                               # Kim (1986): y = d z + (1 - d) x-bar
         Z = d * Z + (1.0 - d) * np.nanmean(X, axis=0)
