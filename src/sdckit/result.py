@@ -99,6 +99,11 @@ class StepResult:
             lines.append(f"  [{'ok' if g.holds else 'FAILED'}] {g.statement} (measured: {g.value})")
         return "\n".join(lines)
 
+    def internal_report_html(self) -> str:
+        """HTML for the internal report only (e.g. which original records an operational risk
+        check tracked); empty by default. It is added after :meth:`report_html` there."""
+        return ""
+
     def report_html(self) -> str:
         """Public HTML fragment for the release report; subclasses add plots and tables."""
         rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>"

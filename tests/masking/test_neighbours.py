@@ -222,7 +222,11 @@ def test_release_step_reports_analyses_and_tracking():
     assert isinstance(step, NeighboursStep)
     r = step.apply(Microdata(df), rng=3)
     page = r.report_html()
-    assert "<table class='analyses'>" in page and "<table class='tracking'>" in page
-    assert "sex == 2 and phd == 1 and age &lt; 25" in page
+    assert "<table class='analyses'>" in page
+    # the tracking table points at the tracked people's records: internal report only
+    assert "<table class='tracking'>" not in page and "tracking" not in r.summary
+    internal = r.internal_report_html()
+    assert "<table class='tracking'>" in internal
+    assert "sex == 2 and phd == 1 and age &lt; 25" in internal
     assert r.summary["analyses_max_rel_diff"]
     assert all(g.holds for g in r.guarantees)

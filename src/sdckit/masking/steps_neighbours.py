@@ -44,10 +44,16 @@ class NeighbourStepResult(NeighbourResult):
                     "error; records with a missing value (suppressed) leave the fits.</p>"
                     + self.analyses.report_html())
         if self.tracking is not None and (self.tracking.targets or self.tracking.keys):
-            out += ("<h4>Rare records tracked into the release</h4>"
-                    "<p>Original values are not shown (they are confidential).</p>"
-                    + self.tracking.report_html())
+            out += ("<p>Rare records were tracked into the release; the results are in the internal "
+                    "report only (they would point an intruder at the tracked people's records).</p>")
         return out
+
+    def internal_report_html(self) -> str:
+        """The tracking table (row ids, where each tracked record went): internal report only."""
+        if self.tracking is None or not (self.tracking.targets or self.tracking.keys):
+            return ""
+        return ("<h4>Rare records tracked into the release (internal)</h4>"
+                "<p>Original values are not shown.</p>" + self.tracking.report_html())
 
 
 @register_step("neighbours")
@@ -109,8 +115,8 @@ class NeighboursStep(NeighbourResampling):
         if cmp is not None:
             summary["analyses_max_rel_diff"] = {
                 a.label: cmp.max_rel_diff(a.label) for a in self.analyses}
-        if tracking is not None:
-            summary["tracking"] = tracking.summary()
+        # the tracking summary stays off the public summary: counts of original matches
+        # would tell an intruder that a population unique exists (internal report only)
         params = dict(base.params)
         params["analyses"] = [a.label for a in self.analyses]
         params["track"] = list(self.track)

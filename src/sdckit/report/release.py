@@ -91,7 +91,8 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: li
         "roles": roles, "data_file": data_file,
         "risk_html": risk_comparison_html(run),
         "utility_html": utility_html(run),
-        "steps": [{"method": r.method, "html": r.report_html()} for r in run.results],
+        "steps": [{"method": r.method, "html": r.report_html() + (r.internal_report_html() if internal else "")}
+                  for r in run.results],
         "gate": [o.to_dict() for o in run.gate],
         "artifacts": artifacts,
         "extra_sections": [{"title": t, "html": h} for t, h in (extra_sections or [])],
