@@ -51,6 +51,8 @@ ROW = "__sdckit_row__"
 BLOCK = "__sdckit_block__"
 #: rows of the sample that cuts blocks, per block
 SAMPLE_PER_BLOCK = 2000
+#: up to this many records the shuffles are task-based, above peer-to-peer
+SMALL_SHUFFLE = 1_000_000
 
 
 def _with_rows(pdf: pd.DataFrame, offsets: np.ndarray, block_of: Callable, partition_info=None) -> pd.DataFrame:
@@ -108,12 +110,14 @@ def apply_by_blocks(pmd: PartitionedMicrodata, columns: Sequence[str], read: Seq
         _with_rows, pmd.offsets, block_of,
         meta={**{c: pmd.frame._meta[c].dtype for c in read}, ROW: "int64", BLOCK: "int64"},
         align_dataframes=False)
-    shuffled = tagged.shuffle(on=BLOCK, npartitions=pmd.npartitions)
+    # small data: the task-based shuffle (little fixed cost); large: peer-to-peer (bounded memory)
+    method = "tasks" if pmd.n_records <= SMALL_SHUFFLE else "p2p"
+    shuffled = tagged.shuffle(on=BLOCK, npartitions=pmd.npartitions, shuffle_method=method)
     out_meta = pd.DataFrame({**{c: pd.Series(dtype=meta[c]) for c in columns}, ROW: pd.Series(dtype="int64")})
     masked = shuffled.map_partitions(_apply_blocks, fn, columns, dict(meta), meta=out_meta,
                                      align_dataframes=False)
     divisions = [int(x) for x in pmd.offsets[:-1]] + [int(pmd.offsets[-1]) - 1]
-    back = masked.set_index(ROW, divisions=divisions)
+    back = masked.set_index(ROW, divisions=divisions, shuffle_method=method)
     frame_meta = pmd.frame._meta.copy()
     for c in columns:
         frame_meta[c] = frame_meta[c].astype(meta[c])
