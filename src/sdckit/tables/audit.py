@@ -29,7 +29,26 @@ from ..result import jsonable
 from ._highs import INF, new_highs, pass_lp, status
 from .table import Table
 
-__all__ = ["AuditResult", "audit", "a_priori_bounds", "attacker_model"]
+__all__ = ["AuditResult", "audit", "a_priori_bounds", "attacker_model", "suppressed_components"]
+
+
+def suppressed_components(table: Table, suppressed: np.ndarray) -> list[np.ndarray]:
+    """Suppressed cells grouped by connected component (cells linked through shared relations).
+
+    Cells of different components share no relation, so the attacker's feasible set is the
+    product of the components' sets: each component can be audited on its own small model.
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    cells = np.flatnonzero(suppressed)
+    if cells.size == 0:
+        return []
+    ms = table.relations.tocsc()[:, cells]
+    link = (abs(ms).T @ abs(ms)).tocsr()  # cells x cells: 1 where they share a relation
+    _, label = connected_components(link, directed=False)
+    order = np.argsort(label, kind="stable")
+    split = np.flatnonzero(np.diff(label[order])) + 1
+    return [cells[g] for g in np.split(order, split)]
 
 
 def a_priori_bounds(table: Table, lower=None, upper=None) -> tuple[np.ndarray, np.ndarray]:
@@ -178,28 +197,32 @@ def audit(table: Table, suppressed, *, primary=None, lower_bound=None, upper_bou
     lo = np.empty(cells.size)
     hi = np.empty(cells.size)
     n_lps = 0
-    if cells.size:
-        h, cells, _ = attacker_model(table, suppressed, lb, ub, integer=integer)
+    pos = {int(c): k for k, c in enumerate(cells)}
+    for comp in suppressed_components(table, suppressed):
+        mask = np.zeros(table.n_cells, bool)
+        mask[comp] = True
+        h, ccells, _ = attacker_model(table, mask, lb, ub, integer=integer)
         prev = None
-        for k in range(cells.size):
+        for k in range(ccells.size):
             if prev is not None:
                 h.changeColCost(prev, 0.0)
             h.changeColCost(k, 1.0)
             prev = k
+            at = pos[int(ccells[k])]
             for sense, out in ((highspy.ObjSense.kMinimize, lo), (highspy.ObjSense.kMaximize, hi)):
                 h.changeObjectiveSense(sense)
                 h.run()
                 n_lps += 1
                 st = status(h)
                 if st == "optimal":
-                    out[k] = h.getInfo().objective_function_value
+                    out[at] = h.getInfo().objective_function_value
                 elif "unbounded" in st:
-                    out[k] = -np.inf if sense == highspy.ObjSense.kMinimize else np.inf
+                    out[at] = -np.inf if sense == highspy.ObjSense.kMinimize else np.inf
                 elif "infeasible" in st:
                     raise SolverError("audit: the published cells and the a-priori bounds admit no table; "
                                       "check that the table is additive and the bounds contain the true values")
                 else:
-                    raise SolverError(f"audit: HiGHS stopped with status {st!r} on cell {table.cell_codes(cells[k])}")
+                    raise SolverError(f"audit: HiGHS stopped with status {st!r} on cell {table.cell_codes(ccells[k])}")
     val = table.value[cells]
     if primary is not None:
         ru, rl, rs = primary.upper[cells], primary.lower[cells], primary.sliding[cells]

@@ -37,7 +37,7 @@ from .._validation import check_bool, check_choice, check_float, check_int
 from ..errors import InputError, SolverError
 from ..result import Guarantee, jsonable
 from ._highs import INF, new_highs, pass_lp, status
-from .audit import AuditResult, a_priori_bounds, attacker_model, audit
+from .audit import AuditResult, a_priori_bounds, attacker_model, audit, suppressed_components
 from .rules import Primary
 from .table import Table
 
@@ -143,13 +143,18 @@ def _capacities(table: Table, lb: np.ndarray, ub: np.ndarray) -> tuple[np.ndarra
 
 def _protected_primaries(table: Table, suppressed: np.ndarray, primary: Primary, lb, ub,
                          tol: float = 1e-6) -> bool:
-    """True if every primary cell meets its levels (early exit; used by the clean-up)."""
+    """True if every primary cell among ``suppressed`` meets its levels (early exit; used by the clean-up).
+
+    ``suppressed`` may be one group of cells that shares no relation with the other suppressed
+    cells: the attacker's problem on it is then exact.
+    """
     h, cells, _ = attacker_model(table, suppressed, lb, ub)
     prim = np.flatnonzero(primary.sensitive[cells])
+    zero, idx = np.zeros(cells.size), np.arange(cells.size, dtype=np.int32)
     for k in prim:
         c = cells[k]
         a = table.value[c]
-        h.changeColsCost(cells.size, np.arange(cells.size, dtype=np.int32), np.zeros(cells.size))
+        h.changeColsCost(cells.size, idx, zero)
         h.changeColCost(int(k), 1.0)
         for sense, need in ((highspy.ObjSense.kMaximize, a + primary.upper[c]),
                             (highspy.ObjSense.kMinimize, a - primary.lower[c])):
@@ -169,15 +174,30 @@ def _protected_primaries(table: Table, suppressed: np.ndarray, primary: Primary,
 
 
 def _cleanup(table, suppressed, primary, w, lb, ub, max_cells: int) -> np.ndarray:
-    """Drop secondary cells, most expensive first, while every primary stays protected."""
+    """Drop secondary cells, most expensive first, while every primary stays protected.
+
+    Removing cell c can only affect the primaries of c's connected component of suppressed
+    cells, so only that component is re-checked (components only shrink as cells go).
+    """
     sup = suppressed.copy()
     sec = np.flatnonzero(sup & ~primary.sensitive)
-    if sec.size * max(int(primary.sensitive.sum()), 1) > max_cells:  # budget of attacker LP rounds
+    comp_of = np.full(table.n_cells, -1)
+    comps = suppressed_components(table, sup)
+    for k, comp in enumerate(comps):
+        comp_of[comp] = k
+    budget = sum(int(primary.sensitive[comps[comp_of[c]]].sum()) for c in sec)
+    if budget > max_cells:  # budget of attacker LP rounds
         return sup
+    members = [np.zeros(table.n_cells, bool) for _ in comps]
+    for k, comp in enumerate(comps):
+        members[k][comp] = True
     for c in sec[np.argsort(-w[sec], kind="stable")]:
-        sup[c] = False
-        if not _protected_primaries(table, sup, primary, lb, ub):
-            sup[c] = True
+        group = members[comp_of[c]]
+        group[c] = False
+        if not _protected_primaries(table, group, primary, lb, ub):
+            group[c] = True
+        else:
+            sup[c] = False
     return sup
 
 
@@ -358,11 +378,12 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
     prim = np.flatnonzero(primary.sensitive)
     m = table.relations.tocsr()
     mt = m.T.tocsr()
-    # incumbent: the heuristic pattern (feasible by construction); not bounded by the time limit
-    inc = _cleanup(table, _heuristic_pattern(table, primary, w, lb, ub, None), primary, w, lb, ub, cleanup_max)
+    # incumbent: the heuristic pattern (feasible by construction; not bounded by the time limit);
+    # it is cleaned up only if the search stops without a proof (the master usually beats it)
+    inc = _heuristic_pattern(table, primary, w, lb, ub, None)
     inc_cost = float(w[inc & ~primary.sensitive].sum())
     if prim.size == 0:
-        return inc, 0.0, True, 0.0, "optimal", 0, 0
+        return inc, 0.0, True, 0.0, "optimal (no primary cells)", 0, 0
     master = new_highs(time_limit=time_limit)
     master.setOptionValue("mip_rel_gap", mip_gap)
     pass_lp(master, sp.csr_matrix((0, n)), cost=np.where(primary.sensitive, 0.0, w),
@@ -431,19 +452,35 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
         for idx, coef, rhs in _bridgeless_cuts(x, x & ~primary.sensitive, m, mt):
             master.addRow(rhs, INF, int(idx.size), idx.astype(np.int32), coef)
             n_cuts += 1
+    if best is inc:
+        best = _cleanup(table, inc, primary, w, lb, ub, cleanup_max)
+        best_cost = float(w[best & ~primary.sensitive].sum())
     gap = max(0.0, (best_cost - bound) / max(abs(best_cost), 1e-9))
     return best, best_cost, False, gap, state, it, n_cuts
 
 
 def _separate(table, x, primary, lb, ub, UB, LB, can, m, tol: float = 1e-6) -> list:
-    """Attacker LPs for every primary at pattern ``x``; a capacity cut per violated level."""
-    h, cells, rows = attacker_model(table, x, lb, ub)
+    """Attacker LPs for every primary at pattern ``x``; a capacity cut per violated level.
+
+    One model per connected component of ``x`` holding a primary (components share no
+    relation, so each attacker problem only involves its own component)."""
+    cuts = []
+    for comp in suppressed_components(table, x):
+        if primary.sensitive[comp].any():
+            mask = np.zeros(table.n_cells, bool)
+            mask[comp] = True
+            cuts += _separate_component(table, mask, x, primary, lb, ub, UB, LB, can, m, tol)
+    return cuts
+
+
+def _separate_component(table, mask, x, primary, lb, ub, UB, LB, can, m, tol) -> list:
+    h, cells, rows = attacker_model(table, mask, lb, ub)
     cuts = []
     pos = {int(c): k for k, c in enumerate(cells)}
     mr = m[rows]
     zero = np.zeros(cells.size)
     all_idx = np.arange(cells.size, dtype=np.int32)
-    for p in np.flatnonzero(primary.sensitive):
+    for p in cells[primary.sensitive[cells]]:
         k = pos[int(p)]
         a = table.value[p]
         h.changeColsCost(cells.size, all_idx, zero)

@@ -1,0 +1,175 @@
+"""Table protection benchmark: secondary suppression, the audit, controlled rounding.
+
+Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok, seconds):
+
+* ``suppress_2d_optimal`` / ``suppress_2d_heuristic``: R x C tables (20, 40, 100, 200) tabulated
+  from synthetic microdata, threshold rule n = 3, cost = cell value. The pytauargus OPT
+  figures quoted in the issue (secondaries and seconds on its machines, other synthetic data)
+  are printed beside ours as ``ref_n_secondary`` / ``ref_seconds``.
+* ``suppress_hier3``: a 2-D table whose first dimension is a 3-level hierarchy, modular
+  (HiTaS-style) and optimal.
+* ``suppress_3d``: a 6 x 6 x 6 table, optimal.
+* ``audit``: the LP audit of 1,000 suppressed cells of a 100 x 100 table.
+* ``rounding``: controlled rounding (network LP) of a 200 x 200 table to base 5.
+
+``baseline_seconds`` is the simplest numpy work of the same input: tabulating the microdata
+with ``bincount`` and flagging the threshold cells (suppression cases), or rounding every cell
+to the nearest multiple without control (rounding).
+
+Run: ``python benchmarks/bench_tables.py [--quick] [--n N]``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from _common import emit, parse_args, peak_mb
+
+from sdckit.tables.audit import audit
+from sdckit.tables.modular import ModularSuppression
+from sdckit.tables.rounding import ControlledRounding
+from sdckit.tables.rules import ThresholdRule, primary_cells
+from sdckit.tables.suppression import HeuristicSuppression, OptimalSuppression
+from sdckit.tables.table import Hierarchy, Table
+
+# pytauargus OPT on the issue's machines: size -> (secondaries, seconds)
+REFERENCE = {20: (8, 0.2), 40: (22, 1.2), 100: (21, 6.7), 200: (8, 25.0)}
+warnings.simplefilter("ignore")
+
+
+def microdata(shape: tuple[int, ...], per_cell: float, seed: int) -> pd.DataFrame:
+    """Records whose cell probabilities are products of lognormal margin propensities (sigma 0.8)."""
+    rng = np.random.default_rng(seed)
+    cols = {}
+    n = int(per_cell * np.prod(shape))
+    for d, k in enumerate(shape):
+        p = rng.lognormal(0.0, 0.8, k)
+        cols[f"d{d}"] = rng.choice(k, n, p=p / p.sum())
+    return pd.DataFrame({c: pd.Series(v).map(lambda i: f"{i:03d}") for c, v in cols.items()})
+
+
+def baseline(df: pd.DataFrame, shape) -> float:
+    t0 = time.perf_counter()
+    codes = np.ravel_multi_index([df[c].astype(int).to_numpy() for c in df.columns], shape)
+    f = np.bincount(codes, minlength=int(np.prod(shape)))
+    _ = (f > 0) & (f < 3)
+    return time.perf_counter() - t0
+
+
+def _peak(fn, seconds: float):
+    return round(peak_mb(fn), 2) if seconds < 5 else None
+
+
+def run_suppression(case: str, method, table: Table, base_s: float, **extra) -> None:
+    p = primary_cells(table, ThresholdRule(3))
+    t0 = time.perf_counter()
+    res = method.apply(table, p)
+    s = time.perf_counter() - t0
+    emit(case=case, n=table.n_cells, n_cells=table.n_cells, n_primary=p.n_primary, n_secondary=res.n_secondary,
+         cost=res.cost, audit_ok=res.audit.ok, seconds=s, peak_mb=_peak(lambda: method.apply(table, p), s),
+         baseline_seconds=base_s, proven_optimal=res.proven_optimal, status=res.status, **extra)
+
+
+def case_2d(size: int, time_limit: float, heuristic: bool = True) -> None:
+    per_cell = 10.0
+    df = microdata((size, size), per_cell, seed=size)
+    t = Table.from_microdata(df, ["d0", "d1"])
+    ref = REFERENCE.get(size, (None, None))
+    b = baseline(df, (size, size))
+    run_suppression("suppress_2d_optimal", OptimalSuppression(time_limit=time_limit), t, b, size=f"{size}x{size}",
+                    ref_n_secondary=ref[0], ref_seconds=ref[1])
+    if heuristic:
+        run_suppression("suppress_2d_heuristic", HeuristicSuppression(), t, b, size=f"{size}x{size}")
+
+
+def hier_table(branch: int, n_act: int, per_cell: float, seed: int) -> Table:
+    """Region hierarchy branch x branch x branch (3 levels) by n_act activities."""
+    lines = []
+    for a in range(branch):
+        lines.append(f"R{a}")
+        for b in range(branch):
+            lines.append(f"@R{a}{b}")
+            lines += [f"@@R{a}{b}{c}" for c in range(branch)]
+    h = Hierarchy.from_hrc("\n".join(lines))
+    leaves = np.array(h.leaves)
+    df = microdata((leaves.size, n_act), per_cell, seed)
+    df["d0"] = leaves[df["d0"].astype(int).to_numpy()]
+    return Table.from_microdata(df, ["d0", "d1"], hierarchies={"d0": h}), df
+
+
+def case_hier(branch: int, n_act: int, time_limit: float) -> None:
+    t, df = hier_table(branch, n_act, 8.0, seed=7)
+    b = baseline(df.assign(d0=pd.factorize(df["d0"])[0]), (branch ** 3, n_act))
+    size = f"{branch}x{branch}x{branch} regions x {n_act}"
+    run_suppression("suppress_hier3_modular", ModularSuppression(time_limit=time_limit), t, b, size=size)
+    run_suppression("suppress_hier3_optimal", OptimalSuppression(time_limit=time_limit), t, b, size=size)
+
+
+def case_3d(k: int, time_limit: float) -> None:
+    df = microdata((k, k, k), 6.0, seed=3)
+    t = Table.from_microdata(df, ["d0", "d1", "d2"])
+    run_suppression("suppress_3d_optimal", OptimalSuppression(time_limit=time_limit), t, baseline(df, (k, k, k)),
+                    size=f"{k}x{k}x{k}")
+
+
+def case_audit(size: int, n_sup: int) -> None:
+    df = microdata((size, size), 10.0, seed=11)
+    t = Table.from_microdata(df, ["d0", "d1"])
+    rng = np.random.default_rng(0)
+    sup = np.zeros(t.n_cells, bool)
+    sup[rng.choice(np.flatnonzero(t.is_inner), n_sup, replace=False)] = True
+    p = primary_cells(t, ThresholdRule(3))
+    t0 = time.perf_counter()
+    res = audit(t, sup, primary=p)
+    s = time.perf_counter() - t0
+    emit(case="audit", n=n_sup, n_cells=t.n_cells, n_primary=int((p.sensitive & sup).sum()), n_secondary=0,
+         cost=0.0, audit_ok=res.ok, seconds=s, peak_mb=_peak(lambda: audit(t, sup, primary=p), s),
+         baseline_seconds=baseline(df, (size, size)), n_lps=res.n_lps, size=f"{size}x{size}",
+         n_suppressed=n_sup, n_unbounded=int(np.isinf(res.upper).sum()))
+
+
+def case_rounding(size: int, base: int) -> None:
+    df = microdata((size, size), 10.0, seed=13)
+    t = Table.from_microdata(df, ["d0", "d1"])
+    for method in ("optimal", "unbiased"):
+        cr = ControlledRounding(base=base, method=method, intervals=False)
+        t0 = time.perf_counter()
+        res = cr.apply(t, rng=1)
+        s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        _ = base * np.rint(t.value / base)  # uncontrolled rounding: not additive
+        b = time.perf_counter() - t1
+        c = res.checks
+        emit(case=f"rounding_{method}", n=t.n_cells, n_cells=t.n_cells, n_primary=0, n_secondary=0,
+             cost=float(np.abs(res.rounded - t.value).sum()), audit_ok=bool(all(c.values())), seconds=s,
+             peak_mb=_peak(lambda: cr.apply(t, rng=1), s), baseline_seconds=b, size=f"{size}x{size}", base=base,
+             zero_restricted=res.zero_restricted, status=res.status)
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0])
+    if args.n:
+        case_2d(args.n, time_limit=300.0)
+        return
+    if args.quick:
+        for size in (20, 40):
+            case_2d(size, time_limit=20.0)
+        case_hier(3, 6, time_limit=20.0)
+        case_3d(6, time_limit=20.0)
+        case_audit(40, 200)
+        case_rounding(60, 5)
+        return
+    for size in (20, 40, 100, 200):
+        case_2d(size, time_limit=300.0 if size < 200 else 150.0, heuristic=size <= 100)
+    case_hier(4, 10, time_limit=120.0)
+    case_3d(6, time_limit=120.0)
+    case_audit(100, 1000)
+    case_rounding(200, 5)
+
+
+if __name__ == "__main__":
+    main()
