@@ -42,12 +42,12 @@ warnings.simplefilter("ignore")
 
 
 def microdata(shape: tuple[int, ...], per_cell: float, seed: int) -> pd.DataFrame:
-    """Records whose cell probabilities are products of lognormal margin propensities (sigma 0.8)."""
+    """Records whose cell probabilities are products of lognormal margin propensities (sigma 0.5)."""
     rng = np.random.default_rng(seed)
     cols = {}
     n = int(per_cell * np.prod(shape))
     for d, k in enumerate(shape):
-        p = rng.lognormal(0.0, 0.8, k)
+        p = rng.lognormal(0.0, 0.5, k)
         cols[f"d{d}"] = rng.choice(k, n, p=p / p.sum())
     return pd.DataFrame({c: pd.Series(v).map(lambda i: f"{i:03d}") for c, v in cols.items()})
 
@@ -75,7 +75,7 @@ def run_suppression(case: str, method, table: Table, base_s: float, **extra) -> 
 
 
 def case_2d(size: int, time_limit: float, heuristic: bool = True) -> None:
-    per_cell = 10.0
+    per_cell = 20.0
     df = microdata((size, size), per_cell, seed=size)
     t = Table.from_microdata(df, ["d0", "d1"])
     ref = REFERENCE.get(size, (None, None))
@@ -164,7 +164,7 @@ def main() -> None:
         case_rounding(60, 5)
         return
     for size in (20, 40, 100, 200):
-        case_2d(size, time_limit=300.0 if size < 200 else 150.0, heuristic=size <= 100)
+        case_2d(size, time_limit=300.0 if size < 200 else 120.0, heuristic=size <= 100)
     case_hier(4, 10, time_limit=120.0)
     case_3d(6, time_limit=120.0)
     case_audit(100, 1000)
