@@ -1,0 +1,127 @@
+"""Plain functions behind ``sdckit table count | posterior | perturb`` (the command line wraps them).
+
+Each returns one JSON-ready dict with stable keys, so ``--json`` prints it as is.
+Tables are given as nested lists of integers or as the path of a CSV file of integers
+(one table row per line, no header; ``#`` starts a comment).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..result import jsonable
+from .count import as_count_array, count_tables
+from .cyclic import CyclicPerturbation, check_cycles, cycle_design
+from .posterior import perturbation_posterior, prior_at_least
+
+__all__ = ["count_command", "posterior_command", "perturb_command", "read_int_table", "parse_ints",
+           "parse_cells"]
+
+
+def parse_ints(text: str, name: str) -> list[int]:
+    """``"20,55,25,35"`` -> ``[20, 55, 25, 35]`` with a clear error for a bad entry."""
+    out = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            out.append(int(part))
+        except ValueError:
+            raise InputError(f"{name}: {part!r} is not a whole number; give comma-separated counts such as 20,55,25") from None
+    if not out:
+        raise InputError(f"{name} is empty; give comma-separated counts such as 20,55,25")
+    return out
+
+
+def parse_cells(text: str | None) -> list[tuple[int, int]] | None:
+    """``"1,2;1,4"`` (1-based row,column pairs, as in the seed) -> ``[(0, 1), (0, 3)]``."""
+    if not text:
+        return None
+    cells = []
+    for part in text.split(";"):
+        ij = parse_ints(part, "--cells")
+        if len(ij) != 2 or min(ij) < 1:
+            raise InputError(f"--cells: {part!r} must be a 1-based 'row,column' pair such as 1,2")
+        cells.append((ij[0] - 1, ij[1] - 1))
+    return cells
+
+
+def read_int_table(source, name: str = "the table") -> np.ndarray:
+    """A 2-way integer table from a nested list or a CSV path."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"{name}: file {str(path)!r} does not exist")
+        rows = []
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                rows.append(parse_ints(line, f"{path}, line {k}"))
+        if len({len(r) for r in rows}) > 1:
+            raise InputError(f"{path}: rows have different lengths {sorted({len(r) for r in rows})}")
+        source = rows
+    return as_count_array(source, name, ndim=2)
+
+
+def count_command(rows: list[int], cols: list[int]) -> dict:
+    """Exact number of tables with the given row and column sums: ``{"count": int}``."""
+    return {"count": count_tables(rows, cols)}
+
+
+def perturb_command(table, alpha: float = 0.25, beta: float = 0.25, design: str = "shift",
+                    seed: int | None = None) -> dict:
+    """Cyclically perturb a table: the published table, cycles, alpha and beta, and the checks.
+
+    The seed (if given) is not echoed: it would let anyone undo the perturbation.
+    """
+    T = read_int_table(table)
+    res = CyclicPerturbation(alpha=alpha, beta=beta, design=design).apply(T, rng=seed)
+    out = res.published()
+    out["n_cycles"] = len(res.cycles)
+    out["guarantees"] = [g.to_dict() for g in res.guarantees]
+    return jsonable(out)
+
+
+def posterior_command(table, alpha: float = 0.25, beta: float = 0.25, design: str = "shift",
+                      cycles=None, cells=None, at_least: str | None = None) -> dict:
+    """Posterior cell distributions of a cyclically perturbed table.
+
+    Parameters
+    ----------
+    table : nested list or CSV path
+        The published table.
+    alpha, beta : float
+        The published probabilities.
+    design : str
+        The published cycle design (``"shift"`` or ``"basic"``) when ``cycles`` is not given.
+    cycles : array-like, optional
+        The published cycles (``(n, R, C)``), in the order they were applied.
+    cells : str or list of (row, column), optional
+        Cells to report; a string uses 1-based ``"1,2;1,4"``; default all.
+    at_least : str, optional
+        Insider prior ``"row,col,value"`` (1-based cell): that cell is at least ``value``.
+
+    Returns
+    -------
+    dict
+        ``{"method", "alpha", "beta", "n_candidates", "cells": {"1,2": [p_0, p_1, ...]}, "mode",
+        "published", "mode_violations"}`` (cells 1-based as in the seed).
+    """
+    P = read_int_table(table, "the published table")
+    cyc = cycle_design(P.shape, design) if cycles is None else check_cycles(cycles, P.shape)
+    prior = None
+    if at_least:
+        i, j, v = parse_ints(at_least, "--at-least")
+        prior = prior_at_least((i - 1, j - 1), v)
+    post = perturbation_posterior(P, cyc, alpha, beta, prior=prior)
+    chosen = parse_cells(cells) if isinstance(cells, str) else ([tuple(c) for c in cells] if cells else None)
+    chosen = chosen or list(np.ndindex(*P.shape))
+    return jsonable({"method": post.method, "alpha": alpha, "beta": beta, "n_cycles": len(cyc),
+                     "n_candidates": post.n_candidates,
+                     "cells": {f"{i + 1},{j + 1}": [round(float(p), 6) for p in post.cell((i, j))] for i, j in chosen},
+                     "mode": post.mode(), "published": P,
+                     "mode_violations": [{**v, "cell": [c + 1 for c in v["cell"]]} for v in post.mode_violations()]})
