@@ -161,3 +161,22 @@ def test_parameter_errors():
         OptimalSuppression(cost="weird")
     with pytest.raises(ParameterError, match="time_limit"):
         HeuristicSuppression(time_limit=0)
+
+
+def test_negative_magnitudes_with_dominance_rule():
+    # profits can be negative: the rules use absolute contributions (with a warning saying so)
+    # and the attacker's a-priori bounds become (-inf, inf)
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.choice(list("pqr"), 60), "b": rng.choice(list("xyz"), 60),
+                       "t": rng.normal(0, 40, 60)})
+    from sdckit.errors import InputWarning
+    from sdckit.tables.rules import DominanceRule
+    with pytest.warns(InputWarning, match="absolute contributions"):
+        t = Table.from_microdata(df, ["a", "b"], response="t")
+    assert (t.value < 0).any()
+    p = primary_cells(t, DominanceRule(n=1, k=50))
+    assert p.n_primary > 0
+    res = OptimalSuppression().apply(t, p)
+    from sdckit.tables.audit import a_priori_bounds
+    assert np.all(a_priori_bounds(t)[0] == -np.inf)  # no lower bound is assumed for a signed table
+    assert res.audit.ok and audit(t, res.suppressed, primary=p).ok
