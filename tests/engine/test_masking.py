@@ -85,8 +85,8 @@ def test_invariant_pram_from_distributed_counts_keeps_p(client):
 def test_noise_has_the_promised_scale(client):
     df = person_frame(50_000, seed=5)
     pmd = from_pandas(df, npartitions=3, **ROLES)
-    add = fit_noise(pmd, NoiseSettings(("hours",), 0.2))
-    mult = fit_noise(pmd, NoiseSettings(("income",), 0.1, "multiplicative"))
+    add = fit_noise(pmd, NoiseSettings(("hours",), 0.04, "additive"))          # sd 0.2 s
+    mult = fit_noise(pmd, NoiseSettings(("income",), 0.01, "multiplicative"))  # factor sd 0.1
     out = transform(pmd, [add, mult], [np.random.SeedSequence(1), np.random.SeedSequence(2)]).frame.compute()
     out = out.reset_index(drop=True)
     z = (out["hours"] - df["hours"]) / (0.2 * df["hours"].std())
@@ -94,6 +94,20 @@ def test_noise_has_the_promised_scale(client):
     ratio = (out["income"] / df["income"] - 1) / 0.1
     assert abs(ratio.mean()) < 0.02 and abs(ratio.std() - 1) < 0.02
     assert out["income"].isna().sum() == df["income"].isna().sum()
+
+
+def test_correlated_noise_has_level_times_the_data_covariance(client):
+    # reference: the sample covariance of the complete records (numpy) times the level
+    df = person_frame(60_000, seed=9)
+    df["spend"] = 0.3 * df["income"] + np.random.default_rng(1).normal(0, 5000, len(df))
+    pmd = from_pandas(df, npartitions=4, **{**ROLES, "numeric_vars": ["income", "hours", "spend"]})
+    plan = fit_noise(pmd, NoiseSettings(("income", "spend"), 0.2))
+    X = df[["income", "spend"]].dropna().to_numpy()
+    assert np.allclose(plan.factor @ plan.factor.T, 0.2 * np.cov(X, rowvar=False), rtol=1e-10)
+    out = transform(pmd, [plan], [np.random.SeedSequence(4)]).frame.compute().reset_index(drop=True)
+    E = (out[["income", "spend"]] - df[["income", "spend"]]).dropna().to_numpy()
+    ratio = np.cov(E, rowvar=False) / (0.2 * np.cov(X, rowvar=False))
+    assert np.allclose(ratio, 1.0, atol=0.03)
 
 
 def test_bad_settings_are_refused(client):

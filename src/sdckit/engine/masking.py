@@ -44,7 +44,7 @@ from .._random import block_uniforms
 from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
 from .frame import PartitionedMicrodata, encode
-from .sums import dd_moments, mean_sd, merge_moments
+from .sums import dd_bincount, dd_moments, mean_sd, merge_moments
 
 
 def child_stream(ss: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -361,50 +361,84 @@ def _decode_like(original: pd.Series, codes: np.ndarray, cats: pd.Index) -> pd.S
 
 
 # --------------------------------------------------------------------------- noise
-NOISE_KINDS = ("additive", "multiplicative")
+NOISE_METHODS = ("additive", "correlated", "multiplicative")
+NOISE_RESTORE = ("none", "kim")
 
 
 @dataclass(frozen=True)
 class NoiseSettings:
-    """Uncorrelated noise on numeric variables.
+    """Noise at scale, with the ``noise`` step's names and meaning (:class:`sdckit.masking.noise.Noise`).
 
-    ``kind = "additive"``: x + level * sd(x) * z (level as a fraction of each variable's
-    standard deviation, sdcMicro's ``noise`` / 100); ``"multiplicative"``: x * (1 + level * z).
+    ``level`` is the noise variance relative to the data's: additive e_j ~ N(0, level s_j^2);
+    correlated e ~ N(0, level Sigma) (Sigma the covariance of the complete records);
+    multiplicative x (1 + sqrt(level) z). ``restore = "kim"`` (correlated only) applies Kim's
+    transformation d y + (1 - d) x-bar, d = 1 / sqrt(1 + level). The exact moment match
+    (``restore = "exact"``) needs a second pass over the output and runs in memory only.
     """
 
-    variables: tuple[str, ...]
+    variables: tuple[str, ...] = ()
     level: float = 0.1
-    kind: str = "additive"
+    method: str = "correlated"
+    restore: str = "none"
 
     def __post_init__(self) -> None:
         if isinstance(self.variables, str):
             object.__setattr__(self, "variables", (self.variables,))
+        object.__setattr__(self, "variables", tuple(self.variables or ()))
         if not self.variables:
             raise param_error("Noise", "variables", "a non-empty list of numeric variables", self.variables)
         check_float("Noise", "level", self.level, low=0.0, low_open=True)
-        check_choice("Noise", "kind", self.kind, NOISE_KINDS)
+        check_choice("Noise", "method", self.method, NOISE_METHODS)
+        check_choice("Noise on the Dask engine", "restore", self.restore, NOISE_RESTORE)
+        if self.restore == "kim" and self.method != "correlated":
+            raise param_error("Noise", "restore", "'kim' only with method 'correlated'", self.restore)
+
+    @classmethod
+    def from_step(cls, step: Any, numeric_vars: Sequence[str] = ()) -> "NoiseSettings":
+        """From the in-memory ``noise`` step (its variables default to the numeric role)."""
+        return cls(tuple(step.variables or numeric_vars), float(step.level), step.method, step.restore)
 
 
 @dataclass(frozen=True)
 class NoisePlan:
-    """Fitted noise: the settings, each variable's mean and sd (exact from the moments)."""
+    """Fitted noise: each variable's mean and sd, and for correlated noise the factor F of
+    level * Sigma (F F^T = level Sigma), all from exactly merged sums."""
 
     settings: NoiseSettings
     mean: dict
     sd: dict
     n_values: dict
+    factor: np.ndarray | None = None
+    n_complete: int | None = None
 
 
-def _moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...]) -> dict:
-    return {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
+def _moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...], cross: bool = False) -> dict:
+    out = {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
+    if cross:
+        X = pdf[list(variables)].to_numpy(dtype=np.float64, na_value=np.nan)
+        X = X[np.isfinite(X).all(axis=1)]
+        p = X.shape[1]
+        # sums and cross-products of the complete records, each a double-double pair
+        prods = np.concatenate([X, (X[:, :, None] * X[:, None, :]).reshape(-1, p * p)], axis=1)
+        hi, lo = dd_bincount(np.tile(np.arange(prods.shape[1]), X.shape[0]), prods.reshape(-1), prods.shape[1])
+        out["__cross__"] = (X.shape[0], hi, lo)
+    return out
 
 
 def _merge_moment_dicts(parts: list[dict]) -> dict:
-    return {v: merge_moments([p[v] for p in parts]) for v in parts[0]}
+    out = {v: merge_moments([p[v] for p in parts]) for v in parts[0] if v != "__cross__"}
+    if "__cross__" in parts[0]:
+        n = sum(p["__cross__"][0] for p in parts)
+        m = parts[0]["__cross__"][1].size
+        hi, lo = dd_bincount(np.tile(np.arange(m), len(parts)), np.concatenate([p["__cross__"][1] for p in parts]),
+                             m, np.concatenate([p["__cross__"][2] for p in parts]))
+        out["__cross__"] = (n, hi, lo)
+    return out
 
 
-def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str]):
-    """Delayed {var: (n, sum hi, sum lo, sum of squares hi, lo)} over partitions."""
+def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str], cross: bool = False):
+    """Delayed {var: (n, sum hi, sum lo, sum of squares hi, lo)} over partitions; with
+    ``cross`` also the complete records' count, sums and cross-products (``"__cross__"``)."""
     import dask
 
     from .risk import tree_reduce
@@ -413,21 +447,47 @@ def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str]):
     for v in variables:
         if v not in pmd.frame.columns:
             raise InputError(f"noise: no column {v!r} in the data.")
-    parts = [dask.delayed(_moments_partition)(p, variables) for p in pmd.frame[list(variables)].to_delayed()]
+    parts = [dask.delayed(_moments_partition)(p, variables, cross)
+             for p in pmd.frame[list(variables)].to_delayed()]
     return tree_reduce(parts, _merge_moment_dicts)
 
 
+def _covariance(cross: tuple, p: int) -> np.ndarray:
+    """Covariance (ddof = 1) of the complete records from the merged sums, in exact rationals."""
+    from fractions import Fraction
+
+    n, hi, lo = cross
+    if n < 2:
+        raise InputError("noise: fewer than 2 records have all the variables; the covariance matrix cannot "
+                         "be estimated: use method = \"additive\" or impute.")
+    tot = [Fraction(float(a)) + Fraction(float(b)) for a, b in zip(hi, lo)]
+    sums, prods = tot[:p], tot[p:]
+    S = np.empty((p, p))
+    for i in range(p):
+        for j in range(p):
+            S[i, j] = float((prods[i * p + j] - sums[i] * sums[j] / n) / (n - 1))
+    return S
+
+
 def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: dict | None = None) -> NoisePlan:
+    correlated = settings.method == "correlated"
     if moments is None:
-        moments = noise_moments(pmd, settings.variables).compute()
+        moments = noise_moments(pmd, settings.variables, correlated).compute()
     means, sds, ns = {}, {}, {}
     for v in settings.variables:
         m, s = mean_sd(moments[v])
-        if settings.kind == "additive" and not (s > 0):
-            raise InputError(f"noise: {v!r} is constant or has fewer than 2 values; additive noise "
-                             "scaled to its standard deviation adds nothing: drop it from the variables.")
+        if settings.method != "multiplicative" and not (s > 0):
+            raise InputError(f"noise: {v!r} is constant or has fewer than 2 values; noise scaled to its "
+                             "spread adds nothing: drop it from the variables.")
         means[v], sds[v], ns[v] = m, s, moments[v][0]
-    return NoisePlan(settings, means, sds, ns)
+    factor = n_complete = None
+    if correlated:
+        from ..masking.noise import _psd_factor
+
+        S = _covariance(moments["__cross__"], len(settings.variables))
+        factor = np.sqrt(settings.level) * _psd_factor(S)      # F F^T = level Sigma
+        n_complete = int(moments["__cross__"][0])
+    return NoisePlan(settings, means, sds, ns, factor, n_complete)
 
 
 def standard_normals(u: np.ndarray) -> np.ndarray:
@@ -437,17 +497,27 @@ def standard_normals(u: np.ndarray) -> np.ndarray:
 
 def noise_partition(pdf: pd.DataFrame, plan: NoisePlan, ss: np.random.SeedSequence, start: int,
                     partition: int | None = None) -> pd.DataFrame:
+    """Noise on one partition whose first row is global row ``start``; variable j's normals
+    are Phi^{-1} of the block uniforms of child j of ``ss``."""
     out = pdf.copy(deep=False)
     n = pdf.shape[0]
-    level = plan.settings.level
-    for j, v in enumerate(plan.settings.variables):
-        x = pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)
-        z = standard_normals(block_uniforms(child_stream(ss, j), start, start + n))
-        if plan.settings.kind == "additive":
-            y = x + (level * plan.sd[v]) * z
-        else:
-            y = x * (1.0 + level * z)
-        out[v] = y  # NaN stays NaN
+    s = plan.settings
+    names = list(s.variables)
+    X = pdf[names].to_numpy(dtype=np.float64, na_value=np.nan)
+    E = np.column_stack([standard_normals(block_uniforms(child_stream(ss, j), start, start + n))
+                         for j in range(len(names))])
+    root = np.sqrt(s.level)
+    if s.method == "multiplicative":
+        Y = X * (1.0 + root * E)                                    # f ~ N(1, level)
+    elif s.method == "additive":
+        Y = X + E * (root * np.array([plan.sd[v] for v in names]))  # e_j ~ N(0, level s_j^2)
+    else:
+        Y = X + np.einsum("il,jl->ij", E, plan.factor)              # e = F u ~ N(0, level Sigma)
+        if s.restore == "kim":
+            d = 1.0 / np.sqrt(1.0 + s.level)                        # Kim (1986): d y + (1 - d) x-bar
+            Y = d * Y + (1.0 - d) * np.array([plan.mean[v] for v in names])
+    for j, v in enumerate(names):
+        out[v] = Y[:, j]  # NaN stays NaN
     return out
 
 

@@ -108,8 +108,8 @@ def _plan_summary(plan: Any) -> dict:
         return out
     if isinstance(plan, NoisePlan):
         s = plan.settings
-        return {"method": "noise", "variables": list(s.variables), "kind": s.kind, "level": s.level,
-                "sd": plan.sd, "n_values": plan.n_values}
+        return {"method": "noise", "variables": list(s.variables), "noise_method": s.method, "level": s.level,
+                "restore": s.restore, "sd": plan.sd, "n_values": plan.n_values}
     if isinstance(plan, RankSwapPlan):
         return {"method": "rank_swap", "variables": list(plan.settings.variables), "p": plan.settings.p,
                 "window_ranks": plan.window, "n_values": plan.n_values,
@@ -158,9 +158,6 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
                             f"{', '.join(ENGINE_STEPS)} ({close_names(str(method), list(ENGINE_STEPS))}). "
                             "Run this spec with the in-memory engine, or split the release.")
         params = {k: v for k, v in step.items() if k != "method"}
-        if method == "noise":
-            settings.append(_noise_settings(params, where))
-            continue
         # the in-memory step's own names, defaults and validation
         from ..registry import build_step, discover
 
@@ -171,22 +168,6 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
         built = build_step(method, params, where=where)
         settings.append(_engine_settings(method, built, params, spec, where))
     return spec, settings
-
-
-def _noise_settings(params: dict, where: str) -> NoiseSettings:
-    names = {f.name for f in fields(NoiseSettings)}
-    for key in params:
-        if key not in names:
-            raise SpecError(f"{where}.{key}: unknown parameter of step 'noise' on the Dask engine; "
-                            f"the valid ones are {', '.join(sorted(names))}")
-    if isinstance(params.get("variables"), list):
-        params = {**params, "variables": tuple(params["variables"])}
-    try:
-        return NoiseSettings(**params)
-    except ParameterError as exc:
-        raise SpecError(f"{where}.{exc.param}: must be {exc.rule}, got {exc.value!r}") from None
-    except TypeError as exc:
-        raise SpecError(f"{where}: {exc}") from None
 
 
 def _refuse(where: str, method: str, given: dict, allowed: set[str]) -> None:
@@ -201,6 +182,11 @@ def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, wh
     numeric = tuple(roles.get("numeric_vars", ()))
     if method == "pram":
         return PramSettings.from_step(step)
+    if method == "noise":
+        if step.restore not in ("none", "kim"):
+            raise SpecError(f"{where}.restore: {step.restore!r} needs a second pass over the output and runs "
+                            "in memory only; use \"none\" or \"kim\" on the Dask engine.")
+        return NoiseSettings.from_step(step, numeric)
     if method == "rank_swap":
         _refuse(where, method, params, {"variables", "p"})
         return BlockRankSwap(tuple(step.variables or numeric), float(step.p))
@@ -416,7 +402,7 @@ def _stats(pmd: PartitionedMicrodata, s: Any):
         return pram_counts(pmd, s.variables, s.strata)
     if isinstance(s, GroupedStep):
         return dask.delayed(None)
-    return noise_moments(pmd, s.variables)
+    return noise_moments(pmd, s.variables, isinstance(s, NoiseSettings) and s.method == "correlated")
 
 
 def _fit(pmd: PartitionedMicrodata, s: Any, stats: Any, ss: np.random.SeedSequence):
