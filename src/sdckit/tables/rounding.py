@@ -133,7 +133,9 @@ class RoundingResult:
         head = "".join(f"<th>{_h.escape(c)}</th>" for c in h1.codes)
         body = "".join(f"<tr><th>{_h.escape(c)}</th>" + "".join(f"<td>{v:g}</td>" for v in r[i]) + "</tr>"
                        for i, c in enumerate(h0.codes))
-        return f"<table class='sdc-table'><tr><th></th>{head}</tr>{body}</table>"
+        iv = ("" if self.intervals is None else
+              "<p>Interval of every cell given the rounded table:</p>" + self.intervals.report_html())
+        return f"<table class='sdc-table'><tr><th></th>{head}</tr>{body}</table>{iv}"
 
 
 @dataclass(frozen=True)
