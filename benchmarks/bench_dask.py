@@ -6,7 +6,8 @@ Synthetic persons (5 integer keys: region 300, age 100, sex 2, marital status 6,
 part from its own seed), then ``protect_with_dask`` runs a release spec on a LocalCluster of
 2 single-threaded worker processes (127.0.0.1, memory limit 4 GB each): key frequencies
 f_k / F_k and individual risk (summary), PRAM of age and marital status (invariant,
-min_diagonal 0.8), additive noise on income and hours (10% of the sd), writing the release as
+min_diagonal 0.8), correlated noise on income and hours (level 0.01: noise covariance 1% of
+the data's, noise sd 10% of each variable's), writing the release as
 partitioned Parquet.
 
 Figures per case: wall seconds of the run, peak resident memory of the client process and of
@@ -61,7 +62,7 @@ min_diagonal = 0.8
 [[steps]]
 method = "noise"
 variables = ["income", "hours"]
-level = 0.1
+level = 0.01
 
 [output]
 directory = "{output}"
