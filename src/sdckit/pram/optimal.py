@@ -90,6 +90,9 @@ def _l2_dense(P: np.ndarray, counts: np.ndarray, grad: bool = False):
     s = (W * W).sum(axis=1)
     c = counts @ P
     val = float(c @ s) / n**2 - 1.0 / n
+    if not np.isfinite(val) or val < -1e-12 or s.max() > 1e16:
+        # numerically singular P (l2 is a variance: >= 0 for any invertible P)
+        return (np.inf, None) if grad else (np.inf,)
     if not grad:
         return (val,)
     G = (np.outer(counts, s) - 2.0 * (W.T @ (c[:, None] * W)) @ W.T) / n**2
@@ -320,14 +323,14 @@ def _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) ->
     """LP with a slack on every C1 row, minimising total slack: the rows that keep a slack are
     the constraints no feasible matrix meets (named in the error)."""
     n_c1 = A.shape[0] - first_c1
-    S = sp.vstack([sp.csc_matrix((first_c1, n_c1)), -sp.identity(n_c1, format="csc")])
-    A2 = sp.hstack([A, S]).tocsc()
-    cost = np.concatenate([np.zeros(A.shape[1]), np.ones(n_c1)])
-    status, x, _ = _highs(cost, A2, row_lo, row_hi, np.concatenate([col_lo, np.zeros(n_c1)]),
-                          np.concatenate([col_hi, np.full(n_c1, np.inf)]))
+    S = sp.vstack([sp.csc_matrix((first_c1, n_c1)), sp.identity(n_c1, format="csc")])
+    A2 = sp.hstack([A, S, -S]).tocsc()                      # A x + s+ - s- within the bounds
+    cost = np.concatenate([np.zeros(A.shape[1]), np.ones(2 * n_c1)])
+    status, x, _ = _highs(cost, A2, row_lo, row_hi, np.concatenate([col_lo, np.zeros(2 * n_c1)]),
+                          np.concatenate([col_hi, np.full(2 * n_c1, np.inf)]))
     if status != "optimal":
         return f"(the elastic LP also ended {status})"
-    slack = x[A.shape[1]:]
+    slack = x[A.shape[1]:A.shape[1] + n_c1] + x[A.shape[1] + n_c1:]
     bad = np.flatnonzero(slack > 1e-9)[np.argsort(-slack[slack > 1e-9])][:10]
     if bad.size == 0:
         return ("none: an elastic LP meets every constraint, so the problem is feasible and the "
@@ -364,14 +367,28 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
             if not (it == 1 and first_step_whole):
                 lo, hi = np.maximum(col_lo, x - radius), np.minimum(col_hi, x + radius)
             st2, z, _ = _highs(g, A, row_lo, row_hi, lo, hi, time_limit=time_limit)
+            if st2 != "optimal" and lo is not col_lo:   # then the plain Frank-Wolfe vertex
+                st2, z, _ = _highs(g, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
             if st2 != "optimal":
-                on_fail(status, it)
+                if it == 1:
+                    on_fail(status, it)
+                break  # keep the last iterate; the caller certifies it
+        if it == 1 and first_step_whole:
+            # the first QP point must have a finite loss (an invertible P): if not, pull it
+            # towards the start with a stiffer proximal term (it stays feasible)
+            for stiff in (10.0, 100.0, 1e3, 1e4, 1e5):
+                if np.isfinite(fun(z, False)[0]):
+                    break
+                status, z, _ = _highs(g - stiff * (H @ x), A, row_lo, row_hi, col_lo, col_hi,
+                                      hessian=stiff * H, time_limit=time_limit)
+                if status != "optimal":
+                    on_fail(status, it)
+            radius = max(float(np.abs(z - x).max()), 1e-9) if x.size else 0.0
+            x = z
+            continue
         d = z - x
         if d.size:
             radius = max(float(np.abs(d).max()), 1e-9)
-        if it == 1 and first_step_whole:
-            x = z
-            continue
         slope = float(g @ d)
         if slope >= 0 or np.abs(d).max() < 1e-13:
             break
@@ -406,7 +423,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     n_x, n_y = N * N, len(pairs)
 
     def label(i):
-        m, p, k = triples[i - first_c1]
+        m, p, k = triples[i]
         return f"C1 for element {m} on combination {combos[p]} at k0 index {k}"
 
     def fail(status, it):
@@ -431,12 +448,26 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     diag_idx = np.arange(N) * (N + 1)
     C_eye = np.asarray(c1x[:, diag_idx].sum(axis=1)).ravel() \
         - c1y @ np.asarray(aux[:, diag_idx].sum(axis=1)).ravel()   # C vec(I)
+
+    def C_full_dot(Q):  # C vec(Q): the C1 rows' left-hand sides
+        q = Q.ravel()
+        return c1x @ q - c1y @ (aux @ q)
     offdiag = np.ones((N, N), dtype=bool)
     np.fill_diagonal(offdiag, False)
     active = np.zeros(n_x, dtype=bool)
+    first = True
+    # warm start: the restricted-support optimum is feasible here and invertible (sources
+    # and targets disjoint: P is block triangular with a positive diagonal)
+    try:
+        Pr = _solve_restricted(counts, shape, combos, alpha, gamma, cover="milp", max_sources=N,
+                               max_iter=max_iter, tol=tol, time_limit=time_limit)[0].toarray()
+        if np.all(C_full_dot(Pr) <= 1e-9):
+            P, first = Pr, False
+            active |= ((Pr > 0) & offdiag).ravel()
+    except SolverError:
+        pass
     f, gap, z = fw_lp(P)
     iters, rounds, fallbacks = 0, 0, 0
-    first = True
     cap = 1.0 - (gamma or 0.0)
     for rounds in range(1, 21):
         # every entry into a column the LP moved records into (the optimum spreads the moves
@@ -501,6 +532,9 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     P = np.clip(P, 0.0, None)
     P /= P.sum(axis=1, keepdims=True)
     f = _l2_dense(P, counts)[0]
+    if not np.isfinite(f):
+        raise SolverError(f"{OWNER}: the optimiser ended at a singular matrix (infinite L2 loss); "
+                          "set gamma (e.g. 0.5 makes every P invertible) or use support='restricted'")
     details = {"iterations": iters, "lp_fallback_steps": fallbacks, "working_set_rounds": rounds, "working_set_size": int(active.sum()),
                "n_constraints_c1": len(triples), "n_pairs": n_y, "frank_wolfe_gap": gap, "_loss": f,
                "solver": "SQP with HiGHS QP subproblems over a working set grown by Frank-Wolfe LPs"}
@@ -610,20 +644,38 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     u_src = counts[sources]
     rare = np.flatnonzero((counts > 0) & (counts * alpha < 1))
     # watched pairs: (pi, m_pi) of rare m whose D_pi can fall below 1/alpha
-    rows, rhs, labels = [], [], []
+    pairs, member, rhs, labels = [], [], [], []
     for p, pi in enumerate(combos):
         U = combination_counts(counts, shape, pi)
         own = np.unique(projection_codes_of(shape, pi, rare))
         src_code = projection_codes_of(shape, pi, sources)
         tgt_code = projection_codes_of(shape, pi, targets)
         lost = np.bincount(src_code, weights=u_src * cap, minlength=U.size)
-        for k in own[(U[own] - lost[own]) * alpha_s < 1]:
-            # D = U_pi(k0) - sum_{f: f_pi = k0} U_0(f) r_f + sum_f U_0(f) sum_{t: t_pi = k0} M_ft
-            coef = u_src[:, None] * ((tgt_code == k)[None, :].astype(float)
-                                     - (src_code == k)[:, None].astype(float))
-            rows.append(coef.ravel())
+        # a pair with U_pi(k0) >= 1/alpha and no source matching it keeps D >= U_pi(k0): C1
+        # holds there whatever M is, so it gets no row (the margin would make it infeasible)
+        need = ((U[own] - lost[own]) * alpha_s < 1) & ((U[own] * alpha < 1) | (lost[own] > 0))
+        for k in own[need]:
+            pairs.append(tgt_code == k)
+            member.append(src_code == k)
             rhs.append(1.0 / alpha_s - U[k])
             labels.append((pi, int(k), float(U[k])))
+    # Sources with the same membership in the watched pairs enter every row with coefficients
+    # proportional to U_0(f), and the loss is sum_f U_0(f) h(M_f) with h convex: by Jensen an
+    # optimum gives them the same row M_f. So each group is solved as one source of weight
+    # sum U_0(f) (exact; the QP shrinks from S x T to groups x T variables).
+    B = np.array(member).T if member else np.zeros((S, 0), dtype=bool)
+    _, group = np.unique(B, axis=0, return_inverse=True)
+    group = group.ravel()
+    n_grp = int(group.max()) + 1
+    u_grp = np.bincount(group, weights=u_src, minlength=n_grp)
+    B_grp = np.zeros((n_grp, B.shape[1]), dtype=bool)
+    B_grp[group] = B
+    rows = []
+    for j, tgt in enumerate(pairs):
+        # D = U_pi(k0) - sum_{f: f_pi = k0} U_0(f) r_f + sum_f U_0(f) sum_{t: t_pi = k0} M_ft
+        rows.append((u_grp[:, None] * (tgt[None, :].astype(float) - B_grp[:, j][:, None])).ravel())
+    details["n_source_groups"] = n_grp
+    S, u_src = n_grp, u_grp
     n_var = S * T
     C1 = sp.csr_matrix(np.array(rows)) if rows else sp.csr_matrix((0, n_var))
     R = sp.kron(sp.identity(S), np.ones((1, T)), format="csr")  # r_f = sum_t M_ft <= cap
@@ -631,6 +683,7 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     row_lo = np.concatenate([rhs, np.full(S, -np.inf)])
     row_hi = np.concatenate([np.full(len(rhs), np.inf), np.full(S, cap)])
     col_lo, col_hi = np.zeros(n_var), np.full(n_var, cap)
+
     def fun(x, grad):
         out = _restricted_terms(x.reshape(S, T), u_src, n, order=1 if grad else 0)
         return (out[0] * n**2,) if not grad else (out[0] * n**2, out[1].ravel() * n**2)
@@ -641,11 +694,15 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
 
     def fail(status, it):
         def label(i):
+            if i >= len(labels):
+                members = sources[group == i - len(labels)]
+                return (f"the moves out of source elements {members[:5].tolist()} (at most "
+                        f"1 - gamma = {cap:g})")
             pi, k, u = labels[i]
             return (f"C1 on combination {pi} at k0 index {k} (U_pi(k0) = {u:g}, needs an expected "
                     f"count >= {1 / alpha:g})")
         why = _elastic_report(A, row_lo, row_hi, col_lo, col_hi, 0, label) if rows else ""
-        raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {S} sources x {T} "
+        raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {details['n_sources']} sources in {S} groups x {T} "
                           f"targets, iteration {it}); binding constraints: {why}")
 
     x, _, iters, fallbacks = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo, col_hi,
@@ -653,6 +710,7 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
                        first_step_whole=True)
     M = np.clip(x.reshape(S, T), 0.0, None)
     f, g, _ = _restricted_terms(M, u_src, n, order=1)
+    M_src = M[group]                                          # each source gets its group's row
     details.update(iterations=iters, lp_fallback_steps=fallbacks, n_constraints_c1=len(rows), _loss=f,
                    solver="Newton-SQP (HiGHS QP subproblems, exact Hessian, Armijo line search)")
     st, z, _ = _highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
@@ -660,11 +718,11 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
         details["frank_wolfe_gap"] = float(g.ravel() @ (M.ravel() - z))
     status = "optimal"
     # sparse P: identity, source rows 1 - r_f on the diagonal and M_ft towards the targets
-    nz = M > 0
+    nz = M_src > 0
     fi, ti = np.nonzero(nz)
     diag = np.ones(N)
-    diag[sources] = 1.0 - M.sum(axis=1)
-    P = sp.csr_matrix((np.concatenate([diag, M[nz]]),
+    diag[sources] = 1.0 - M_src.sum(axis=1)
+    P = sp.csr_matrix((np.concatenate([diag, M_src[nz]]),
                        (np.concatenate([np.arange(N), sources[fi]]),
                         np.concatenate([np.arange(N), targets[ti]]))), shape=(N, N))
     return P, status, details
@@ -679,7 +737,7 @@ def projection_codes_of(shape: Sequence[int], pi: Combination, elements: np.ndar
 # --------------------------------------------------------------------------- entry point
 def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Sequence[Combination],
                    alpha: float, *, gamma: float | None = None, support: str = "full",
-                   cover: str = "milp", max_sources: int = 200, max_iter: int = 60,
+                   cover: str = "milp", max_sources: int = 100_000, max_iter: int = 60,
                    tol: float = 1e-6, time_limit: float | None = 300.0,
                    gap_tol: float = 1e-3) -> OptimalPRAMResult:
     """The PRAM matrix of least L2 loss meeting C1 at level alpha, certified by the checker.
