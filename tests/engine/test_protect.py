@@ -107,3 +107,16 @@ def test_a_worker_error_names_the_partition(tmp_path):
     cats = {"job": ["a", "b", "c", "d"]}  # 'e' occurs: refused where it is met
     with pytest.raises((InputError, EngineError), match=r"'job' has values not in its category list \(partition \d\)"):
         protect_with_dask(spec, n_workers=2, processes=False, progress=False, categories=cats)
+
+
+def test_summary_and_description_for_the_command_line(tmp_path):
+    df = person_frame(2000, seed=5)
+    _write_input(tmp_path, df, n_parts=2)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate=""))
+    run = protect_with_dask(spec, n_workers=1, processes=False, progress=False)
+    d = run.summary_dict()
+    json.dumps(d)  # plain JSON
+    assert d["engine"] == "dask" and d["n_records"] == 2000 and d["steps"] == ["pram", "noise"]
+    assert "20261122" not in json.dumps(d)
+    assert "2,000 records in 2 partitions" in run.describe()

@@ -89,6 +89,34 @@ class DaskRelease:
             "gate": list(self.gate), "passed": self.passed,
         })
 
+    def summary_dict(self) -> dict:
+        """What ``sdckit protect --engine dask --json`` prints: stable keys, no seed."""
+        r = self.risk_before.summary
+        return jsonable({"engine": "dask", "n_records": self.n_records, "n_partitions": self.n_partitions,
+                         "n_workers": self.n_workers, "passed": self.passed,
+                         "steps": [_plan_summary(p)["method"] for p in self.plans],
+                         "global_risk_before": r["global_risk"], "k_reached_before": r["k_reached"],
+                         "global_risk_after": None if self.risk_after is None else self.risk_after.summary["global_risk"],
+                         "gate": list(self.gate), "seconds": self.seconds.get("total"),
+                         "paths": {k: str(v) for k, v in self.paths.items()}})
+
+    def describe(self) -> str:
+        r = self.risk_before.summary
+        lines = [f"Dask engine: {self.n_records:,} records in {self.n_partitions} partitions on "
+                 f"{self.n_workers} workers, {self.seconds.get('total', 0.0):.1f} s",
+                 f"  risk before: {r['n_combinations']:,} key combinations, k reached {r['k_reached']}, "
+                 f"global risk {r['global_risk']:.6f}"]
+        for p in self.plans:
+            d = _plan_summary(p)
+            lines.append(f"  step {d['method']}: " + ", ".join(f"{k}={v}" for k, v in d.items()
+                                                               if k in ("variables", "level", "p", "k", "within_groups_of")))
+        for g in self.gate:
+            lines.append(f"  gate {g['name']} = {g['threshold']}: {'passed' if g['passed'] else 'FAILED'} ({g['detail']})")
+        lines.append(f"  data:            {self.paths['data']}")
+        lines.append(f"  public report:   {self.paths['report']}")
+        lines.append(f"  internal report: {self.paths['internal_json']} (holds the seeds: do not publish)")
+        return "\n".join(lines)
+
     def internal_dict(self) -> dict:
         d = self.public_dict()
         d["input"] = str(self.spec.input_path)
