@@ -23,43 +23,12 @@ import numpy as np
 import pandas as pd
 from _common import SHARED_DATA, emit, parse_args, peak_mb, timed
 
-from sdckit.masking.microaggregation import (group_sse, mdav, mdav_partitioned, microaggregate_array,
-                                             optimal_univariate)
+from sdckit.masking.microaggregation import (group_sse, mdav, mdav_partitioned, mdav_reference,
+                                             microaggregate_array, optimal_univariate)
 from sdckit.masking.noise import add_noise_array
 from sdckit.masking.rank_swap import check_rank_swap, rank_swap_array
 
 SDCMICRO_SECONDS = {50_000: 14.6, 100_000: 67.8}  # sdcMicro's C++ MDAV, k = 3, measured for issue 7
-
-
-def plain_mdav(X: np.ndarray, k: int) -> np.ndarray:
-    """MDAV with full numpy scans for every query: the simplest implementation of the same work."""
-    n = X.shape[0]
-    alive = np.ones(n, bool)
-    labels = np.full(n, -1)
-    idx = np.arange(n)
-    g = 0
-
-    def far(q):
-        a = idx[alive]
-        return a[np.argmax(((X[a] - q) ** 2).sum(1))]
-
-    def near(q):
-        a = idx[alive]
-        return a[np.argsort(((X[a] - q) ** 2).sum(1), kind="stable")[:k]]
-
-    while alive.sum() >= 3 * k:
-        r = far(X[alive].mean(0))
-        s = far(X[r])
-        for q in (X[r].copy(), X[s].copy()):
-            grp = near(q)
-            labels[grp], alive[grp] = g, False
-            g += 1
-    if alive.sum() >= 2 * k:
-        grp = near(X[far(X[alive].mean(0))])
-        labels[grp], alive[grp] = g, False
-        g += 1
-    labels[alive] = g
-    return labels
 
 
 def cpu(fn):
@@ -84,7 +53,7 @@ def bench_mdav(n: int, repeat: int) -> float:
     Z = (X - X.mean(0)) / X.std(0, ddof=1)
     cpu_s, labels = cpu(lambda: mdav(Z, 3))
     seconds, _ = timed(lambda: mdav(Z, 3), repeat)
-    base = timed(lambda: plain_mdav(Z, 3), 1)[0] if n <= 10_000 else None
+    base = timed(lambda: mdav_reference(Z, 3), 1)[0] if n <= 10_000 else None
     ref = SDCMICRO_SECONDS.get(n)
     q = quality(Z, labels)
     emit(case="mdav_normal", n=n, p=5, k=3, seconds=seconds, cpu_seconds=cpu_s,
@@ -102,7 +71,7 @@ def bench_casc(repeat: int) -> None:
     X = pd.read_csv(path).to_numpy(dtype=float)
     Z = (X - X.mean(0)) / X.std(0, ddof=1)
     seconds, (out, labels) = timed(lambda: microaggregate_array(X, 3), repeat)
-    base, ref_labels = timed(lambda: plain_mdav(Z, 3), 1)
+    base, ref_labels = timed(lambda: mdav_reference(Z, 3), 1)
     emit(case="mdav_casc", n=X.shape[0], p=X.shape[1], k=3, seconds=seconds,
          peak_mb=peak_mb(lambda: microaggregate_array(X, 3)), baseline_seconds=base,
          baseline="plain numpy MDAV", same_groups_as_plain=bool(np.array_equal(labels[0], ref_labels)),

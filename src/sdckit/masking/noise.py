@@ -61,6 +61,16 @@ def kim_factor(level: float) -> float:
     return 1.0 / np.sqrt(1.0 + level)
 
 
+def _check_settings(owner: str, level: float, method: str, restore: str) -> float:
+    level = check_float(owner, "level", level, low=0.0, low_open=True)
+    check_choice(owner, "method", method, METHODS)
+    check_choice(owner, "restore", restore, RESTORE)
+    if restore == "kim" and method != "correlated":
+        raise param_error(owner, "restore", "'kim' only with method 'correlated' (Kim's transformation "
+                          "restores covariances only for noise with the data's covariance)", restore)
+    return level
+
+
 def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method: str = "additive",
                     restore: str = "none", names: Sequence[str] | None = None) -> np.ndarray:
     """Add noise to the columns of ``X``; returns a new array (NaN stays NaN).
@@ -89,12 +99,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     Statistical Databases*, LNCS 2316, 97-116.
     """
     owner = "add_noise_array"
-    level = check_float(owner, "level", level, low=0.0, low_open=True)
-    check_choice(owner, "method", method, METHODS)
-    check_choice(owner, "restore", restore, RESTORE)
-    if restore == "kim" and method != "correlated":
-        raise param_error(owner, "restore", "'kim' only with method 'correlated' (Kim's transformation "
-                          "restores covariances only for noise with the data's covariance)", restore)
+    level = _check_settings(owner, level, method, restore)
     X = check_numeric(X, names, where=owner, allow_nan=(restore != "exact"))
     n, p = X.shape
     if n < 2:
@@ -223,14 +228,9 @@ class Noise:
     restore: str = "none"
 
     def __post_init__(self) -> None:
-        o = "Noise"
-        object.__setattr__(self, "level", check_float(o, "level", self.level, low=0.0, low_open=True))
-        check_choice(o, "method", self.method, METHODS)
-        check_choice(o, "restore", self.restore, RESTORE)
-        if self.restore == "kim" and self.method != "correlated":
-            raise param_error(o, "restore", "'kim' only with method 'correlated'", self.restore)
+        object.__setattr__(self, "level", _check_settings("Noise", self.level, self.method, self.restore))
         if self.variables is not None:
-            object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
+            object.__setattr__(self, "variables", check_names("Noise", "variables", self.variables))
 
     def apply(self, microdata: Microdata, *, rng=None) -> NoiseResult:
         names, X, _ = select_numeric(microdata, self.variables, where="noise",
