@@ -143,3 +143,24 @@ def test_equal_to_the_in_memory_pram_step_once_it_draws_block_uniforms(client):
         plan = fit_pram(pmd, PramSettings.from_step(step), step_ss)
         out = transform(pmd, [plan], [step_ss]).frame.compute().reset_index(drop=True)
         assert same_values(out[["age", "job"]], mem.microdata.frame[["age", "job"]].reset_index(drop=True))
+
+
+def test_equal_to_the_in_memory_noise_step_once_it_draws_block_normals(client):
+    # the in-memory noise step gives the same release once it draws block_normals and scales
+    # with exact_scale (see docs/engine.md); until then: skipped
+    import inspect
+
+    from sdckit.masking import noise as noise_module
+    from sdckit.microdata import Microdata
+
+    if "block_normals" not in inspect.getsource(noise_module.add_noise_array):
+        pytest.skip("the in-memory noise does not draw block normals yet (see docs/engine.md)")
+    df = person_frame(5000, seed=9)
+    ss = np.random.SeedSequence(5).spawn(2)[1]
+    roles = {k: v for k, v in ROLES.items() if k != "strata"}
+    for method, restore in [("additive", "none"), ("multiplicative", "none"), ("correlated", "kim")]:
+        step = noise_module.Noise(level=0.05, variables=["income", "hours"], method=method, restore=restore)
+        mem = step.apply(Microdata(df, **roles), rng=ss).microdata.frame.reset_index(drop=True)
+        pmd = from_pandas(df, npartitions=6, **roles)
+        out = transform(pmd, [fit_noise(pmd, NoiseSettings.from_step(step))], [ss]).frame.compute()
+        assert same_values(out.reset_index(drop=True)[["income", "hours"]], mem[["income", "hours"]])

@@ -495,6 +495,26 @@ def standard_normals(u: np.ndarray) -> np.ndarray:
     return ndtri(np.where(u > 0.0, u, 2.0 ** -54))
 
 
+def block_normals(ss: np.random.SeedSequence, start: int, stop: int, n_columns: int) -> np.ndarray:
+    """Standard normals for global rows [start, stop), column j from child j of ``ss``: the
+    same numbers for any partitioning (what an in-memory noise call uses with start = 0)."""
+    return np.column_stack([standard_normals(block_uniforms(child_stream(ss, j), start, stop))
+                            for j in range(n_columns)]).reshape(stop - start, n_columns)
+
+
+def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """In memory, the noise scale the Dask engine fits: means and sds (ddof = 1) of each
+    column's finite values, and for ``"correlated"`` the covariance of the complete rows, from
+    the same double-double sums (so both engines scale the noise alike)."""
+    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
+    ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
+    cov = None
+    if method == "correlated":
+        frame = pd.DataFrame(X, columns=[str(j) for j in range(X.shape[1])])
+        cov = _covariance(_moments_partition(frame, tuple(frame.columns), True)["__cross__"], X.shape[1])
+    return np.array([m for m, _ in ms]), np.array([s for _, s in ms]), cov
+
+
 def noise_partition(pdf: pd.DataFrame, plan: NoisePlan, ss: np.random.SeedSequence, start: int,
                     partition: int | None = None) -> pd.DataFrame:
     """Noise on one partition whose first row is global row ``start``; variable j's normals
@@ -504,8 +524,7 @@ def noise_partition(pdf: pd.DataFrame, plan: NoisePlan, ss: np.random.SeedSequen
     s = plan.settings
     names = list(s.variables)
     X = pdf[names].to_numpy(dtype=np.float64, na_value=np.nan)
-    E = np.column_stack([standard_normals(block_uniforms(child_stream(ss, j), start, start + n))
-                         for j in range(len(names))])
+    E = block_normals(ss, start, start + n, len(names))
     root = np.sqrt(s.level)
     if s.method == "multiplicative":
         Y = X * (1.0 + root * E)                                    # f ~ N(1, level)
