@@ -31,6 +31,12 @@ def test_moment_estimator_unbiased_and_covariance_matches_runs():
     assert np.all(np.abs(mean - t) < 4 * se), (mean, t, se)   # unbiased
     # the estimated variance is unbiased for the spread of the runs (within sampling error)
     assert np.allclose(var.mean(axis=0), est.var(axis=0, ddof=1), rtol=0.2)
+    # the closed form P^-T diag(t*) P^-1 - diag(t_hat) equals the textbook sandwich
+    # P^-T (diag(t*) - P^T diag(t_hat) P) P^-1 (computed here independently)
+    P, Pinv, t_star = m.P, np.linalg.inv(m.P), released.astype(float)
+    t_hat = t_star @ Pinv
+    sandwich = Pinv.T @ (np.diag(t_star) - P.T @ np.diag(t_hat) @ P) @ Pinv
+    assert np.allclose(moment_covariance(t_star, m), sandwich, atol=1e-8)
 
 
 def test_equation_4_with_unperturbed_y_is_unbiased():
@@ -112,3 +118,24 @@ def test_analyst_with_only_the_released_file_and_published_matrix(tmp_path):
     assert np.all(np.abs(e.estimate - truth) < 4.5 * e.std_error + 1e-9)
     with pytest.raises(InputError, match="not in the transition matrix: 'astronaut'"):
         estimate_frequencies(pd.DataFrame({"occ": ["astronaut", "clerk"]}), m)
+
+
+def test_joint_released_file_maps_to_the_joint_space():
+    from sdckit.pram.steps import Pram
+
+    rng = np.random.default_rng(4)
+    n = 40000
+    df = pd.DataFrame({"a": rng.integers(0, 11, n), "b": rng.choice(list("pqrstuvwxy"), n),
+                       "c": rng.integers(0, 10, n), "y": rng.integers(0, 2, n)})
+    md = Microdata(df, key_vars=["a", "b", "c"])
+    truth = pd.crosstab([df["a"], df["b"], df["c"]], df["y"]).to_numpy()   # C order: a slowest
+    assert truth.shape == (1100, 2)
+    ident = Pram(["a", "b", "c"], joint=True, matrix="identity").apply(md, rng=1)
+    m = ident.matrices[(("a", "b", "c"), "all")]
+    e = estimate_frequencies(ident.microdata.frame, m, by="y")
+    assert np.array_equal(e.estimate, truth)                       # exact label mapping
+    r = Pram(["a", "b", "c"], joint=True, min_diagonal=0.9).apply(md, rng=2)   # 1100 cells: sparse
+    m = r.matrices[(("a", "b", "c"), "all")]
+    assert m.is_sparse
+    e = estimate_frequencies(r.microdata.frame, m, by="y")
+    assert np.all(np.abs(e.estimate - truth) < 5 * e.std_error + 1e-9)

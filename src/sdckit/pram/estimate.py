@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..errors import InputError
 from .matrix import MAX_CONDITION, MAX_DENSE, TransitionMatrix, _label_text, _show, as_matrix
@@ -101,24 +100,33 @@ def moment_covariance(released_counts: Sequence[float], matrix: TransitionMatrix
 
     PRAM part (given the original data): Cov(t*) = diag(t P) - P^T diag(t) P, estimated
     without bias by diag(t*) - P^T diag(t_hat) P (linear in t, and t_hat P = t*); then
-    Cov(t_hat) = P^{-T} Cov(t*) P^{-1}. With ``sampling=True`` the multinomial sampling
-    variance of t itself, n (diag(pi) - pi pi^T) with pi = t_hat / n, is added.
+    Cov(t_hat) = P^{-T} Cov(t*) P^{-1} = P^{-T} diag(t*) P^{-1} - diag(t_hat) (as P P^{-1} = I).
+    With ``sampling=True`` the multinomial sampling variance of t itself,
+    n (diag(pi) - pi pi^T) with pi = t_hat / n, is added.
     """
     t_star = np.asarray(released_counts, dtype=np.float64).ravel()
-    solver = InverseSolver(matrix)
-    if solver.matrix.n_categories > MAX_DENSE:
-        raise InputError(f"{solver.matrix.name}: a covariance over {solver.matrix.n_categories} categories is "
-                         "too large; estimate a margin (fewer categories) instead.")
-    P = solver.matrix.to_dense()
-    Pinv = solver.dense_inverse
+    Pinv = _dense_inverse(matrix)
     t_hat = t_star @ Pinv
-    cov_star = np.diag(t_star) - P.T @ (t_hat[:, None] * P)
-    cov = Pinv.T @ cov_star @ Pinv
+    cov = Pinv.T @ (t_star[:, None] * Pinv) - np.diag(t_hat)
     if sampling:
         n = t_star.sum()
         pi = t_hat / n
         cov = cov + n * (np.diag(pi) - np.outer(pi, pi))
     return 0.5 * (cov + cov.T)
+
+
+def moment_variances(released_counts: np.ndarray, Pinv: np.ndarray) -> np.ndarray:
+    """Diagonal of Cov(t_hat) per group: Var(t_hat_k) = sum_l t*_l (P^{-1}_{lk})^2 - t_hat_k."""
+    T = np.asarray(released_counts, dtype=np.float64)
+    return np.square(Pinv).T @ T - Pinv.T @ T
+
+
+def _dense_inverse(matrix: TransitionMatrix | Any) -> np.ndarray:
+    solver = InverseSolver(matrix)
+    if solver.matrix.n_categories > MAX_DENSE:
+        raise InputError(f"{solver.matrix.name}: a covariance over {solver.matrix.n_categories} categories is "
+                         "too large; estimate a margin (fewer categories) instead.")
+    return solver.dense_inverse
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,9 @@ def released_codes(frame: pd.DataFrame, matrix: TransitionMatrix,
     for c in codes:
         missing |= c < 0
     lookup = np.full(int(np.prod(shape)), -1, dtype=np.int64)
-    pos = np.ravel_multi_index(tuple(np.array([per_var[j].index(c[j]) for c in cats]).T), shape)
+    where_of = [{lab: i for i, lab in enumerate(labels)} for labels in per_var]
+    multi = np.array([[where_of[j][c[j]] for j in range(len(variables))] for c in cats], dtype=np.int64)
+    pos = np.ravel_multi_index(tuple(multi.T), shape)
     lookup[pos] = np.arange(len(cats))
     flat = np.ravel_multi_index(tuple(np.where(missing, 0, c) for c in codes), shape)
     out = np.where(missing, -1, lookup[flat])
@@ -321,8 +331,7 @@ def estimate_frequencies(released: pd.DataFrame | Any, matrix: TransitionMatrix,
     solver = InverseSolver(matrix)
     T_hat = solver.right(U)
     if L <= MAX_DENSE:
-        se = np.column_stack([np.sqrt(np.clip(np.diag(moment_covariance(U[:, g], matrix)), 0, None))
-                              for g in range(G)])
+        se = np.sqrt(np.clip(moment_variances(U, solver.dense_inverse), 0, None))
     else:
         se = np.full_like(T_hat, np.nan)
     ml = ml_estimate(U, matrix).shares

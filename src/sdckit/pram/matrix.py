@@ -308,20 +308,17 @@ class TransitionMatrix:
         category. Sparse: long format ``original, released, probability`` (non-zero entries).
         Joint labels are written as ``a | b | c``.
         """
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        labels = [_label_text(c) for c in self.categories]
+        labels = [_csv_field(_label_text(c)) for c in self.categories]
         if self.is_sparse:
-            w.writerow(_LONG_HEADER)
             coo = self.P.tocoo()
-            for r, c, v in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
-                w.writerow([labels[r], labels[c], repr(v)])
+            lines = [",".join(_LONG_HEADER)]
+            lines += [f"{labels[r]},{labels[c]},{v!r}"
+                      for r, c, v in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist())]
         else:
             corner = (_JOINT_SEP.join(self.variables) if self.variables else "original") + " \\ released"
-            w.writerow([corner, *labels])
-            for label, row in zip(labels, self.P.tolist()):
-                w.writerow([label, *(repr(v) for v in row)])
-        return buf.getvalue()
+            lines = [",".join([_csv_field(corner), *labels])]
+            lines += [label + "," + ",".join(map(repr, row)) for label, row in zip(labels, self.P.tolist())]
+        return "\n".join(lines) + "\n"
 
     @classmethod
     def from_csv(cls, text: str, *, name: str = "transition matrix",
@@ -405,6 +402,13 @@ class TransitionMatrix:
     def __repr__(self) -> str:
         return (f"<TransitionMatrix {self.n_categories} categories ({'sparse' if self.is_sparse else 'dense'}), "
                 f"min diagonal {self.min_diagonal:.4g}>")
+
+
+def _csv_field(text: str) -> str:
+    """One CSV field, quoted when it holds a comma, quote or line break (RFC 4180)."""
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _inverse_one_norm(lu, n: int, max_iter: int = 6) -> float:

@@ -33,7 +33,7 @@ from ..result import Guarantee, StepResult
 from .apply import group_names, pram_frame_codes, transition_counts
 from .builders import MatrixContext, joint_codes, known_matrix_methods, matrix_method, register_matrix_method
 from .loss import hellinger, total_variation
-from .matrix import MAX_DENSE, ROW_TOLERANCE, TransitionMatrix, invariance_error
+from .matrix import ROW_TOLERANCE, TransitionMatrix, invariance_error
 
 try:  # optimal PRAM registers its builder on import, when present
     from . import optimal  # noqa: F401
@@ -118,7 +118,7 @@ class PramResult(StepResult):
                 fig.colorbar(im, ax=ax, label="P(released | original)")
                 parts.append(figure_to_html(fig, f"PRAM matrix heat map {title}"))
             else:
-                parts.append(f"<p>(too many categories for a heat map; the matrix is published as a file)</p>")
+                parts.append("<p>(too many categories for a heat map; the matrix is published as a file)</p>")
             order = np.argsort(-b, kind="stable")[:40]
             rows = "".join(f"<tr><td>{html.escape(str(m.categories[k]))}</td><td>{int(b[k])}</td>"
                            f"<td>{int(a[k])}</td><td>{m.diagonal[k]:.4f}</td></tr>" for k in order)
@@ -436,4 +436,4 @@ def check_min_diagonal(original: Microdata, released: Microdata, results, thresh
     return GateOutcome("min_diagonal", threshold, {"smallest": low, "matrix": name}, ok, detail)
 
 
-__all__ = ["Pram", "PramResult", "check_pram", "check_min_diagonal", "MAX_DENSE"]
+__all__ = ["Pram", "PramResult", "check_pram", "check_min_diagonal"]
