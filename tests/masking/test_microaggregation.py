@@ -201,6 +201,7 @@ def test_step_from_spec_and_report():
     s = r.summary
     assert s["min_group"] >= 4 and s["max_group"] <= 7 and 0 < s["sse_sst"] < 1
     assert s["variable_blocks"] == [["a", "b"], ["c", "d"]]
+    assert sum(size * count for size, count in s["group_sizes"].items()) == 2 * 500  # 2 blocks
     Z = (df - df.mean()) / df.std()
     assert s["sst"] == pytest.approx(float((Z ** 2).to_numpy().sum()))
     assert md.frame.equals(df)                           # the input Microdata is unchanged

@@ -699,6 +699,17 @@ def _nan_names(cols: list[int], pattern: int, names: Sequence[str] | None) -> st
 METHODS = ("mdav", "mdav_partitioned", "univariate")
 
 
+def _size_counts(labels_list: Sequence[np.ndarray]) -> dict[int, int]:
+    """How many groups have each size, over all variable blocks (public: no membership)."""
+    counts: dict[int, int] = {}
+    for lab in labels_list:
+        sizes = np.bincount(lab[lab >= 0])
+        for size, number in enumerate(np.bincount(sizes[sizes > 0])):
+            if number:
+                counts[size] = counts.get(size, 0) + int(number)
+    return counts
+
+
 def check_microaggregation(X: np.ndarray, out: np.ndarray, labels_list: Sequence[np.ndarray],
                            blocks: Sequence[Sequence[int]], k: int, how: str) -> dict:
     """Independent check of a microaggregation with pandas group-bys (not the bincount code).
@@ -816,7 +827,8 @@ class Microaggregation:
                    "variable_blocks": [[names[c] for c in cols] for cols in blocks],
                    "groups": int(sum(int(lab.max()) + 1 for lab in labels if (lab >= 0).any())),
                    "min_group": chk["min_group"], "max_group": chk["max_group"],
-                   "sse": sse, "sst": sst, "sse_sst": sse / sst if sst else 0.0}
+                   "sse": sse, "sst": sst, "sse_sst": sse / sst if sst else 0.0,
+                   "group_sizes": _size_counts(labels)}
         summary.update(moments_summary(X, out, names))
         guarantees = (
             Guarantee("min_group_size", f"every group has between {self.k} and {2 * self.k - 1} records",

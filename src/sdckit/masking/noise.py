@@ -109,15 +109,18 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         Z = X * (1.0 + np.sqrt(level) * gen.standard_normal((n, p)))          # f ~ N(1, level)
     else:
         has_nan = bool(np.isnan(X).any())
-        sd = np.nanstd(X, axis=0, ddof=1) if has_nan else X.std(axis=0, ddof=1)
+        if method == "additive":
+            sd = np.nanstd(X, axis=0, ddof=1) if has_nan else X.std(axis=0, ddof=1)
+        else:
+            S = _complete_cov(X, owner, has_nan)                            # Sigma
+            sd = np.sqrt(np.diag(S))
         if not np.all(sd > 0):
             standardise(X, names, where=owner)                              # names the constant variable
         E = gen.standard_normal((n, p))
         if method == "additive":
             E *= np.sqrt(level) * sd                                        # e_j ~ N(0, level s_j^2)
         else:
-            F = np.sqrt(level) * _psd_factor(_complete_cov(X, owner, has_nan))
-            E = np.einsum("il,jl->ij", E, F)                                # e = F u ~ N(0, level Sigma)
+            E = np.einsum("il,jl->ij", E, np.sqrt(level) * _psd_factor(S))  # e = F u ~ N(0, level Sigma)
         E += X
         Z = E
     if restore == "kim":
