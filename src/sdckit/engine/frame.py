@@ -282,12 +282,13 @@ def from_pandas(df: pd.DataFrame, *, npartitions: int, categories: Mapping[str, 
 
 def write_partitioned(frame: Any, directory: str | os.PathLike, *, file_format: str = "parquet",
                       inputs: Iterable[str | os.PathLike | None] = (),
-                      n_records: int | None = None) -> Path:
+                      n_records: int | None = None, runner: Any = None) -> Path:
     """Write a Dask DataFrame as a folder of parts, atomically.
 
     The parts go to a hidden folder beside ``directory``; their record count is read back and
     checked; then the folder is renamed to ``directory`` (a previous folder of that name is
     replaced only after the new one is complete). Writing over an input is refused.
+    ``runner(lazy_write)`` computes the write (e.g. with a progress bar); default ``compute()``.
     """
     directory = Path(directory)
     fmt = file_format.lower()
@@ -302,10 +303,16 @@ def write_partitioned(frame: Any, directory: str | os.PathLike, *, file_format: 
     tmp = directory.parent / f".{directory.name}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         if fmt == "parquet":
-            frame.to_parquet(str(tmp), write_index=False)
+            lazy = frame.to_parquet(str(tmp), write_index=False, compute=False)
         else:
             tmp.mkdir()
-            frame.to_csv(str(tmp / "part-*.csv"), index=False)
+            lazy = frame.to_csv(str(tmp / "part-*.csv"), index=False, compute=False)
+        if runner is None:
+            import dask
+
+            dask.compute(lazy)
+        else:
+            runner(lazy)
         n_written = count_partitioned(tmp, fmt)
         if n_records is not None and n_written != n_records:
             raise InputError(f"{directory}: wrote {n_written} records but the data hold {n_records}; "

@@ -390,11 +390,11 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
         out_dir = Path(spec.output.directory)
         data_path = out_dir / spec.output.data
         fmt = "csv" if data_path.suffix.lower() == ".csv" else "parquet"
-        if progress:
-            print("writing the release:", flush=True)
         try:
             write_partitioned(current.frame, data_path, file_format=fmt, inputs=(spec.input_path,),
-                              n_records=pmd.n_records)
+                              n_records=pmd.n_records,
+                              runner=lambda lazy: _compute(client, lazy, progress=progress,
+                                                           what="masking and writing the release"))
         except SDCError:
             raise
         except Exception as exc:  # noqa: BLE001
