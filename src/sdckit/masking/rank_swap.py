@@ -145,20 +145,25 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
     groups = [np.arange(n)] if strata is None else strata_rows(np.asarray(strata))
     ss, _ = seed_sequence(rng)
     children = ss.spawn(n_cols * len(groups))
-    out = X.copy()
+    cols = np.ascontiguousarray(X.T)                # one contiguous row per variable
+    out = cols.copy()
     for j in range(n_cols):
-        col = X[:, j]
+        col = cols[j]
+        has_nan = bool(np.isnan(col).any())
         for g, rows in enumerate(groups):
-            vals = col[rows]
-            present = rows[~np.isnan(vals)]
-            m = present.size
+            if has_nan:
+                rows = rows[~np.isnan(col[rows])]
+            m = rows.size
             if m < 2:
                 continue
-            order = present[np.argsort(col[present], kind="stable")]
+            order = np.argsort(col if strata is None and not has_nan else col[rows])
+            if strata is not None or has_nan:
+                order = rows[order]                  # record index of each rank
             sorted_vals = code_extremes(col[order], top_percent, bottom_percent)
             seed = int(np.random.default_rng(children[j * len(groups) + g]).integers(0, 2**31 - 1))
             partner = _swap_partners(m, swap_window(m, p), seed)
-            out[order, j] = sorted_vals[partner]
+            out[j, order] = sorted_vals[partner]     # rank i receives the value of rank partner[i]
+    out = np.ascontiguousarray(out.T)
     return out[:, 0] if one_d else out
 
 
