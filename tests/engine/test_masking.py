@@ -26,7 +26,7 @@ def _run(df, npartitions, pram, noise, seed=7):
 
 
 def test_pram_and_noise_do_not_depend_on_partitions_and_equal_the_in_memory_path(client):
-    df = person_frame(30_000, seed=1)
+    df = person_frame(12_000, seed=1)
     pram = PramSettings(("age", "job"), "invariant", min_diagonal=0.6, strata=("sex",),
                         options={"base": "uniform"})
     noise = NoiseSettings(("income", "hours"), 0.15)
@@ -46,7 +46,7 @@ def test_pram_and_noise_do_not_depend_on_partitions_and_equal_the_in_memory_path
 
 def test_empirical_transitions_follow_the_matrix(client):
     # chi-square of the released categories of each original category against row k of P
-    df = person_frame(60_000, seed=2, missing=False)
+    df = person_frame(30_000, seed=2, missing=False)
     K = 5
     P = np.full((K, K), 0.05) + np.diag(np.full(K, 0.75))  # rows sum to 1
     pmd = from_pandas(df, npartitions=3, key_vars=["job"], weight="weight")
@@ -83,7 +83,7 @@ def test_invariant_pram_from_distributed_counts_keeps_p(client):
 
 
 def test_noise_has_the_promised_scale(client):
-    df = person_frame(50_000, seed=5)
+    df = person_frame(30_000, seed=5)
     pmd = from_pandas(df, npartitions=3, **ROLES)
     add = fit_noise(pmd, NoiseSettings(("hours",), 0.04, "additive"))          # sd 0.2 s
     mult = fit_noise(pmd, NoiseSettings(("income",), 0.01, "multiplicative"))  # factor sd 0.1
@@ -98,7 +98,7 @@ def test_noise_has_the_promised_scale(client):
 
 def test_correlated_noise_has_level_times_the_data_covariance(client):
     # reference: the sample covariance of the complete records (numpy) times the level
-    df = person_frame(60_000, seed=9)
+    df = person_frame(30_000, seed=9)
     df["spend"] = 0.3 * df["income"] + np.random.default_rng(1).normal(0, 5000, len(df))
     pmd = from_pandas(df, npartitions=4, **{**ROLES, "numeric_vars": ["income", "hours", "spend"]})
     plan = fit_noise(pmd, NoiseSettings(("income", "spend"), 0.2))
