@@ -157,7 +157,7 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
         method = _expect(f"{where}.method", step["method"], str, "a method name")
         params = {k: v for k, v in step.items() if k != "method"}
         for key, value in list(params.items()):
-            if key.endswith("_file") and isinstance(value, str):
+            if (key == "file" or key.endswith("_file")) and isinstance(value, str):
                 params[key] = str(_resolve(base_dir, value))
         steps.append(build_step(method, params, where=where))
         params_list.append({"method": method, **params})
