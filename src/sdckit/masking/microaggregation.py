@@ -441,9 +441,10 @@ def mdav_partitioned(X: np.ndarray, k: int, block: int = 50_000) -> np.ndarray:
 
     The records are split recursively at the median of their projection on the cell's first
     principal axis until every cell holds at most ``block`` records (each cell keeps >= k
-    records); MDAV runs in each cell. The cost is O(n * block / k) distance evaluations
-    instead of O(n^2 / k); groups never straddle cells, which costs some SSE against full
-    MDAV (measured in docs/methods/microaggregation.md). Every group has k..2k-1 records.
+    records); MDAV runs in each cell. The cost grows like n / block times the cost of MDAV on
+    ``block`` records, instead of the superlinear cost of MDAV on all n; groups never
+    straddle cells, which costs some SSE against full MDAV (measured in
+    docs/methods/microaggregation.md). Every group has k..2k-1 records.
 
     Parameters
     ----------
@@ -455,6 +456,7 @@ def mdav_partitioned(X: np.ndarray, k: int, block: int = 50_000) -> np.ndarray:
     """
     X = _as_2d(X)
     k = _check_k(k, X.shape[0], "mdav_partitioned")
+    check_numeric(X, None, where="mdav_partitioned")
     block = check_int("mdav_partitioned", "block", block, min_value=2 * k)
     n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)

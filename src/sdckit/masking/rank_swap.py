@@ -163,7 +163,7 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
             seed = int(np.random.default_rng(children[j * len(groups) + g]).integers(0, 2**31 - 1))
             partner = _swap_partners(m, swap_window(m, p), seed)
             out[j, order] = sorted_vals[partner]     # rank i receives the value of rank partner[i]
-    out = np.ascontiguousarray(out.T)
+    out = out.T                                      # (n, p), column-major: no further copy
     return out[:, 0] if one_d else out
 
 
