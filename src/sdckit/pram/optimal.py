@@ -63,6 +63,8 @@ OWNER = "OptimalPRAM"
 #: over alpha; the certificate is the exact check at alpha itself
 SAFETY = 1e-4
 MAX_FULL_ELEMENTS = 600
+#: restricted support: above this many free entries Frank-Wolfe replaces the QP steps
+QP_MAX_VARIABLES = 3000
 
 
 # --------------------------------------------------------------------------- the L2 loss
@@ -406,6 +408,62 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
     return x, fun(x, False)[0], it, fallbacks
 
 
+def _frank_wolfe(fun, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, gap_tol, time_limit,
+                 on_fail):
+    """Frank-Wolfe for a convex loss over a polytope, with a persistent HiGHS LP.
+
+    Starts at the LP vertex of the gradient at 0, then repeats: LP vertex z of the current
+    gradient (only the costs change, so HiGHS re-solves from the previous basis), exact line
+    search on [x, z] (the loss is convex on the segment), until the gap g^T (x - z), an upper
+    bound on loss(x) - min loss, is below ``gap_tol`` times the loss. Used for restricted
+    problems too large for the QP solver. Returns (x, loss, iterations, gap).
+    """
+    import highspy
+    from scipy.optimize import minimize_scalar
+
+    n_var = A.shape[1]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    Ac = sp.csc_matrix(A)
+    Ac.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n_var, Ac.shape[0]
+    lp.col_cost_ = np.zeros(n_var)
+    lp.col_lower_, lp.col_upper_ = np.asarray(col_lo, float), np.asarray(col_hi, float)
+    lp.row_lower_, lp.row_upper_ = np.asarray(row_lo, float), np.asarray(row_hi, float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = Ac.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = Ac.indices.astype(np.int32)
+    lp.a_matrix_.value_ = Ac.data.astype(float)
+    h.passModel(lp)
+    idx = np.arange(n_var, dtype=np.int32)
+
+    def vertex(g, it):
+        h.changeColsCost(n_var, idx, np.asarray(g, dtype=float))
+        h.run()
+        status = h.modelStatusToString(h.getModelStatus()).lower()
+        if status != "optimal":
+            on_fail(status, it)
+        return np.array(h.getSolution().col_value)
+
+    x = vertex(fun(np.zeros(n_var), True)[1], 0)
+    f, gap, it = fun(x, False)[0], np.inf, 0
+    for it in range(1, max_iter + 1):
+        f, g = fun(x, True)
+        z = vertex(g, it)
+        gap = float(g @ (x - z))
+        if gap <= gap_tol * max(f, 1e-300):
+            break
+        d = z - x
+        t = minimize_scalar(lambda t: fun(x + t * d, False)[0], bounds=(0.0, 1.0), method="bounded",
+                            options={"xatol": 1e-10}).x
+        x = x + t * d
+    return x, fun(x, False)[0], it, gap
+
+
 def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limit, gap_tol):
     """Full support: SQP over a working set of entries of P, grown by Frank-Wolfe LPs.
 
@@ -624,7 +682,7 @@ def _greedy_merge(req: np.ndarray, modes: list[int]) -> np.ndarray:
 
 # --------------------------------------------------------------------------- restricted support
 def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources, max_iter, tol,
-                      time_limit):
+                      time_limit, gap_tol=1e-3):
     n = counts.sum()
     alpha_s = alpha * (1 - SAFETY)
     problems = problem_combinations(counts, shape, combos, alpha)
@@ -670,14 +728,20 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     u_grp = np.bincount(group, weights=u_src, minlength=n_grp)
     B_grp = np.zeros((n_grp, B.shape[1]), dtype=bool)
     B_grp[group] = B
-    rows = []
+    rows, r_i, r_j, r_v = [], [], [], []
     for j, tgt in enumerate(pairs):
         # D = U_pi(k0) - sum_{f: f_pi = k0} U_0(f) r_f + sum_f U_0(f) sum_{t: t_pi = k0} M_ft
-        rows.append((u_grp[:, None] * (tgt[None, :].astype(float) - B_grp[:, j][:, None])).ravel())
+        coef = (u_grp[:, None] * (tgt[None, :].astype(float) - B_grp[:, j][:, None])).ravel()
+        nz = np.flatnonzero(coef)
+        r_i.append(np.full(nz.size, j))
+        r_j.append(nz)
+        r_v.append(coef[nz])
+        rows.append(j)
     details["n_source_groups"] = n_grp
     S, u_src = n_grp, u_grp
     n_var = S * T
-    C1 = sp.csr_matrix(np.array(rows)) if rows else sp.csr_matrix((0, n_var))
+    C1 = (sp.csr_matrix((np.concatenate(r_v), (np.concatenate(r_i), np.concatenate(r_j))),
+                        shape=(len(rows), n_var)) if rows else sp.csr_matrix((0, n_var)))
     R = sp.kron(sp.identity(S), np.ones((1, T)), format="csr")  # r_f = sum_t M_ft <= cap
     A = sp.vstack([C1, R]).tocsc()
     row_lo = np.concatenate([rhs, np.full(S, -np.inf)])
@@ -705,14 +769,21 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
         raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {details['n_sources']} sources in {S} groups x {T} "
                           f"targets, iteration {it}); binding constraints: {why}")
 
-    x, _, iters, fallbacks = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo, col_hi,
-                       max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
-                       first_step_whole=True)
+    if n_var <= QP_MAX_VARIABLES:
+        x, _, iters, fallbacks = _sqp(np.zeros(n_var), fun, hess, A, row_lo, row_hi, col_lo,
+                                      col_hi, max_iter=max_iter, tol=tol, time_limit=time_limit,
+                                      on_fail=fail, first_step_whole=True)
+        solver = "Newton-SQP (HiGHS QP subproblems, exact Hessian, Armijo line search)"
+    else:  # HiGHS's active-set QP slows down with many free variables; the loss is convex
+        x, _, iters, _ = _frank_wolfe(fun, A, row_lo, row_hi, col_lo, col_hi, max_iter=200,
+                                      gap_tol=gap_tol, time_limit=time_limit, on_fail=fail)
+        fallbacks = 0
+        solver = "Frank-Wolfe (HiGHS LPs re-solved from the previous basis, exact line search)"
     M = np.clip(x.reshape(S, T), 0.0, None)
     f, g, _ = _restricted_terms(M, u_src, n, order=1)
     M_src = M[group]                                          # each source gets its group's row
     details.update(iterations=iters, lp_fallback_steps=fallbacks, n_constraints_c1=len(rows), _loss=f,
-                   solver="Newton-SQP (HiGHS QP subproblems, exact Hessian, Armijo line search)")
+                   solver=solver)
     st, z, _ = _highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
     if st == "optimal":  # convex: the Frank-Wolfe gap bounds l2(P) - restricted optimum
         details["frank_wolfe_gap"] = float(g.ravel() @ (M.ravel() - z))
@@ -796,7 +867,7 @@ def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Seque
     else:
         P, status, details = _solve_restricted(counts, shape, combos, alpha, gamma, cover=cover,
                                                max_sources=max_sources, max_iter=max_iter, tol=tol,
-                                               time_limit=time_limit)
+                                               time_limit=time_limit, gap_tol=gap_tol)
     return _finish(P, counts, shape, combos, alpha, support, status, t0, details)
 
 
