@@ -185,7 +185,7 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
                      strata: str | Iterable[str] | None = None, sensitive: Iterable[str] = (),
                      categories: Mapping[str, Iterable[Any]] | None = None,
                      na_values: list[Any] | None = None, blocksize: Any = "64MB",
-                     columns: list[str] | None = None) -> PartitionedMicrodata:
+                     columns: list[str] | None = None, runner: Any = None) -> PartitionedMicrodata:
     """Read a Parquet or CSV file, or a folder of parts, as partitioned microdata.
 
     One pass over the data collects the categories of the keys and strata (sorted union over
@@ -201,6 +201,9 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
         them are refused when codes are computed.
     blocksize : str or int
         CSV bytes per partition (Parquet partitions follow the files / row groups).
+    runner : callable, optional
+        ``runner(*delayed) -> results`` computes the scan (e.g. with a progress bar);
+        default ``dask.compute``.
 
     Raises
     ------
@@ -237,7 +240,7 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
 
     parts = frame[list(cat_vars) + ([weight] if weight else [])].to_delayed() if (cat_vars or weight) \
         else frame.to_delayed()
-    scans = dask.compute(*[dask.delayed(_scan_partition)(p, cat_vars, weight) for p in parts])
+    scans = (runner or dask.compute)(*[dask.delayed(_scan_partition)(p, cat_vars, weight) for p in parts])
     offsets = np.zeros(len(scans) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([s["n"] for s in scans])
     if offsets[-1] == 0:

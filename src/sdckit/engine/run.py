@@ -346,7 +346,8 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
         roles = {k: v for k, v in spec.roles.items()}
         pmd = read_partitioned(spec.input_path, file_format=spec.input_format,
                                na_values=list(spec.na_values) or None, categories=categories,
-                               blocksize=blocksize, **roles)
+                               blocksize=blocksize, **roles,
+                               runner=lambda *d: _compute(client, *d, progress=progress, what="scanning the input"))
         seconds["scan"] = time.perf_counter() - t
 
         # one pass: risk before + the fits whose inputs no earlier step changes
