@@ -218,11 +218,8 @@ class Noise:
 
     References
     ----------
-    Kim, J. J. (1986). A method for limiting disclosure in microdata based on random noise and
-    transformation. *Proc. Section on Survey Research Methods, ASA*, 303-308.
-    Tendick, P. and Matloff, N. (1994). A modified random perturbation method for database
-    security. *ACM TODS* 19(1), 47-63.
-    Brand, R. (2002). Microdata protection through noise addition. LNCS 2316, 97-116.
+    Kim (1986), Tendick & Matloff (1994), Brand (2002): full entries under
+    :func:`add_noise_array`.
     """
 
     level: float = 0.1
