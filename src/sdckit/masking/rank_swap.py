@@ -179,14 +179,14 @@ def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent
     before = np.asarray(before, dtype=np.float64).reshape(len(before), -1)
     after = np.asarray(after, dtype=np.float64).reshape(len(after), -1)
     n = before.shape[0]
-    labels = np.zeros(n, dtype=np.int64) if strata is None else np.unique(strata, return_inverse=True)[1]
+    groups = [np.arange(n)] if strata is None else strata_rows(np.asarray(strata))
     max_dist, window, multiset_ok, nan_ok = [], [], True, True
     for j in range(before.shape[1]):
         x, y = before[:, j], after[:, j]
         nan_ok &= bool(np.array_equal(np.isnan(x), np.isnan(y)))
         worst, allowed = 0, 0
-        for s in np.unique(labels):
-            keep = (labels == s) & ~np.isnan(x)
+        for rows in groups:
+            keep = rows[~np.isnan(x[rows])]
             xs, ys = x[keep], y[keep]
             if xs.size == 0:
                 continue
