@@ -97,8 +97,7 @@ def code_extremes(sorted_values: np.ndarray, top_percent: float, bottom_percent:
 
 
 def _check_percent(owner: str, name: str, value: float, *, allow_zero: bool) -> float:
-    v = check_float(owner, name, value, low=0.0, high=100.0, low_open=not allow_zero)
-    return v
+    return check_float(owner, name, value, low=0.0, high=100.0, low_open=not allow_zero)
 
 
 def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent: float = 0.0,
