@@ -153,7 +153,7 @@ def case_rounding(size: int, base: int) -> None:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     if args.n:
-        case_2d(args.n, time_limit=300.0)
+        case_2d(args.n, time_limit=120.0, heuristic=args.n <= 100)
         return
     if args.quick:
         for size in (20, 40):
