@@ -14,11 +14,14 @@ Every method here is split in two:
 :func:`run_in_memory` applies the same transform to a whole in-memory frame as one
 partition (offset 0): the in-memory reference the equality tests compare against.
 
-PRAM (Gouweleeuw et al. 1998): record i with category k in stratum s is released as the
-first l with u_i < C_s[k, l], C_s the row-wise cumulative sums of P_s (inverse CDF, eq. (1)
-of seed 000: P(released = l | original = k) = p_kl). Missing values are never changed.
-Noise (Brand 2002; sdcMicro ``addNoise``): additive x + level * sd(x) * z, multiplicative
-x * (1 + level * z), with z = Phi^{-1}(u) standard normal from the block uniforms.
+PRAM (Gouweleeuw et al. 1998): record i with category k in stratum s is released as a
+draw from row k of P_s (seed 000, section 1: P(released = l | original = k) = p_kl) by the
+PRAM engine's own sampling (:func:`sdckit.pram.apply.pram_codes`, alias tables) fed with
+the record's block uniform u_i. Missing values are never changed.
+Noise (Brand 2002; the ``noise`` step's meaning, level = noise variance relative to the
+data's): additive x + sqrt(level) s z, correlated x + F z with F F^T = level Sigma,
+multiplicative x (1 + sqrt(level) z), with z = Phi^{-1}(u) standard normal from the block
+uniforms (:func:`block_normals`) and s, Sigma from exactly merged sums.
 
 References
 ----------

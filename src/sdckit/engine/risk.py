@@ -98,9 +98,9 @@ def _merge(parts: Sequence[tuple]) -> tuple:
     code = np.concatenate([p[0] for p in parts])
     uniq, group = np.unique(code, return_inverse=True)
     group = group.reshape(-1)
-    counts = np.bincount(group, weights=None, minlength=uniq.size)
-    counts = np.zeros(uniq.size, np.int64)
-    np.add.at(counts, group, np.concatenate([p[1] for p in parts]))
+    # counts added as float64: exact below 2^53 records
+    counts = np.bincount(group, weights=np.concatenate([p[1] for p in parts]).astype(np.float64),
+                         minlength=uniq.size).astype(np.int64)
     hi, lo = dd_bincount(group, np.concatenate([p[2] for p in parts]), uniq.size,
                          np.concatenate([p[3] for p in parts]))
     return uniq, counts, hi, lo
