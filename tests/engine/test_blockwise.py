@@ -67,3 +67,28 @@ def test_local_suppression_within_areas_gives_k_anonymity_overall(client):
     assert (out["region"] == df["region"]).all()
     kept = out["age"].notna() & df["age"].notna()
     assert (out.loc[kept, "age"] == df.loc[kept, "age"]).all()  # values are suppressed, never changed
+
+
+def test_record_swapping_within_top_level_areas(client):
+    # households (2 persons each) in 4 regions x 5 districts; swaps stay inside a region
+    from sdckit.masking.record_swap import RecordSwap
+
+    rng = np.random.default_rng(7)
+    n_hh = 1500
+    hid = np.repeat(np.arange(n_hh), 2)
+    region = rng.integers(0, 4, n_hh)
+    district = region * 10 + rng.integers(0, 5, n_hh)
+    df = pd.DataFrame({"hid": hid, "region": region[hid], "district": district[hid],
+                       "hsize": 2, "sex": rng.integers(1, 3, hid.size), "age": rng.integers(0, 18, hid.size)})
+    roles = dict(key_vars=["region", "district", "sex", "age"], household="hid")
+    pmd = from_pandas(df, npartitions=3, **roles)
+    step = RecordSwap(hierarchy=["region", "district"], similar=[["hsize"]], risk_variables=["sex", "age"],
+                      swap_rate=0.1, k_anonymity=3)
+    gs = GroupedStep(step, "region", ("region", "district"), roles)
+    out = grouped_partitioned(pmd, gs, np.random.SeedSequence(3)).frame.compute().reset_index(drop=True)
+    moved = out["district"] != df["district"]
+    assert moved.mean() > 0.05                                 # households were swapped
+    assert (out["region"] == df["region"]).all()               # never across a region
+    per_hh = out.groupby("hid")["district"].nunique()
+    assert (per_hh == 1).all()                                 # a household moves whole
+    assert (out[["hid", "sex", "age"]] == df[["hid", "sex", "age"]]).all().all()

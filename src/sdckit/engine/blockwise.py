@@ -369,7 +369,7 @@ def _grouped_parts(pmd: PartitionedMicrodata, gs: GroupedStep, ss: np.random.See
         raise InputError(f"{gs.group_by!r} has no agreed categories: give it the key or strata role.")
     cats = pmd.categories[gs.group_by]
     roles = {k: v for k, v in gs.roles.items() if v}
-    read = [c for c in pmd.frame.columns if c in _role_columns(roles) or c == gs.group_by or c in gs.columns]
+    read = list(pmd.frame.columns)  # the step may read any column (similarity keys, households, ...)
 
     def block_of(pdf, partition=None):
         code = encode(pdf[gs.group_by], cats, var=gs.group_by, partition=partition).astype(np.int64)
@@ -386,11 +386,3 @@ def _grouped_parts(pmd: PartitionedMicrodata, gs: GroupedStep, ss: np.random.See
     return block_of, fn, read
 
 
-def _role_columns(roles: dict) -> set[str]:
-    out: set[str] = set()
-    for v in roles.values():
-        if isinstance(v, str):
-            out.add(v)
-        elif v:
-            out.update(v)
-    return out
