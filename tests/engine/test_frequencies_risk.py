@@ -1,7 +1,5 @@
 """Distributed frequencies and risk against the in-memory functions (LocalCluster, 2 workers)."""
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +9,7 @@ from sdckit.engine.risk import measure_risk_partitioned
 from sdckit.errors import InputError
 from sdckit.microdata import Microdata
 from sdckit.risk.frequencies import key_frequencies
+from sdckit.risk.missing import microdata_frequencies
 from sdckit.risk.report import measure_risk
 
 from .conftest import person_frame
@@ -35,26 +34,31 @@ def test_frequencies_and_risk_equal_the_in_memory_engine(client, npartitions):
     assert risk.summary["global_risk"] == pytest.approx(mem.summary["global_risk"], rel=1e-12)
 
 
-def test_fractional_weights_fk_exact_Fk_correctly_rounded_for_any_partitioning(client):
-    df = person_frame(5000, seed=11, missing=True)  # missing job: its own category here
-    tables = [measure_risk_partitioned(from_pandas(df, npartitions=p, key_vars=KEYS, weight="weight")).table
-              for p in (1, 4, 9)]
-    ref = key_frequencies(Microdata(df, key_vars=KEYS, weight="weight"))
-    for t in tables[1:]:
-        assert np.array_equal(t.codes, tables[0].codes)
-        assert np.array_equal(t.counts, tables[0].counts)
-        assert np.array_equal(t.weighted.view(np.int64), tables[0].weighted.view(np.int64))
-    t = tables[0]
-    # f_k and the number of combinations as the in-memory bincount; F_k = fsum of the weights
-    assert t.n_combinations == ref.n_combinations
-    assert np.array_equal(np.sort(t.counts), np.sort(ref.counts))
-    assert np.allclose(np.sort(t.weighted), np.sort(ref.weighted_counts), rtol=1e-13, atol=0)
-    pmd = from_pandas(df, npartitions=3, key_vars=KEYS, weight="weight")
-    codes = pd.Series(list(zip(*(df[k].fillna("<NA>") for k in KEYS))))
-    first = codes.iloc[0]
-    exact = math.fsum(df["weight"][codes == first])
-    rec = measure_risk_partitioned(pmd).records(pmd).compute().reset_index(drop=True)
-    assert rec["Fk"].iloc[0] == exact
+def test_missing_keys_as_wildcards_and_fractional_weights_for_any_partitioning(client):
+    df = person_frame(5000, seed=11, missing=True)  # job missing in every 97th record
+    runs = []
+    for p in (1, 4, 9):
+        pmd = from_pandas(df, npartitions=p, key_vars=KEYS, weight="weight")
+        risk = measure_risk_partitioned(pmd)
+        runs.append((risk, risk.records(pmd).compute().reset_index(drop=True)))
+    for risk, rec in runs[1:]:
+        for col in ["fk", "Fk", "risk"]:  # bit for bit whatever the partitioning
+            assert np.array_equal(rec[col].to_numpy(), runs[0][1][col].to_numpy()), col
+        assert risk.summary == runs[0][0].summary
+    # the in-memory measure (wildcard rule, alpha = 1): f_k and k-anonymity exactly; F_k and
+    # the risk up to the order of the weight sums (bincount's running sum vs correctly rounded)
+    risk, rec = runs[0]
+    mem = measure_risk(Microdata(df, key_vars=KEYS, weight="weight"))
+    assert np.array_equal(rec["fk"].to_numpy(), mem.records["fk"].to_numpy())
+    assert np.allclose(rec["Fk"], mem.records["Fk"], rtol=1e-13, atol=0)
+    assert np.allclose(rec["risk"], mem.records["risk"], rtol=1e-12, atol=0)
+    for key in ["n_records", "n_combinations", "n_sample_uniques", "k_violations", "k_reached",
+                "n_records_with_missing_keys"]:
+        assert risk.summary[key] == mem.summary[key], key
+    assert risk.summary["n_records_with_missing_keys"] > 0
+    # without wildcards (plain bincount on codes with missing as a value) f_k would differ
+    plain = key_frequencies(Microdata(df, key_vars=KEYS, weight="weight")).fk
+    assert not np.array_equal(plain, rec["fk"].to_numpy())
 
 
 def test_partitioned_parquet_agrees_categories_across_parts(client, tmp_path):
@@ -73,7 +77,7 @@ def test_partitioned_parquet_agrees_categories_across_parts(client, tmp_path):
         assert list(pmd.categories[k]) == list(md.categories(k))
     assert list(pmd.offsets) == [0, 300, len(both)]
     rec = measure_risk_partitioned(pmd).records(pmd).compute()
-    assert np.array_equal(rec["fk"].to_numpy(), key_frequencies(md).fk)
+    assert np.array_equal(rec["fk"].to_numpy(), microdata_frequencies(md).fk)  # wildcard rule
     out = write_partitioned(pmd.frame, tmp_path / "out.parquet", n_records=pmd.n_records)
     back = pd.read_parquet(out)
     assert back.shape == both.shape

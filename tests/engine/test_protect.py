@@ -140,3 +140,57 @@ def test_csv_in_blocks_and_csv_out(tmp_path):
         assert (a.isna() == b.isna()).all() and (a[a.notna()].astype(str) == b[b.notna()].astype(str)).all(), col
     # floats go through decimal text: equal to 17 significant digits
     assert np.allclose(released[["income", "hours"]], reference[["income", "hours"]], rtol=1e-15, equal_nan=True)
+
+
+BLOCK_SPEC = """
+[input]
+path = "persons"
+
+[roles]
+key_vars = ["region", "sex", "age", "job"]
+numeric_vars = ["income", "hours"]
+weight = "weight"
+
+[run]
+seed = 7
+
+[[steps]]
+method = "local_suppression"
+k = 3
+
+[[steps]]
+method = "rank_swap"
+variables = ["income"]
+p = 3
+
+[[steps]]
+method = "microaggregation"
+variables = ["hours"]
+k = 4
+
+[gate]
+k_anonymity = 3
+
+[output]
+directory = "release"
+data = "out.parquet"
+"""
+
+
+def test_block_steps_from_a_spec(tmp_path):
+    from sdckit.masking.rank_swap import check_rank_swap
+
+    df = person_frame(3000, seed=7)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(BLOCK_SPEC)
+    run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    assert run.passed and [p["method"] for p in run.public_dict()["steps"]] == \
+        ["local_suppression", "rank_swap", "microaggregation"]
+    out = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    chk = check_rank_swap(df[["income"]].to_numpy(), out[["income"]].to_numpy(), 3.0, 0, 0)
+    assert chk["within_window"] and chk["multiset_kept"]
+    assert out.groupby("hours").size().min() >= 4  # groups of k..2k-1 share one released value
+    spec.write_text(BLOCK_SPEC.replace("p = 3", "p = 3\ntop_percent = 1"))
+    with pytest.raises(SpecError, match="does not take 'top_percent'"):
+        protect_with_dask(spec, processes=False, progress=False)

@@ -353,10 +353,10 @@ def grouped_partitioned(pmd: PartitionedMicrodata, gs: GroupedStep, ss: np.rando
     """Apply ``gs.step`` within the groups of ``gs.group_by`` (lazy); group with code c (its
     index in the column's agreed categories) draws from child c of ``ss``. ``meta`` gives the
     dtype of each replaced column (default: numbers as float64, so a suppressed value can be
-    missing; other columns as object)."""
+    missing; other columns keep their dtype)."""
     block_of, fn, read = _grouped_parts(pmd, gs, ss)
     if meta is None:
-        meta = {c: "float64" if pd.api.types.is_numeric_dtype(pmd.frame._meta[c]) else object
+        meta = {c: "float64" if pd.api.types.is_numeric_dtype(pmd.frame._meta[c]) else pmd.frame._meta[c].dtype
                 for c in gs.columns}
     return apply_by_blocks(pmd, gs.columns, read, block_of, fn, meta)
 

@@ -9,9 +9,11 @@ The merged table has one row per combination present. Individual risk depends on
 function (:func:`sdckit.risk.individual.individual_risk`) and mapped back to the records of
 each partition by a sorted lookup.
 
-Missing key values count as one more category of their key here (the frequencies of
-:func:`~sdckit.risk.frequencies.frequencies_from_codes`); the wildcard rule of
-:mod:`sdckit.risk.missing` (a missing value matches every value) is not applied at scale.
+Missing key values follow the wildcard rule of :mod:`sdckit.risk.missing` (a missing value
+matches every category, alpha = 1), as the in-memory risk and gate do: the rule needs only
+the merged table (one row per combination, missing as its own value), so
+:func:`wildcard_counts` runs the in-memory function on the table's rows, each weighted by
+its record count.
 
 References
 ----------
@@ -138,6 +140,36 @@ def frequency_table(pmd: PartitionedMicrodata, keys: Sequence[str] | None = None
     return dask.delayed(finish)(merged)
 
 
+def table_key_codes(table: CombinationTable) -> list[np.ndarray]:
+    """Each key's code (-1 missing) of every table row: the mixed radix of
+    :func:`~sdckit.risk.frequencies.combination_codes` undone."""
+    out = []
+    rest = table.codes.copy()
+    for m in reversed(table.n_categories):
+        r = int(m) + 1
+        out.append(rest % r - 1)
+        rest //= r
+    return out[::-1]
+
+
+def wildcard_counts(table: CombinationTable) -> tuple[np.ndarray, np.ndarray]:
+    """f_k and F_k of every combination with missing values as wildcards (alpha = 1).
+
+    The in-memory :func:`~sdckit.risk.missing.wildcard_frequencies` on the table's rows, each
+    row weighted by its record count (its weighted f is then the wildcard f_k of the records),
+    and again by its weight sum (F_k). Without missing values: the table's own counts.
+    """
+    from ..risk.missing import wildcard_frequencies
+
+    codes = table_key_codes(table)
+    if not any((c < 0).any() for c in codes):
+        return table.counts, table.weighted
+    f = wildcard_frequencies(codes, table.n_categories, table.counts.astype(np.float64), names=list(table.keys)).Fk
+    F = (wildcard_frequencies(codes, table.n_categories, table.weighted, names=list(table.keys)).Fk
+         if table.has_weights else f)
+    return np.rint(f).astype(np.int64), F
+
+
 @dataclass(frozen=True)
 class PartitionedRisk:
     """Risk of partitioned microdata: the combination table, risk per combination, summary.
@@ -150,13 +182,15 @@ class PartitionedRisk:
     combination_risk: np.ndarray
     summary: dict = field(default_factory=dict)
     k_values: tuple[int, ...] = (2, 3, 5)
+    fk: np.ndarray | None = None
+    Fk: np.ndarray | None = None
 
     def records(self, pmd: PartitionedMicrodata):
         """Dask DataFrame of the per-record risk columns (one partition per input partition)."""
         import dask
 
         table = dask.delayed(self.table, traverse=False)
-        crisk = dask.delayed(self.combination_risk, traverse=False)
+        crisk = dask.delayed(np.stack([self.fk, self.Fk, self.combination_risk], axis=1), traverse=False)
         threshold = self.summary.get("risk_threshold")
         meta = pd.DataFrame({"fk": pd.Series(dtype="int64"), "Fk": pd.Series(dtype="float64"),
                              "risk": pd.Series(dtype="float64"),
@@ -174,8 +208,8 @@ def _records_partition(pdf, table: CombinationTable, crisk: np.ndarray, categori
     codes = partition_codes(pdf, table.keys, categories, part)
     code, _ = combination_codes(codes, table.n_categories, names=list(table.keys))
     row = table.lookup(code)
-    fk = table.counts[row]
-    out = pd.DataFrame({"fk": fk, "Fk": table.weighted[row], "risk": crisk[row]}, index=pdf.index)
+    fk = crisk[row, 0].astype(np.int64)                 # columns: wildcard f_k, F_k, risk
+    out = pd.DataFrame({"fk": fk, "Fk": crisk[row, 1], "risk": crisk[row, 2]}, index=pdf.index)
     for k in k_values:
         out[f"violates_k{k}"] = fk < k
     out["above_threshold"] = (out["risk"] > threshold) if threshold is not None else False
@@ -190,19 +224,20 @@ def risk_from_table(table: CombinationTable, *, k_values: Sequence[int] = (2, 3,
     check_choice("measure_risk", "risk_method", risk_method, METHODS)
     max_global_risk = check_float("measure_risk", "max_global_risk", max_global_risk, low=0,
                                   high=1, low_open=True, high_open=True)
-    counts = table.counts
-    g_risk = individual_risk(counts, table.weighted if table.has_weights else None,
+    counts = table.counts                      # records holding each combination
+    fk, Fk = wildcard_counts(table)            # f_k, F_k with missing values as wildcards
+    g_risk = individual_risk(fk, Fk if table.has_weights else None,
                              method=risk_method, weighted=table.has_weights)
     n = table.n_records
-    er = float(np.dot(counts.astype(np.float64), g_risk))  # ER = sum_i r_i = sum_k f_k r_k
+    er = float(np.dot(counts.astype(np.float64), g_risk))  # ER = sum_i r_i
     threshold = global_risk_threshold(g_risk, max_global_risk, counts=counts)
     above = int(counts[g_risk > threshold].sum()) if threshold is not None else 0
     summary = {
         "n_records": n,
         "n_combinations": table.n_combinations,
-        "n_sample_uniques": int(counts[counts == 1].sum()),
-        "k_violations": {str(k): int(counts[counts < k].sum()) for k in ks},
-        "k_reached": int(counts.min()),
+        "n_sample_uniques": int(counts[fk == 1].sum()),
+        "k_violations": {str(k): int(counts[fk < k].sum()) for k in ks},
+        "k_reached": int(fk.min()),
         "global_risk": er / n,
         "expected_reidentifications": er,
         "max_individual_risk": float(g_risk.max()),
@@ -212,17 +247,20 @@ def risk_from_table(table: CombinationTable, *, k_values: Sequence[int] = (2, 3,
         "risk_method": risk_method,
         "weighted": table.has_weights,
     }
-    return PartitionedRisk(table, g_risk, summary, ks)
+    summary["missing_alpha"] = 1.0
+    summary["n_records_with_missing_keys"] = int(counts[np.any(np.stack(table_key_codes(table)) < 0, axis=0)].sum())
+    return PartitionedRisk(table, g_risk, summary, ks, fk, Fk)
 
 
 def measure_risk_partitioned(pmd: PartitionedMicrodata, *, k_values: Sequence[int] = (2, 3, 5),
                              risk_method: str = "approx", max_global_risk: float = 0.01) -> PartitionedRisk:
     """f_k, F_k, individual and global risk, k-anonymity of partitioned microdata.
 
-    The figures equal :func:`sdckit.risk.measure_risk`'s on the same data without missing
-    key values: f_k, k-anonymity counts and the per-record risk exactly (F_k is the correctly
-    rounded sum of the weights, see :mod:`sdckit.engine.sums`; bincount's running sum can
-    differ from it in the last bit), the expected re-identifications up to summation order.
+    The figures equal :func:`sdckit.risk.measure_risk`'s on the same data (missing key values
+    as wildcards, alpha = 1): f_k, k-anonymity counts and the per-record risk exactly (F_k is
+    the correctly rounded sum of the weights, see :mod:`sdckit.engine.sums`; bincount's
+    running sum can differ from it in the last bit), the expected re-identifications up to
+    summation order.
     """
     table = frequency_table(pmd).compute()
     return risk_from_table(table, k_values=k_values, risk_method=risk_method,

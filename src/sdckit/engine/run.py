@@ -224,11 +224,11 @@ def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, wh
             raise SpecError(f"{where}.method: the Dask engine runs the scalable MDAV variant only; got {step.method!r}.")
         return BlockMicroaggregation(tuple(step.variables or numeric), int(step.k), cell=int(step.block))
     if method == "local_suppression":
+        # area by area: the first strata column, else the first key (put the geography first)
+        keys = tuple(roles.get("key_vars", ()))
         strata = tuple(roles.get("strata", ()))
-        if not strata:
-            raise SpecError(f"{where}: local suppression on the Dask engine runs area by area: give the strata "
-                            "role a geography column (ideally also a key, so k-anonymity holds overall).")
-        return GroupedStep(step, strata[0], tuple(roles.get("key_vars", ())), roles)
+        area = strata[0] if strata else keys[0]
+        return GroupedStep(step, area, tuple(k for k in keys if k != area), roles)
     hierarchy = tuple(step.hierarchy)
     carry = tuple(getattr(step, "carry_along", ()) or ())
     return GroupedStep(step, hierarchy[0], tuple(dict.fromkeys(hierarchy + carry)), roles)
@@ -461,7 +461,7 @@ def _gate(name: str, threshold: Any, risk: PartitionedRisk) -> dict:
     if name == "k_anonymity":
         value = s["k_reached"]
         passed = value >= threshold
-        detail = f"smallest f_k is {value}" + ("" if passed else f"; {s['n_records'] and int(risk.table.counts[risk.table.counts < threshold].sum())} records have f_k < {threshold}")
+        detail = f"smallest f_k is {value}" + ("" if passed else f"; {int(risk.table.counts[risk.fk < threshold].sum())} records have f_k < {threshold}")
     elif name == "max_global_risk":
         value = s["global_risk"]
         passed = value <= threshold
