@@ -158,7 +158,7 @@ def test_equal_to_the_in_memory_noise_step_once_it_draws_block_normals(client):
     ss = np.random.SeedSequence(5).spawn(2)[1]
     roles = {k: v for k, v in ROLES.items() if k != "strata"}
     for method, restore in [("additive", "none"), ("multiplicative", "none"), ("correlated", "kim")]:
-        step = noise_module.Noise(level=0.05, variables=["income", "hours"], method=method, restore=restore)
+        step = noise_module.Noise(level=0.05, variables=["income", "hours"], kind=method, restore=restore)
         mem = step.apply(Microdata(df, **roles), rng=ss).microdata.frame.reset_index(drop=True)
         pmd = from_pandas(df, npartitions=6, **roles)
         out = transform(pmd, [fit_noise(pmd, NoiseSettings.from_step(step))], [ss]).frame.compute()

@@ -183,8 +183,8 @@ def test_bad_input_messages():
         Microaggregation(k=5, variables=["x"]).apply(md)
     with pytest.raises(ParameterError, match="The 'k' parameter of Microaggregation must be an int >= 2. Got 1."):
         Microaggregation(k=1)
-    with pytest.raises(ParameterError, match="'method'"):
-        Microaggregation(method="kmeans")
+    with pytest.raises(ParameterError, match="'algorithm'"):
+        Microaggregation(algorithm="kmeans")
     with pytest.raises(InputError, match="does not exist"):
         Microaggregation(variables=["nope"]).apply(md)
     with pytest.raises(InputError, match="larger than the number of records"):

@@ -82,7 +82,7 @@ def test_bad_input():
     with pytest.raises(ParameterError, match="The 'level' parameter of Noise must be a number > 0. Got 0"):
         Noise(level=0)
     with pytest.raises(ParameterError, match="'kim' only with method 'correlated'"):
-        Noise(method="additive", restore="kim")
+        Noise(kind="additive", restore="kim")
     df = pd.DataFrame({"x": [1.0, 2, 3, 5], "c": [2.0] * 4, "n": [1.0, np.nan, 2, 3]})
     md = Microdata(df)
     with pytest.raises(InputError, match="'c' is constant"):
@@ -94,7 +94,7 @@ def test_bad_input():
 def test_step_from_spec():
     df = pd.DataFrame(data(3000, 3), columns=["a", "b", "c"])
     md = Microdata(df, numeric_vars=["a", "b", "c"])
-    for params in ({"level": 0.2}, {"level": 0.2, "method": "additive"}, {"level": 0.05, "method": "multiplicative"},
+    for params in ({"level": 0.2}, {"level": 0.2, "kind": "additive"}, {"level": 0.05, "kind": "multiplicative"},
                    {"level": 0.5, "restore": "kim"}, {"level": 0.5, "restore": "exact"}):
         r = build_step("noise", params).apply(md, rng=5)
         assert all(g.holds for g in r.guarantees), (params, r.guarantees)

@@ -399,7 +399,7 @@ class NoiseSettings:
     @classmethod
     def from_step(cls, step: Any, numeric_vars: Sequence[str] = ()) -> "NoiseSettings":
         """From the in-memory ``noise`` step (its variables default to the numeric role)."""
-        return cls(tuple(step.variables or numeric_vars), float(step.level), step.method, step.restore)
+        return cls(tuple(step.variables or numeric_vars), float(step.level), step.kind, step.restore)
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ def _plan_summary(plan: Any) -> dict:
         return out
     if isinstance(plan, NoisePlan):
         s = plan.settings
-        return {"method": "noise", "variables": list(s.variables), "noise_method": s.method, "level": s.level,
+        return {"method": "noise", "variables": list(s.variables), "kind": s.method, "level": s.level,
                 "restore": s.restore, "sd": plan.sd, "n_values": plan.n_values}
     if isinstance(plan, RankSwapPlan):
         return {"method": "rank_swap", "variables": list(plan.settings.variables), "p": plan.settings.p,
@@ -220,8 +220,9 @@ def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, wh
         return BlockRankSwap(tuple(step.variables or numeric), float(step.p))
     if method == "microaggregation":
         _refuse(where, method, params, {"variables", "k", "method", "block"})
-        if step.method not in ("mdav", "mdav_partitioned"):
-            raise SpecError(f"{where}.method: the Dask engine runs the scalable MDAV variant only; got {step.method!r}.")
+        if step.algorithm not in ("mdav", "mdav_partitioned"):
+            raise SpecError(f"{where}.algorithm: the Dask engine runs the scalable MDAV variant only; "
+                            f"got {step.algorithm!r}.")
         return BlockMicroaggregation(tuple(step.variables or numeric), int(step.k), cell=int(step.block))
     if method == "local_suppression":
         # area by area: the first strata column, else the first key (put the geography first)

@@ -759,7 +759,8 @@ class Microaggregation:
         Minimum group size; every group has k to 2k - 1 records.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    method : {"mdav", "mdav_partitioned", "univariate"}
+    algorithm : {"mdav", "mdav_partitioned", "univariate"}
+        (``method`` names the step in a release spec, hence ``algorithm``.)
         MDAV on the standardised variables (all at once or ``variables_per_group`` at a
         time); MDAV within principal-axis cells of at most ``block`` records, for millions of
         records; the optimal univariate method (Hansen & Mukherjee) per variable.
@@ -790,7 +791,7 @@ class Microaggregation:
 
     k: int = 3
     variables: Sequence[str] | None = None
-    method: str = "mdav"
+    algorithm: str = "mdav"
     variables_per_group: int | None = None
     aggregate: str = "mean"
     missing: str = "refuse"
@@ -799,7 +800,7 @@ class Microaggregation:
     def __post_init__(self) -> None:
         o = "Microaggregation"
         check_int(o, "k", self.k, min_value=2)
-        check_choice(o, "method", self.method, METHODS)
+        check_choice(o, "algorithm", self.algorithm, METHODS)
         check_choice(o, "aggregate", self.aggregate, ("mean", "median"))
         check_choice(o, "missing", self.missing, ("refuse", "separate"))
         check_int(o, "block", self.block, min_value=2 * self.k)
@@ -815,9 +816,9 @@ class Microaggregation:
         if self.k > X.shape[0]:
             raise InputError(f"{where}: k = {self.k} is larger than the number of records ({X.shape[0]}).")
         out, labels = microaggregate_array(X, self.k, variables_per_group=self.variables_per_group,
-                                           method=self.method, aggregate=self.aggregate, strata=strata,
+                                           method=self.algorithm, aggregate=self.aggregate, strata=strata,
                                            missing=self.missing, block=self.block, names=names)
-        blocks = _variable_blocks(len(names), self.variables_per_group, self.method)
+        blocks = _variable_blocks(len(names), self.variables_per_group, self.algorithm)
         Z, _, _ = standardise(X, names, where=where)
         sse = sst = 0.0
         for lab, cols in zip(labels, blocks):
@@ -825,7 +826,7 @@ class Microaggregation:
             sse, sst = sse + s, sst + t
         chk = check_microaggregation(X, out, labels, blocks, self.k, self.aggregate)
         released = microdata.with_columns({v: out[:, j] for j, v in enumerate(names)})
-        summary = {"variables": names, "method": self.method, "k": self.k,
+        summary = {"variables": names, "algorithm": self.algorithm, "k": self.k,
                    "variable_blocks": [[names[c] for c in cols] for cols in blocks],
                    "groups": int(sum(int(lab.max()) + 1 for lab in labels if (lab >= 0).any())),
                    "min_group": chk["min_group"], "max_group": chk["max_group"],
@@ -838,7 +839,7 @@ class Microaggregation:
             Guarantee("group_values", f"every released value equals its group's {self.aggregate}",
                       chk["values_ok"], chk["values_ok"]),
         )
-        params = {"k": self.k, "variables": names, "method": self.method,
+        params = {"k": self.k, "variables": names, "algorithm": self.algorithm,
                   "variables_per_group": self.variables_per_group, "aggregate": self.aggregate,
                   "missing": self.missing}
         return MicroaggregationResult(where, released, params, summary, guarantees, labels=tuple(labels))

@@ -203,7 +203,8 @@ class Noise:
         ``addNoise(noise = 150)`` (sd = 1.5 s_j) is level = 2.25.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    method : {"additive", "correlated", "multiplicative"}
+    kind : {"additive", "correlated", "multiplicative"}
+        The noise model (``method`` names the step in a release spec, hence ``kind``).
     restore : {"none", "kim", "exact"}
         After the noise: nothing; Kim's transformation (means and covariances restored in
         expectation, correlated noise only); exact match of means and covariances.
@@ -224,11 +225,11 @@ class Noise:
 
     level: float = 0.1
     variables: Sequence[str] | None = None
-    method: str = "correlated"
+    kind: str = "correlated"
     restore: str = "none"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "level", _check_settings("Noise", self.level, self.method, self.restore))
+        object.__setattr__(self, "level", _check_settings("Noise", self.level, self.kind, self.restore))
         if self.variables is not None:
             object.__setattr__(self, "variables", check_names("Noise", "variables", self.variables))
 
@@ -236,10 +237,10 @@ class Noise:
         names, X, _ = select_numeric(microdata, self.variables, where="noise",
                                      allow_nan=(self.restore != "exact"))
         ss, record = seed_sequence(rng)
-        Y = add_noise_array(X, self.level, ss, method=self.method, restore=self.restore, names=names)
+        Y = add_noise_array(X, self.level, ss, method=self.kind, restore=self.restore, names=names)
         released = microdata.with_columns({v: Y[:, j] for j, v in enumerate(names)})
-        chk = check_noise(X, Y, self.level, self.method, self.restore)
-        summary = {"variables": names, "method": self.method, "level": self.level, "restore": self.restore,
+        chk = check_noise(X, Y, self.level, self.kind, self.restore)
+        summary = {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
                    "noise_sd_share": float(np.sqrt(self.level)),
                    "realised_level": dict(zip(names, chk["realised_ratio"]))}
         summary.update(moments_summary(X, Y, names))
@@ -248,10 +249,10 @@ class Noise:
                           "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},
                           chk["holds"])
         else:
-            what = ("noise covariance = level x data covariance" if self.method == "correlated" else
-                    "noise variance = level x each variable's variance" if self.method == "additive" else
+            what = ("noise covariance = level x data covariance" if self.kind == "correlated" else
+                    "noise variance = level x each variable's variance" if self.kind == "additive" else
                     "multiplicative factor variance = level")
             g = Guarantee("noise_level", f"{what} (level {self.level:g}), within 6 standard errors",
                           dict(zip(names, chk["realised_ratio"])), chk["holds"])
-        params = {"level": self.level, "variables": names, "method": self.method, "restore": self.restore}
+        params = {"level": self.level, "variables": names, "kind": self.kind, "restore": self.restore}
         return NoiseResult("noise", released, params, summary, (g,), record)
