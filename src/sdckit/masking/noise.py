@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._random import RngLike, as_generator, seed_sequence
+from .._random import RngLike, seed_sequence
 from .._validation import check_choice, check_float, check_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
@@ -36,17 +36,6 @@ from ._numeric import ContinuousResult, check_numeric, moments_summary, select_n
 
 METHODS = ("additive", "correlated", "multiplicative")
 RESTORE = ("none", "kim", "exact")
-
-
-def _complete_cov(X: np.ndarray, where: str, has_nan: bool) -> np.ndarray:
-    """Covariance matrix (ddof = 1) of the complete records."""
-    if not has_nan:
-        return np.atleast_2d(np.cov(X, rowvar=False))
-    ok = ~np.isnan(X).any(axis=1)
-    if ok.sum() < 2:
-        raise InputError(f"{where}: fewer than 2 records have all the variables; the covariance "
-                         "matrix cannot be estimated: use method = \"additive\" or impute.")
-    return np.atleast_2d(np.cov(X[ok], rowvar=False))
 
 
 def _psd_factor(S: np.ndarray) -> np.ndarray:
@@ -104,19 +93,24 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     n, p = X.shape
     if n < 2:
         raise InputError(f"{owner}: needs at least 2 records to measure the variables' spread; got {n}.")
-    gen = as_generator(rng)
+    # draws and moments shared with the Dask engine, so both release the same values bit for
+    # bit: column j's normals are Phi^-1 of the block uniforms of child j of the stream, and
+    # means / sds / covariance come from exact (double-double) sums
+    from ..engine.masking import block_normals, exact_scale
+
+    ss, _ = seed_sequence(rng)
     if method == "multiplicative":
-        Z = X * (1.0 + np.sqrt(level) * gen.standard_normal((n, p)))          # f ~ N(1, level)
+        Z = X * (1.0 + np.sqrt(level) * block_normals(ss, 0, n, p))         # f ~ N(1, level)
     else:
-        has_nan = bool(np.isnan(X).any())
-        if method == "additive":
-            sd = np.nanstd(X, axis=0, ddof=1) if has_nan else X.std(axis=0, ddof=1)
-        else:
-            S = _complete_cov(X, owner, has_nan)                            # Sigma
-            sd = np.sqrt(np.diag(S))
+        if method == "correlated" and (~np.isnan(X).any(axis=1)).sum() < 2:
+            raise InputError(f"{owner}: fewer than 2 records have all the variables; the covariance "
+                             "matrix cannot be estimated: use kind = \"additive\" or impute.")
+        means, sd, S = exact_scale(X, method)
+        if method == "correlated":
+            sd = np.sqrt(np.diag(S))                                        # Sigma
         if not np.all(sd > 0):
             standardise(X, names, where=owner)                              # names the constant variable
-        E = gen.standard_normal((n, p))
+        E = block_normals(ss, 0, n, p)
         if method == "additive":
             E *= np.sqrt(level) * sd                                        # e_j ~ N(0, level s_j^2)
         else:
@@ -125,7 +119,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         Z = E
     if restore == "kim":
         d = kim_factor(level)                                               # Kim (1986): y = d z + (1 - d) x-bar
-        Z = d * Z + (1.0 - d) * np.nanmean(X, axis=0)
+        Z = d * Z + (1.0 - d) * exact_scale(X, "additive")[0]
     elif restore == "exact":
         Z = match_moments(X, Z)
     return Z

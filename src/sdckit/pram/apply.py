@@ -7,10 +7,11 @@ part of u_i m) and the choice between it and its alias (fractional part), O(1) p
 a numba loop over integer codes. Zero-probability transitions can never be drawn; missing
 values (code -1) are copied unchanged.
 
-Streams: every (variable group, stratum) gets its own child generator from
-:func:`sdckit._random.spawn_keyed` (children of the root in the order of the groups, then the
-strata), so variables and strata never share random numbers and a run is reproduced exactly
-from the same root.
+Streams: every variable group gets its own child of the root SeedSequence (in the order of
+the groups), and record i takes uniform i of it through :func:`sdckit._random.block_uniforms`
+(blocks of rows, each from its own child stream). Variables never share random numbers, a run
+is reproduced exactly from the same root, and the Dask engine, which draws the same blocks at
+each partition's global row offset, releases bit for bit the same codes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .._random import RngLike, as_generator, seed_sequence, spawn_keyed
+from .._random import RngLike, as_generator, block_uniforms, seed_sequence
 from ..errors import InputError
 from .builders import joint_codes
 from .matrix import TransitionMatrix
@@ -113,7 +114,7 @@ def _draw(codes, u, indptr, indices, prob, alias, out):  # pragma: no cover - co
 
 
 def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng: RngLike = None, *,
-               table: SamplingTable | None = None) -> np.ndarray:
+               table: SamplingTable | None = None, uniforms: np.ndarray | None = None) -> np.ndarray:
     """PRAM one code array: each code k >= 0 becomes a draw from row k of P; -1 stays.
 
     Parameters
@@ -125,6 +126,10 @@ def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng:
     rng : int, Generator, SeedSequence or None
         One uniform per record is drawn from it (n draws, missing included, so the stream
         does not depend on where the missing values are).
+    uniforms : array of float, optional
+        The uniforms to use instead (one per record; ``rng`` is then ignored): how
+        :func:`pram_frame_codes` and the Dask engine make draws that do not depend on the
+        partitioning (:func:`sdckit._random.block_uniforms`).
 
     Returns
     -------
@@ -139,8 +144,9 @@ def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng:
     L = table.indptr.size - 1
     if codes.size and codes.max() >= L:
         raise InputError(f"PRAM: code {int(codes.max())} is outside the matrix's {L} categories.")
-    gen = as_generator(rng)
-    u = gen.random(codes.size)
+    u = as_generator(rng).random(codes.size) if uniforms is None else np.asarray(uniforms, dtype=np.float64)
+    if u.size != codes.size:
+        raise InputError(f"PRAM: {u.size} uniforms for {codes.size} records.")
     out = np.empty(codes.shape, dtype=codes.dtype if codes.dtype.kind == "i" else np.int64)
     _draw(codes.reshape(-1), u, table.indptr, table.indices, table.prob, table.alias, out.reshape(-1))
     return out
@@ -194,18 +200,23 @@ def pram_frame_codes(codes: Mapping[str, np.ndarray], shapes: Mapping[str, int],
         stratum_ids, strata = ["all"], np.zeros(n, dtype=np.int64)
     else:
         stratum_ids = list(range(int(strata.max()) + 1)) if n else []
-    streams = _streams(rng, groups, stratum_ids)
+    # one stream per variable group; record i takes uniform i of it (block_uniforms at its
+    # global row), so the draws do not depend on strata order, partitions or workers
+    ss, _ = seed_sequence(rng)
+    root = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size)
+    group_ss = dict(zip(groups, root.spawn(len(groups))))
     out: dict[str, np.ndarray] = {}
     for g in groups:
         shape = tuple(shapes[v] for v in g)
         jc = joint_codes([np.asarray(codes[v]) for v in g], shape)
+        u = block_uniforms(group_ss[g], 0, n)
         if stratum_ids == ["all"]:
-            released = pram_codes(jc, matrices[(g, "all")], streams[(g, "all")])
+            released = pram_codes(jc, matrices[(g, "all")], uniforms=u)
         else:
             released = np.empty_like(jc)
             for s_i, s in enumerate(stratum_ids):
                 rows = np.flatnonzero(strata == s_i)
-                released[rows] = pram_codes(jc[rows], matrices[(g, s)], streams[(g, s)])
+                released[rows] = pram_codes(jc[rows], matrices[(g, s)], uniforms=u[rows])
         if len(g) == 1:
             out[g[0]] = released.astype(np.asarray(codes[g[0]]).dtype, copy=False)
         else:
@@ -217,11 +228,3 @@ def pram_frame_codes(codes: Mapping[str, np.ndarray], shapes: Mapping[str, int],
     return out
 
 
-def _streams(rng: RngLike, groups, stratum_ids) -> dict:
-    """One child generator per (group, stratum) from a fresh copy of the root SeedSequence
-    (spawning from a copy keeps the same rng giving the same streams on every call)."""
-    ss, _ = seed_sequence(rng)
-    root = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size)
-    keys = [(g, s) for g in groups for s in stratum_ids]
-    named = spawn_keyed(root, group_names(groups, stratum_ids))
-    return dict(zip(keys, named.values()))
