@@ -142,9 +142,34 @@ def _print_run(run, paths: dict) -> None:
 @app.command()
 def protect(
     spec: Annotated[Path, typer.Argument(help="Release spec (TOML).")],
+    engine: Annotated[str, typer.Option("--engine", help="memory (default) or dask: partitioned data on a Dask cluster.")] = "memory",
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler tcp://host:port (default: a local cluster, one worker per core).")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Workers of the local Dask cluster (default: the cores).")] = None,
+    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a release spec: read, mask, check the gate, write data and reports."""
+    if engine not in ("memory", "dask"):
+        from .errors import ParameterError
+        raise ParameterError(f"--engine must be 'memory' or 'dask'. Got {engine!r}.")
+    if engine == "dask":
+        try:
+            import dask  # noqa: F401
+            import distributed  # noqa: F401
+        except ImportError:
+            from .errors import InputError
+            raise InputError("--engine dask needs Dask: pip install 'sdckit[dask]' "
+                             "(or .venv/bin/pip install 'dask[distributed]').") from None
+        from .engine import protect_with_dask
+        drun = protect_with_dask(spec, scheduler=scheduler, n_workers=workers,
+                                 memory_limit=memory_limit, progress=not as_json)
+        if as_json:
+            _emit(drun.summary_dict())
+        else:
+            typer.echo(drun.describe())
+        if not drun.summary_dict().get("passed", True):
+            raise typer.Exit(3)
+        return
     from .release import protect as run_protect
 
     run, paths = run_protect(spec)
@@ -189,6 +214,36 @@ def report(
         for g in summary["gate"]:
             typer.echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
         typer.echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
+
+
+@app.command()
+def estimate(
+    released: Annotated[Path, typer.Argument(help="The released data file (CSV, Parquet, SPSS, Stata).")],
+    matrix: Annotated[Path, typer.Option("--matrix", help="The published PRAM matrix (pram_*.csv or .json).")],
+    by: Annotated[Optional[str], typer.Option("--by", help="Unperturbed variables to estimate within, comma separated.")] = None,
+    weight: Annotated[Optional[str], typer.Option("--weight", help="Weight column (sums weights instead of counting).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """For analysts: unbiased estimates of the original frequencies of PRAMmed variables."""
+    from .io.files import read_data
+    from .pram.estimate import estimate_frequencies
+    from .pram.matrix import TransitionMatrix
+
+    m = TransitionMatrix.read(matrix)
+    frame, _ = read_data(released)
+    est = estimate_frequencies(frame, m, by=_split(by), weights=weight)
+    table = est.table()
+    if as_json:
+        _emit({"variables": list(est.variables), "by": list(est.by), "n": float(est.n),
+               "condition_number": float(est.condition_number), "has_negative": est.has_negative,
+               "rows": json.loads(table.to_json(orient="records"))})
+    else:
+        typer.echo(f"{released}: PRAMmed {', '.join(est.variables)} (matrix {matrix}, condition number "
+                   f"{est.condition_number:.3g})" + (f", by {', '.join(est.by)}" if est.by else ""))
+        typer.echo(table.to_string(index=False))
+        if est.has_negative:
+            typer.echo("note: the moment estimate has negative cells; the ml_estimate column is the "
+                       "maximum-likelihood estimate on the simplex (EM).")
 
 
 def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
