@@ -71,7 +71,7 @@ def run_suppression(case: str, method, table: Table, base_s: float, **extra) -> 
     s = time.perf_counter() - t0
     emit(case=case, n=table.n_cells, n_cells=table.n_cells, n_primary=p.n_primary, n_secondary=res.n_secondary,
          cost=res.cost, audit_ok=res.audit.ok, seconds=s, peak_mb=_peak(lambda: method.apply(table, p), s),
-         baseline_seconds=base_s, proven_optimal=res.proven_optimal, status=res.status, **extra)
+         baseline_seconds=base_s, proven_optimal=res.proven_optimal, gap=None if res.gap != res.gap else res.gap, status=res.status, **extra)
 
 
 def case_2d(size: int, time_limit: float, heuristic: bool = True) -> None:
