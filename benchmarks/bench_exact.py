@@ -1,0 +1,180 @@
+"""Benchmark: exact disclosure analysis of tables (counting, Markov bases, sampler, posterior).
+
+Cases (one JSON line each):
+
+* ``count_2way`` — number of R x C tables with random margins (multinomial table of the given
+  total), exact row DP under a time limit (``count`` as a string, or ``timeout``). Baseline: the
+  dense numpy dynamic programme :func:`count_bounded` on the same margins where its box is small.
+* ``count_3way`` — I x J x K tables with the three 2-way margins of a random table.
+* ``count_rounded_seed`` — the seed's base-3 controlled-rounded table (1,025,908,683).
+* ``markov_basis`` — 4ti2 Markov bases of the no-three-way-interaction model (``moves``,
+  seconds, no cache). Baseline: a lattice basis of the same model (numpy SVD null space), which
+  is the start of the computation but does not connect the fibre.
+* ``sampler_10x10`` — effective samples per second of the uniform Metropolis-Hastings walk on a
+  10 x 10 table with the 2,025 basic moves. Baseline: drawing the same number of random move
+  indices and signs with numpy.
+* ``posterior_seed_example`` — the posterior of the seed's cyclic-perturbation example.
+  Baseline: brute force, simulating every coin-outcome sequence for every candidate table.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import time
+
+import numpy as np
+from _common import emit, parse_args, peak_mb, timed
+
+from sdckit.tables.count import CountTimeout, count_bounded, count_rounded, count_tables, count_tables_3way
+from sdckit.tables.cyclic import shift_cycles
+from sdckit.tables.markov import design_matrix, markov_basis
+from sdckit.tables.posterior import perturbation_posterior
+from sdckit.tables.sampler import FibreSampler
+
+SEED_PERTURBED = np.array([[16, 0, 2, 2], [21, 11, 9, 14], [2, 11, 11, 1], [11, 13, 8, 3]])
+
+
+def random_table(shape, total: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    return rng.multinomial(total, np.full(n, 1 / n)).reshape(shape)
+
+
+def bench_count_2way(n: int, total: int, limit: float) -> None:
+    t = random_table((n, n), total) if total != 135 or n != 4 else np.array(
+        [[15, 1, 3, 1], [20, 10, 10, 15], [3, 10, 10, 2], [12, 14, 7, 2]])
+    rows, cols = t.sum(1), t.sum(0)
+    t0 = time.perf_counter()
+    try:
+        count = count_tables(rows, cols, time_limit=limit)
+        seconds, status = time.perf_counter() - t0, "exact"
+        peak = peak_mb(lambda: count_tables(rows, cols)) if seconds < 5 else None
+    except CountTimeout:
+        count, seconds, status, peak = None, time.perf_counter() - t0, "timeout", None
+    base = None
+    box = np.prod(np.minimum.outer(rows, cols).sum(0)[:-1] + 1.0) * (n - 1)
+    if box < 3e5:
+        up = np.minimum.outer(rows, cols)
+        base, bcount = timed(lambda: count_bounded(np.zeros_like(up), up, (rows, rows), (cols, cols)), 1)
+        assert count is None or bcount == count
+    emit(case="count_2way", n=n, shape=[n, n], total=int(total), rows=rows.tolist(), cols=cols.tolist(),
+         seconds=seconds, peak_mb=peak, baseline_seconds=base, status=status, time_limit=limit,
+         count=None if count is None else str(count), digits=None if count is None else len(str(count)))
+
+
+def bench_count_3way(shape, total: int, limit: float) -> None:
+    t = random_table(shape, total, seed=1)
+    t0 = time.perf_counter()
+    try:
+        count, status = count_tables_3way(t.sum(2), t.sum(1), t.sum(0), time_limit=limit), "exact"
+    except CountTimeout:
+        count, status = None, "timeout"
+    emit(case="count_3way", n=int(np.prod(shape)), shape=list(shape), total=total, seconds=time.perf_counter() - t0,
+         peak_mb=None, baseline_seconds=None, status=status, time_limit=limit,
+         count=None if count is None else str(count))
+
+
+def bench_count_rounded() -> None:
+    r = np.array([[15, 0, 3, 0, 18], [21, 9, 12, 15, 57], [3, 9, 9, 3, 24], [12, 15, 6, 3, 36], [51, 33, 30, 21, 135]])
+    seconds, count = timed(lambda: count_rounded(r, 3), 3)
+    emit(case="count_rounded_seed", n=16, seconds=seconds, peak_mb=peak_mb(lambda: count_rounded(r, 3)),
+         baseline_seconds=None, count=count, seed_count=1_025_908_683, matches_seed=count == 1_025_908_683)
+
+
+def bench_markov(shape) -> None:
+    if not (shutil.which("4ti2-markov") or shutil.which("markov")):
+        emit(case="markov_basis", shape=list(shape), skipped="4ti2-markov (Debian package 4ti2) is not installed")
+        return
+    seconds, moves = timed(lambda: markov_basis(shape, cache=False), 1)
+    A = design_matrix(shape, [(0, 1), (0, 2), (1, 2)])
+    from scipy.linalg import null_space
+    base, lattice = timed(lambda: null_space(A.astype(float)), 3)
+    emit(case="markov_basis", n=int(np.prod(shape)), shape=list(shape), seconds=seconds, peak_mb=None,
+         baseline_seconds=base, moves=int(len(moves)), lattice_dimension=int(lattice.shape[1]))
+
+
+def bench_sampler(n_samples: int) -> None:
+    t = random_table((10, 10), 500, seed=2)
+    sampler = FibreSampler(n_samples=n_samples, thin=20, burn_in=5_000)
+    sampler.sample(t[:3, :3], rng=0)  # compile the kernel
+    t0 = time.perf_counter()
+    res = sampler.sample(t, rng=1)
+    seconds = time.perf_counter() - t0
+    steps = 5_000 + n_samples * 20
+
+    def baseline():
+        g = np.random.default_rng(0)
+        return g.integers(0, 2025, steps), g.random(steps), g.random(steps)
+
+    base, _ = timed(baseline, 3)
+    emit(case="sampler_10x10", n=n_samples, total=500, steps=steps, seconds=seconds,
+         peak_mb=peak_mb(lambda: FibreSampler(n_samples=min(n_samples, 2000), thin=20).sample(t, rng=1)),
+         baseline_seconds=base, acceptance_rate=round(res.acceptance_rate, 4), ess_min=round(res.ess_min, 1),
+         ess_median=round(float(np.median(res.ess)), 1), ess_per_second=round(res.ess_min / seconds, 1),
+         steps_per_second=round(steps / seconds))
+
+
+def bench_posterior() -> None:
+    cyc = shift_cycles(4, 4)
+    seconds, post = timed(lambda: perturbation_posterior(SEED_PERTURBED, cyc, 0.25, 0.25), 3)
+
+    def brute():
+        cands = {}
+        for e in itertools.product(range(-2, 3), repeat=4):
+            t = SEED_PERTURBED - np.tensordot(np.array(e), cyc, axes=1)
+            if (t >= 0).all():
+                cands[t.tobytes()] = t
+        lik = []
+        for t in cands.values():
+            total = 0.0
+            for outcome in itertools.product((1, -1, 0), repeat=4):
+                s, p = t.copy(), 1.0
+                for o, c in zip(outcome, cyc):
+                    p *= 0.25 if o else 0.5
+                    if o and (s + o * c >= 0).all():
+                        s = s + o * c
+                total += p * np.array_equal(s, SEED_PERTURBED)
+            lik.append(total)
+        return np.array(lik)
+
+    base, lik = timed(brute, 1)
+    emit(case="posterior_seed_example", n=16, seconds=seconds,
+         peak_mb=peak_mb(lambda: perturbation_posterior(SEED_PERTURBED, cyc, 0.25, 0.25)), baseline_seconds=base,
+         alpha=0.25, beta=0.25, n_candidates=post.n_candidates, brute_force_candidates=int((lik > 0).sum()),
+         cell_1_2=[round(float(p), 4) for p in post.cell((0, 1))],
+         cell_1_4=[round(float(p), 4) for p in post.cell((0, 3))],
+         cell_3_4=[round(float(p), 4) for p in post.cell((2, 3))],
+         cell_4_4=[round(float(p), 4) for p in post.cell((3, 3))], mode_violations=len(post.mode_violations()))
+
+
+def main() -> None:
+    args = parse_args(__doc__)
+    if args.quick:
+        counts = [(4, 135, 20), (6, 60, 10), (8, 40, 10)]
+        three = [((3, 3, 3), 60), ((4, 3, 3), 60)]
+        shapes = [(3, 3, 3), (4, 3, 3), (5, 3, 3)]
+        n_samples = 5_000
+    else:
+        counts = [(4, 135, 60), (4, 200, 60), (6, 60, 60), (6, 100, 60), (8, 64, 60), (8, 100, 60)]
+        three = [((3, 3, 3), 60), ((3, 3, 3), 100), ((3, 3, 3), 200), ((4, 3, 3), 100), ((4, 4, 4), 100),
+                 ((5, 4, 3), 100)]
+        shapes = [(3, 3, 3), (4, 3, 3), (5, 3, 3), (3, 3, 6)]
+        n_samples = 20_000
+    if args.n:
+        counts = [(args.n, 100, 60)]
+    for n, total, limit in counts:
+        bench_count_2way(n, total, limit)
+    if args.n:
+        return
+    bench_count_rounded()
+    for shape, total in three:
+        bench_count_3way(shape, total, 30.0)
+    for shape in shapes:
+        bench_markov(shape)
+    bench_sampler(n_samples)
+    bench_posterior()
+
+
+if __name__ == "__main__":
+    main()
