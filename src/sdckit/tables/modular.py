@@ -141,7 +141,7 @@ class ModularSuppression:
             left = self.time_limit - (time.perf_counter() - t0)
             if left > 0:
                 pattern, *_ = _optimal_pattern(sub, sprim, ws, lb[cells], ub[cells], time_limit=left,
-                                               mip_gap=self.mip_gap, max_iterations=500, t0=time.perf_counter())
+                                               mip_gap=self.mip_gap, max_iterations=500)
                 n_solved += 1
             else:
                 timed_out = True

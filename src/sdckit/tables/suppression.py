@@ -213,8 +213,7 @@ class HeuristicSuppression:
 
     For primary p (upper direction) the LP finds the cheapest additive perturbation ``y`` of
     the table with ``y_p = UPL_p`` (deviation ``y = y^+ - y^-``, ``M y = 0``, within the
-    a-priori bounds), cells already suppressed costing nothing and others ``w_i / max(|a_i|, 1)``
-    per unit. Every cell the perturbation moves is suppressed, so the attacker can reach
+    a-priori bounds), cells already suppressed costing nothing and others ``w_i`` per unit. Every cell the perturbation moves is suppressed, so the attacker can reach
     ``a_p + UPL_p``. The same for the lower level. One HiGHS model serves all primaries (only
     bounds and costs change). A clean-up then drops redundant secondary cells (most expensive
     first) while the audit still passes; the final pattern is audited.
@@ -276,7 +275,7 @@ def _heuristic_pattern(table, primary, w, lb, ub, time_limit, start: np.ndarray 
     UB, LB = _capacities(table, lb, ub)
     can = _suppressible(table, primary)
     sup = primary.sensitive.copy() if start is None else (np.asarray(start, bool) | primary.sensitive)
-    unit = w / np.maximum(np.abs(table.value), 1.0)
+    unit = np.asarray(w, float)  # w_i per unit moved: cheap cells are preferred
     up_cap = np.where(can, np.minimum(UB, INF), 0.0)
     dn_cap = np.where(can, LB, 0.0)
     a = sp.hstack([m, -m]).tocsc()
@@ -330,8 +329,9 @@ class OptimalSuppression:
     cost : {"value", "freq", "log", "unity"}
         Cost of a suppressed cell.
     time_limit : float
-        Seconds for the master/separation loop; when reached the best audited pattern found
-        so far (at worst the heuristic start) is returned and marked not proven optimal.
+        Seconds for the master/separation loop that follows the heuristic start pattern (the
+        start always completes); when reached the best audited pattern found so far (at worst
+        the cleaned heuristic start) is returned and marked not proven optimal.
     mip_gap : float
         Relative gap at which a master MILP counts as solved.
     lower_bound, upper_bound : float, optional
@@ -363,7 +363,7 @@ class OptimalSuppression:
         lb, ub = a_priori_bounds(table, self.lower_bound, self.upper_bound)
         best, best_cost, proven, gap, state, it, n_cuts = _optimal_pattern(
             table, primary, w, lb, ub, time_limit=self.time_limit, mip_gap=self.mip_gap,
-            max_iterations=self.max_iterations, t0=t0)
+            max_iterations=self.max_iterations)
         aud = audit(table, best, primary=primary, lower_bound=lb, upper_bound=ub)
         if not aud.ok:
             raise SolverError("optimal suppression produced a pattern that fails the audit; please report this table")
@@ -372,7 +372,7 @@ class OptimalSuppression:
                                  params={"cost": self.cost, "time_limit": self.time_limit, "mip_gap": self.mip_gap})
 
 
-def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iterations, t0,
+def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iterations,
                      cleanup_max: int = 3000):
     """Benders loop: master MILP over x, attacker LPs give capacity cuts, until none is violated.
 
@@ -390,6 +390,7 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
     # it is cleaned up only if the search stops without a proof (the master usually beats it)
     inc = _heuristic_pattern(table, primary, w, lb, ub, None)
     inc_cost = float(w[inc & ~primary.sensitive].sum())
+    t0 = time.perf_counter()  # the time limit bounds the search that follows the start pattern
     if prim.size == 0:
         return inc, 0.0, True, 0.0, "optimal (no primary cells)", 0, 0
     master = new_highs(time_limit=time_limit)
