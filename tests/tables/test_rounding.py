@@ -141,3 +141,11 @@ def test_3d_table_without_a_zero_restricted_rounding():
     from sdckit.errors import SolverError
     with pytest.raises(SolverError, match="allow_non_zero_restricted"):
         ControlledRounding(base=2, intervals=False, allow_non_zero_restricted=False).apply(t)
+
+
+def test_unbiased_on_a_larger_table_stays_exact():
+    # long cycles on a 60 x 60 table: the walk works in integer units of 1/b, so no round-off
+    rng = np.random.default_rng(9)
+    t = table_2d(rng.integers(0, 40, size=(60, 60)))
+    res = ControlledRounding(base=5, method="unbiased", intervals=False).apply(t, rng=3)
+    assert check_rounding(t, res.rounded, 5) == {"multiples": True, "additive": True, "adjacent": True}

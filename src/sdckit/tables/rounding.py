@@ -196,7 +196,7 @@ class ControlledRounding:
         seed = None
         if self.method == "unbiased":
             ss, seed = seed_sequence(rng)
-            z = _cox_unbiased(table, e / b, as_generator(ss))
+            z = _cox_unbiased(table, e, b, as_generator(ss))
             rounded, st, zr = F + b * z, "unbiased random rounding", True
         else:
             rounded, st, zr = self._optimal(table, F, e)
@@ -323,20 +323,33 @@ def _flow_arcs(table: Table):
     return np.array(tails), np.array(heads), np.array(cells), len(node_ids)
 
 
-def _cox_unbiased(table: Table, z0: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-    """Random walk on cycles of fractional arcs keeping E[z] (Cox 1987, steps 1-3)."""
+def _cox_unbiased(table: Table, e: np.ndarray, base: int, gen: np.random.Generator) -> np.ndarray:
+    """Random walk on cycles of fractional arcs keeping E[z] (Cox 1987, steps 1-3).
+
+    Works in units of 1/b: arc k carries u_k = e_k in [0, b] (z = u / b). For integer tables
+    the u are integers and every step is an integer, so the arithmetic is exact.
+    """
     if table.hierarchies[1].n_levels > 1 and table.hierarchies[0].n_levels > 1:
         raise InputError("the unbiased rounding allows one hierarchical dimension")
     tails, heads, cells, n_nodes = _flow_arcs(table)
-    z = np.empty(tails.size)
-    z[:-1] = z0[cells[:-1]]
-    z[-1] = z0[0]  # return arc T -> S carries the grand total
-    eps = 1e-9
-    frac = (z > eps) & (z < 1 - eps)
+    u = np.empty(tails.size)
+    u[:-1] = e[cells[:-1]]
+    u[-1] = e[0]  # return arc T -> S carries the grand total
+    if np.all(np.abs(u - np.rint(u)) < 1e-9):
+        u = np.rint(u)
+    eps = 1e-9 * base
+    frac = (u > eps) & (u < base - eps)
     adj: list[set] = [set() for _ in range(n_nodes)]
     for k in np.flatnonzero(frac):
         adj[tails[k]].add(k)
         adj[heads[k]].add(k)
+
+    def settle(k: int) -> None:
+        u[k] = 0.0 if u[k] < base / 2 else float(base)
+        frac[k] = False
+        adj[tails[k]].discard(int(k))
+        adj[heads[k]].discard(int(k))
+
     while True:
         live = np.flatnonzero(frac)
         if live.size == 0:
@@ -348,8 +361,13 @@ def _cox_unbiased(table: Table, z0: np.ndarray, gen: np.random.Generator) -> np.
         path_arcs: list[int] = []
         seen = {v: 0}
         prev = -1
+        dead_end = False
         while True:
-            nxt = next(k for k in adj[v] if k != prev)
+            nxt = next((k for k in adj[v] if k != prev), None)
+            if nxt is None:  # only reachable through round-off of non-integer data: settle the arc
+                settle(prev)
+                dead_end = True
+                break
             w = int(heads[nxt]) if tails[nxt] == v else int(tails[nxt])
             path_arcs.append(nxt)
             prev = nxt
@@ -360,19 +378,18 @@ def _cox_unbiased(table: Table, z0: np.ndarray, gen: np.random.Generator) -> np.
             seen[w] = len(path_nodes)
             path_nodes.append(w)
             v = w
+        if dead_end:
+            continue
         direction = np.array([1.0 if tails[k] == cyc_nodes[i] else -1.0 for i, k in enumerate(cyc_arcs)])
         ca = np.array(cyc_arcs)
-        up = np.min(np.where(direction > 0, 1 - z[ca], z[ca]))    # largest step +delta
-        down = np.min(np.where(direction > 0, z[ca], 1 - z[ca]))  # largest step -delta
+        up = np.min(np.where(direction > 0, base - u[ca], u[ca]))    # largest step +delta
+        down = np.min(np.where(direction > 0, u[ca], base - u[ca]))  # largest step -delta
         # P(+up) = down / (up + down): expected change 0 (Cox 1987)
         step = up if gen.random() < down / (up + down) else -down
-        z[ca] += step * direction
+        u[ca] += step * direction
         for k in ca:
-            if z[k] <= eps or z[k] >= 1 - eps:
-                z[k] = float(np.rint(z[k]))
-                frac[k] = False
-                adj[tails[k]].discard(int(k))
-                adj[heads[k]].discard(int(k))
+            if u[k] <= eps or u[k] >= base - eps:
+                settle(int(k))
     out = np.empty(table.n_cells)
-    out[cells[:-1]] = np.rint(z[:-1])
+    out[cells[:-1]] = np.rint(u[:-1] / base)
     return out
