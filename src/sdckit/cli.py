@@ -1,4 +1,4 @@
-"""The ``sdckit`` command: risk, protect, table, demo.
+"""The ``sdckit`` command: risk, protect, explore, report, table, estimate, demo.
 
 Every command has ``--json`` (one JSON object with stable keys). Errors print one line
 without a traceback and exit non-zero: 2 for bad input, 3 for a failed gate, 4 for a solver
@@ -214,6 +214,68 @@ def report(
         for g in summary["gate"]:
             typer.echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
         typer.echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
+
+
+_TABLE_ACTIONS = ("count", "posterior", "perturb")
+
+
+@app.command()
+def table(
+    target: Annotated[str, typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")],
+    rows: Annotated[Optional[str], typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
+    cols: Annotated[Optional[str], typer.Option("--cols", help="count: column sums, comma-separated.")] = None,
+    table_file: Annotated[Optional[Path], typer.Option("--table", help="posterior/perturb: CSV of integer cells (no header).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="perturb/posterior: probability of adding a cycle.")] = 0.25,
+    beta: Annotated[float, typer.Option("--beta", help="perturb/posterior: probability of subtracting a cycle.")] = 0.25,
+    design: Annotated[str, typer.Option("--design", help="Cycle design: shift or basic.")] = "shift",
+    cells: Annotated[Optional[str], typer.Option("--cells", help="posterior: 1-based cells 'r,c;r,c' (default all).")] = None,
+    at_least: Annotated[Optional[str], typer.Option("--at-least", help="posterior: insider prior 'r,c,value'.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="perturb: random seed (a secret; not printed).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Protect a table from a spec (rules, suppression, rounding, margins, with the audit), or:
+    count tables with given margins, perturb a table with cycles, compute posterior cell
+    distributions of a perturbed table."""
+    from .errors import InputError
+
+    if target in _TABLE_ACTIONS:
+        from .tables.exact_cli import count_command, parse_ints, perturb_command, posterior_command
+
+        if target == "count":
+            if not rows or not cols:
+                raise InputError("sdckit table count needs --rows and --cols (comma-separated sums)")
+            out = count_command(parse_ints(rows, "--rows"), parse_ints(cols, "--cols"))
+            if as_json:
+                _emit(out)
+            else:
+                typer.echo(f"{out['count']:,} tables have these margins")
+            return
+        if table_file is None:
+            raise InputError(f"sdckit table {target} needs --table FILE.csv (integer cells, one row per line)")
+        if target == "perturb":
+            out = perturb_command(table_file, alpha=alpha, beta=beta, design=design, seed=seed)
+            text = "\n".join(" ".join(f"{v:>6d}" for v in r) for r in out["table"])
+        else:
+            out = posterior_command(table_file, alpha=alpha, beta=beta, design=design, cells=cells,
+                                    at_least=at_least)
+            text = "\n".join(f"cell ({k}): " + " ".join(f"{p:.3f}" for p in v) for k, v in out["cells"].items())
+        if as_json:
+            _emit(out)
+        else:
+            typer.echo(text)
+        return
+    if not Path(target).exists():
+        raise InputError(f"sdckit table: {target!r} is neither an action ({', '.join(_TABLE_ACTIONS)}) "
+                         "nor an existing table spec file")
+    from .tables.cli import table_command
+
+    summary, run = table_command(target)
+    if as_json:
+        _emit(summary)
+    else:
+        typer.echo(run.describe())
+        for name, path in summary["outputs"].items():
+            typer.echo(f"{name}: {path}")
 
 
 @app.command()

@@ -119,3 +119,37 @@ def _browser_check(page):
     assert '<svg' in r.stdout and 'id="ru-map"' in r.stdout and "method-curve" in r.stdout
     console_errors = [line for line in r.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
     assert not console_errors, console_errors
+
+
+def test_table_count_action_prints_the_seeds_count():
+    # 18,272,363,056: the number of 4 x 4 tables with the seed's delinquent-children margins
+    r = run("table", "count", "--rows", "20,55,25,35", "--cols", "50,35,30,20", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"count": 18272363056}
+    bad = run("table", "count", "--rows", "1,2", "--cols", "4")
+    assert bad.returncode == 2 and "same grand total" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_pram_release_then_analyst_estimate(tmp_path):
+    """protect writes the PRAM matrix next to the data; estimate reads both back. With the
+    invariant matrix the moment estimate of every category is its original count within 4
+    standard errors (original counts: pandas value_counts on the input)."""
+    data = tmp_path / "d.csv"
+    rng = __import__("numpy").random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(1, 5, 4000), "b": rng.integers(1, 3, 4000)})
+    df.to_csv(data, index=False)
+    (tmp_path / "s.toml").write_text(
+        '[input]\npath = "d.csv"\n[roles]\nkey_vars = ["a", "b"]\n[run]\nseed = 3\n'
+        '[[steps]]\nmethod = "pram"\nvariables = ["a"]\nmin_diagonal = 0.8\n'
+        '[gate]\nmin_diagonal = 0.8\n[output]\ndirectory = "out"\ndata = "r.csv"\n')
+    r = run("protect", tmp_path / "s.toml", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    matrix = next(out.glob("pram_*.csv"))
+    e = run("estimate", out / "r.csv", "--matrix", matrix, "--json")
+    assert e.returncode == 0, e.stderr
+    got = json.loads(e.stdout)
+    truth = df["a"].value_counts().rename(index=str)   # the published matrix labels are text
+    assert len(got["rows"]) == 4
+    for row in got["rows"]:
+        assert abs(row["estimate"] - truth[str(row["a"])]) < 4 * row["std_error"] + 1e-9
