@@ -124,6 +124,19 @@ class PramResult(StepResult):
                            f"<td>{int(a[k])}</td><td>{m.diagonal[k]:.4f}</td></tr>" for k in order)
             parts.append("<table class='freq'><tr><th>category</th><th>before</th><th>after</th>"
                          f"<th>P(kept)</th></tr>{rows}</table>")
+        if self.matrices:
+            files = ", ".join(f"<code>{html.escape(n)}</code>" for n in sorted(self.artifacts) if n.endswith(".csv"))
+            parts.append(
+                "<h4>For analysts: undoing PRAM in estimates</h4>"
+                "<p>The matrices are published with the data" + (f" ({files})" if files else "") + ". "
+                "Row <i>k</i> gives the probabilities that a record whose true category is <i>k</i> "
+                "was released in each category. Unbiased estimates of the original frequencies are "
+                "t&#770; = t* P<sup>-1</sup> (t* the released counts), also within groups of unperturbed "
+                "variables; from the command line: <code>sdckit estimate released.csv --matrix "
+                "pram_&lt;variable&gt;.csv [--by other,variables]</code>, or in Python "
+                "<code>sdckit.pram.estimate.estimate_frequencies(frame, TransitionMatrix.read(path), "
+                "by=[...])</code>, which also gives standard errors and a maximum-likelihood estimate "
+                "when the moment estimate has negative cells.</p>")
         return "".join(parts)
 
 
