@@ -62,7 +62,7 @@ OWNER = "OptimalPRAM"
 #: the optimiser aims at alpha * (1 - SAFETY) so that solver tolerances never push a ratio
 #: over alpha; the certificate is the exact check at alpha itself
 SAFETY = 1e-4
-MAX_FULL_ELEMENTS = 600
+MAX_FULL_ELEMENTS = 200
 #: restricted support: above this many free entries Frank-Wolfe replaces the QP steps
 QP_MAX_VARIABLES = 3000
 
@@ -277,7 +277,19 @@ def _full_constraints(counts, shape, combos, alpha_s, gamma):
     - sum_{k: k_pi = k0} P_mk - y_j <= 0 for (m, pi, k0) in the reduced set     (C1)
     """
     N = counts.size
+    alpha = alpha_s / (1 - SAFETY)
     triples = reduced_check_set(counts, shape, combos, alpha_s, gamma)
+    # pairs on the boundary, 1/alpha <= U_pi(k0) < 1/alpha_s (C1 holds at I with equality up to
+    # the margin): instead of their rows, no record of the group G = {k: k_pi = k0} may leave
+    # it. Then for m in G the ratio is 1/D <= 1/U_pi(k0) <= alpha, and for m outside G it is
+    # P_mG / D <= P_mG / U_pi(k0) <= alpha: C1 holds exactly there with no margin needed.
+    frozen = np.zeros((N, N), dtype=bool)
+    u_of = {p: combination_counts(counts, shape, pi) for p, pi in enumerate(combos)}
+    boundary = {(p, k) for _, p, k in triples if u_of[p][k] * alpha >= 1 > u_of[p][k] * alpha_s}
+    for p, k in boundary:
+        G = projection_codes(shape, combos[p]) == k
+        frozen[np.ix_(G, ~G)] = True
+    triples = [t for t in triples if (t[1], t[2]) not in boundary]
     occ = np.flatnonzero(counts > 0)
     pairs = sorted({(p, k) for _, p, k in triples})
     pair_index = {pk: j for j, pk in enumerate(pairs)}
@@ -318,7 +330,8 @@ def _full_constraints(counts, shape, combos, alpha_s, gamma):
     col_hi = np.concatenate([np.ones(n_x), np.full(n_y, np.inf)])
     if gamma:
         col_lo[np.arange(N) * (N + 1)] = gamma
-    return A, row_lo, row_hi, col_lo, col_hi, triples, pairs, r1
+    col_hi[:n_x][frozen.ravel()] = 0.0
+    return A, row_lo, row_hi, col_lo, col_hi, triples, pairs, r1, frozen
 
 
 def _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) -> str:
@@ -385,6 +398,9 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
                                       hessian=stiff * H, time_limit=time_limit)
                 if status != "optimal":
                     on_fail(status, it)
+            if not np.isfinite(fun(z, False)[0]):
+                raise SolverError(f"{OWNER}: every first step found leads to a singular matrix; "
+                                  "set gamma (0.5 or more keeps P invertible)")
             radius = max(float(np.abs(z - x).max()), 1e-9) if x.size else 0.0
             x = z
             continue
@@ -476,7 +492,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     N = counts.size
     n = counts.sum()
     alpha_s = alpha * (1 - SAFETY)
-    A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1 = _full_constraints(
+    A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1, frozen = _full_constraints(
         counts, shape, combos, alpha_s, gamma)
     n_x, n_y = N * N, len(pairs)
 
@@ -519,7 +535,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     try:
         Pr = _solve_restricted(counts, shape, combos, alpha, gamma, cover="milp", max_sources=N,
                                max_iter=max_iter, tol=tol, time_limit=time_limit)[0].toarray()
-        if np.all(C_full_dot(Pr) <= 1e-9):
+        if np.all(C_full_dot(Pr) <= 1e-9) and not (Pr[frozen] > 0).any():
             P, first = Pr, False
             active |= ((Pr > 0) & offdiag).ravel()
     except SolverError:
@@ -534,6 +550,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
         active.reshape(N, N)[:, np.unique(np.flatnonzero(zz) % N)] = True
         active |= zz.ravel()
         active[diag_idx] = False
+        active[frozen.ravel()] = False
         xa = np.flatnonzero(active)                          # free off-diagonal entries
         rows_of = xa // N
         # x = vec(I) + Z v: +1 at the entry, -1 on its row's diagonal (rows keep summing to 1)
@@ -688,6 +705,13 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     problems = problem_combinations(counts, shape, combos, alpha)
     targets, rule = target_cover(counts, shape, combos, problems, method=cover)
     frequent = np.flatnonzero(counts * alpha >= 1)
+    # an element alone in a combination with exactly 1/alpha records (on C1's boundary) keeps
+    # its records: then the full support's boundary rule holds for this matrix too
+    on_boundary = np.zeros(frequent.size, dtype=bool)
+    for pi in combos:
+        u = combination_counts(counts, shape, pi)[projection_codes_of(shape, pi, frequent)]
+        on_boundary |= (u * alpha >= 1) & (u * alpha_s < 1)
+    frequent = frequent[~on_boundary]
     sources = frequent[np.argsort(-counts[frequent], kind="stable")][:max_sources]
     S, T = sources.size, targets.size
     details = {"n_problems": len(problems), "targets": targets.tolist(), "cover_rule": rule,
