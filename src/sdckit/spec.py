@@ -88,18 +88,25 @@ def _expect(where: str, value: Any, kind: type | tuple, rule: str) -> Any:
     return value
 
 
-def load_spec(path: str | os.PathLike) -> ReleaseSpec:
-    """Read and validate a release spec file; relative paths are taken from its folder."""
+def read_spec_file(path: str | os.PathLike) -> dict:
+    """The parsed TOML of a spec file, with one-line errors for a missing, unreadable or
+    invalid file (every spec reader of sdckit uses it)."""
     path = Path(path)
     if not path.exists():
         raise SpecError(f"{path}: no such spec file; check the path.")
     try:
         with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+            return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: is not valid TOML: {exc}") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def load_spec(path: str | os.PathLike) -> ReleaseSpec:
+    """Read and validate a release spec file; relative paths are taken from its folder."""
+    path = Path(path)
+    raw = read_spec_file(path)
     try:
         return spec_from_dict(raw, base_dir=path.parent, source=str(path))
     except SpecError as exc:

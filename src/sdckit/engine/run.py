@@ -25,7 +25,6 @@ import html
 import json
 import os
 import time
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -38,7 +37,7 @@ from .._validation import close_names
 from ..errors import GateError, ParameterError, SDCError, SpecError
 from ..io.atomic import atomic_write_text
 from ..result import jsonable
-from ..spec import ReleaseSpec, spec_from_dict
+from ..spec import ReleaseSpec, read_spec_file, spec_from_dict
 from .frame import PartitionedMicrodata, read_partitioned, write_partitioned
 from .blockwise import (BlockMicroaggregation, BlockRankSwap, GroupedStep, MicroaggregationPlan,
                         RankSwapPlan, fit_microaggregation, fit_rank_swap, grouped_partitioned,
@@ -155,13 +154,7 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
     """Read a release spec for the Dask engine: sections checked by the spec module, steps by
     the engine (only the methods in :data:`ENGINE_STEPS`, with their settings' names)."""
     path = Path(spec_path)
-    if not path.exists():
-        raise SpecError(f"{path}: no such spec file; check the path.")
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: is not valid TOML: {exc}") from None
+    raw = read_spec_file(path)
     steps_raw = raw.get("steps", [])
     if not isinstance(steps_raw, list):
         raise SpecError(f"{path}: steps: must be an array of [[steps]] tables")
