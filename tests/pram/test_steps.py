@@ -131,3 +131,13 @@ def test_evolved_matrix_method(md):
     assert all(g.holds for g in r.guarantees)
     m = r.matrices[(("occ",), "all")]
     assert 0.8 - 1e-12 <= m.min_diagonal and m.is_invariant(r.before[(("occ",), "all")])
+
+
+def test_evolved_report_shows_fitness_terms_and_front(md):
+    r = Pram(["occ"], matrix="evolved", d_min=0.8, d_max=0.95, generations=3, population=6,
+             pareto=True).apply(md, rng=5)
+    ev = r.evidence[(("occ",), "all")]
+    assert ev["front"] and all(len(p) == 2 for p in ev["front"])
+    page = r.report_html()
+    assert "Evolved invariant matrix" in page and "risk R" in page and "utility loss U" in page
+    assert "risk-utility front of the evolved matrices" in page

@@ -76,7 +76,55 @@ def _build_evolved(step, context: MatrixContext):
     X = np.maximum(X, 0.0)
     X /= X.sum(axis=1, keepdims=True)
     m = TransitionMatrix(context.categories, X, tuple(context.variables), "evolved")
-    return m, {"invariant": True, "min_diagonal": d_min, **res.to_dict()}
+    front = [[float(r), float(u)] for r, u, _ in res.pareto]
+    return m, {"invariant": True, "min_diagonal": d_min, "builder": "evolved", "d_max": d_max,
+               "risk_weight": step.risk_weight, "front": front, **res.to_dict()}
+
+
+def _evolved_report_section(ev: dict) -> str:
+    """Report section of an evolved matrix: its fitness terms, the search's evidence and, with
+    ``pareto = true``, the risk-utility front of non-dominated matrices."""
+    from ..report.plots import figure_to_html, new_figure
+
+    f = ev.get("fitness") or {}
+    rows = [("fitness = w R + (1 - w) U", f.get("fitness")), ("risk R (expected correct matches / sample uniques)",
+            f.get("risk")), ("utility loss U (Hellinger / reference matrix's)", f.get("utility_loss")),
+            ("expected correct matches", f.get("expected_matches")), ("Hellinger distance", f.get("hellinger")),
+            ("variance inflation of t* X^-1", ev.get("variance_inflation")),
+            ("largest |change of Cramer's V| with another key",
+             max((abs(x) for x in ev.get("cramers_v_change") or []), default=None)),
+            ("diagonal bounds", f"[{ev.get('min_diagonal')}, {ev.get('d_max')}]"),
+            ("generations run", ev.get("generations")),
+            ("largest invariance error over every matrix produced", ev.get("max_invariance_error"))]
+    body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(f'{v:.6g}' if isinstance(v, float) else str(v))}</td></tr>"
+                   for k, v in rows if v is not None)
+    out = ("<p>Evolved invariant matrix (Marés &amp; Shlomo), risk weight w = "
+           f"{ev.get('risk_weight')}.</p><table class='kv'>{body}</table>")
+    front = ev.get("front") or []
+    if front:
+        pts = np.asarray(front, dtype=float)
+        fig, ax = new_figure(5, 3.5)
+        ax.scatter(pts[:, 1], pts[:, 0], s=14, label="non-dominated matrices")
+        if f:
+            ax.scatter([f.get("utility_loss")], [f.get("risk")], marker="*", s=120, color="tab:red", label="chosen")
+        ax.set_xlabel("utility loss U")
+        ax.set_ylabel("risk R")
+        ax.legend(fontsize=7)
+        out += figure_to_html(fig, "risk-utility front of the evolved matrices")
+    return out
+
+
+def _builder_report_section(ev: dict) -> str:
+    """The report section a matrix builder provides for its evidence, if any."""
+    if ev.get("builder") == "evolved":
+        return _evolved_report_section(ev)
+    if ev.get("builder") == "optimal" or "figure1" in ev:
+        try:
+            from .optimal import report_section
+        except ImportError:  # pragma: no cover
+            return ""
+        return report_section(ev)
+    return ""
 
 
 @dataclass(frozen=True)
@@ -124,6 +172,7 @@ class PramResult(StepResult):
                            f"<td>{int(a[k])}</td><td>{m.diagonal[k]:.4f}</td></tr>" for k in order)
             parts.append("<table class='freq'><tr><th>category</th><th>before</th><th>after</th>"
                          f"<th>P(kept)</th></tr>{rows}</table>")
+            parts.append(_builder_report_section(self.evidence.get(key, {})))
         if self.matrices:
             files = ", ".join(f"<code>{html.escape(n)}</code>" for n in sorted(self.artifacts) if n.endswith(".csv"))
             parts.append(
