@@ -65,6 +65,8 @@ SAFETY = 1e-4
 MAX_FULL_ELEMENTS = 200
 #: restricted support: above this many free entries Frank-Wolfe replaces the QP steps
 QP_MAX_VARIABLES = 3000
+#: seconds one HiGHS QP subproblem may take before an LP step replaces it
+QP_TIME_LIMIT = 5.0
 
 
 # --------------------------------------------------------------------------- the L2 loss
@@ -151,6 +153,9 @@ def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality
         # HiGHS's QP solver reports residuals near 1e-5 on these problems; the optimiser's
         # margin (SAFETY) absorbs them and the exact checker certifies the final matrix
         h.setOptionValue("primal_feasibility_tolerance", 1e-5)
+        # and can cycle on degenerate steps: cap each QP (the caller falls back to an LP step)
+        h.setOptionValue("qp_iteration_limit", 20_000)
+        h.setOptionValue("time_limit", min(QP_TIME_LIMIT, float(time_limit or QP_TIME_LIMIT)))
     model = highspy.HighsModel()
     lp = model.lp_
     lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
