@@ -124,8 +124,10 @@ def main() -> dict:
     share3 = sum(d["share"] for d in top)
     print(f"changed records go to {[d['element'] for d in top]} (share {share3:.5f}); "
           f"share of changes from the 3 most frequent elements {ev['from_top3']:.3f}")
-    out = args.out or ROOT / "docs" / "methods" / "img" / (
-        "cator_figure1_quick.png" if args.quick else "cator_figure1.png")
+    # the full run refreshes the docs' figure; a quick run never overwrites it
+    import tempfile
+    out = args.out or (Path(tempfile.gettempdir()) / "cator_figure1_quick.png" if args.quick
+                       else ROOT / "docs" / "methods" / "img" / "cator_figure1.png")
     out.parent.mkdir(parents=True, exist_ok=True)
     from sdckit.report.plots import figure_png
     out.write_bytes(figure_png(figure1(ev["figure1"], f"alpha = {args.alpha}, n = {n}")))

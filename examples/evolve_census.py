@@ -5,7 +5,7 @@ Census: PRAM of Occupation (10 categories) with the other keys Region, Age, Sex,
 Status. mu-Argus demo data (when ../shared/data is present): PRAM of EDUC1 (8 education levels) with
 SEX, AGE, MARSTAT. Diagonal bounds [0.7, 0.95], risk_weight 0.5. Baselines: the best of 20
 random sdcMicro-style invariant matrices with the same bounds, and maximum-entropy PRAM with
-d = 0.7. Writes docs/methods/img/evolve_<data>.png (risk against utility loss) and ends with
+d = 0.7. Writes docs/methods/img/evolve_<data>.png (the temporary folder with --quick) (risk against utility loss) and ends with
 one JSON line.
 """
 
@@ -71,7 +71,10 @@ def main() -> dict:
     args = ap.parse_args()
     ea = EvolvePRAM(d_min=0.7, d_max=0.95, risk_weight=0.5,
                     generations=40 if args.quick else 200, population=20 if args.quick else 50)
-    plot_dir = None if args.no_plot else ROOT / "docs" / "methods" / "img"
+    # the full run refreshes the docs' plots; a quick run writes to the temporary folder
+    import tempfile
+    plot_dir = None if args.no_plot else (Path(tempfile.gettempdir()) if args.quick
+                                          else ROOT / "docs" / "methods" / "img")
     cases = {}
     census = pd.read_csv(CENSUS)
     prob, L = problem(census, "Occupation", ["Region", "Age", "Sex", "Marital Status"])
