@@ -84,6 +84,24 @@ def test_failed_gate_writes_nothing(tmp_path):
     assert not (tmp_path / "release").exists()
 
 
+def test_min_diagonal_gate_on_the_fitted_matrices(tmp_path):
+    """The in-memory gate's rule on the Dask engine: the smallest diagonal of every fitted
+    matrix (min_diagonal = 0.7 is guaranteed by the builder, so 0.7 passes and 0.99 fails)."""
+    df = person_frame(3000, seed=4)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate="min_diagonal = 0.7"))
+    run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    (g,) = run.gate
+    low = min(float(m.P.diagonal().min()) for p in run.plans if hasattr(p, "matrices")
+              for ms in p.matrices.values() for m in ms)
+    assert g["passed"] and abs(g["value"]["smallest"] - low) < 1e-15 and low >= 0.7 - 1e-9
+    spec.write_text(SPEC.format(gate="min_diagonal = 0.99").replace('directory = "release"', 'directory = "r2"'))
+    with pytest.raises(GateError, match="min_diagonal = 0.99"):
+        protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    assert not (tmp_path / "r2").exists()
+
+
 def test_spec_errors_before_running(tmp_path):
     df = person_frame(500, seed=3)
     _write_input(tmp_path, df)

@@ -25,7 +25,7 @@ import html
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from .risk import PartitionedRisk, frequency_table, risk_from_table
 #: steps the Dask engine runs
 ENGINE_STEPS = ("pram", "noise", "rank_swap", "microaggregation", "local_suppression", "record_swap")
 #: gate thresholds the Dask engine checks on the released data
-ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk")
+ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk", "min_diagonal")
 
 
 class EngineError(SDCError):
@@ -374,7 +374,8 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
             table_after = _compute(client, frequency_table(current), progress=progress,
                                    what="risk of the released data")[0]
             risk_after = risk_from_table(table_after, max_global_risk=float(spec.gate.get("max_global_risk", 0.01)))
-            gate = [_gate(name, value, risk_after) for name, value in spec.gate.items()]
+            gate = [_min_diagonal_gate(value, plans) if name == "min_diagonal" else _gate(name, value, risk_after)
+                    for name, value in spec.gate.items()]
             seconds["gate"] = time.perf_counter() - t
             failed = [g for g in gate if not g["passed"]]
             if failed:
@@ -448,6 +449,31 @@ def _apply(pmd: PartitionedMicrodata, plan: Any, ss: np.random.SeedSequence) -> 
     if isinstance(plan, MicroaggregationPlan):
         return microaggregate_partitioned(pmd, plan)
     return grouped_partitioned(pmd, plan, ss)
+
+
+def _min_diagonal_gate(threshold: float, plans: Sequence[Any]) -> dict:
+    """The in-memory ``min_diagonal`` gate on the fitted PRAM plans: the smallest diagonal
+    entry over every matrix of every variable and stratum, read from P."""
+    diags = []
+    for plan in plans:
+        if not isinstance(plan, PramPlan):
+            continue
+        for var, per_stratum in plan.matrices.items():
+            for s, m in enumerate(per_stratum):
+                P = m.P if hasattr(m, "P") else np.asarray(m)
+                diags.append((var + ("" if len(per_stratum) == 1 else f" | stratum {s}"),
+                              float(np.asarray(P.diagonal()).min())))
+    if not diags:
+        return {"name": "min_diagonal", "threshold": threshold, "value": None, "passed": True,
+                "detail": "no PRAM step in this release: no value was changed by PRAM"}
+    name, low = min(diags, key=lambda t: t[1])
+    passed = low >= threshold
+    detail = (f"all {len(diags)} PRAM matrices keep every category with probability >= {threshold} "
+              f"(smallest {low:.6g}, {name})" if passed else
+              f"the matrix for {name} keeps a category with probability {low:.6g} < {threshold}; "
+              "raise the step's min_diagonal")
+    return {"name": "min_diagonal", "threshold": threshold, "value": {"smallest": low, "matrix": name},
+            "passed": bool(passed), "detail": detail}
 
 
 def _gate(name: str, threshold: Any, risk: PartitionedRisk) -> dict:
