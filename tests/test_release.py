@@ -95,3 +95,19 @@ def test_same_seed_same_child_streams(tmp_path):
     r1 = Release(md, [Recode("a", {"x": [1, 2]})], rng=5).run()
     r2 = Release(md, [Recode("a", {"x": [1, 2]})], rng=5).run()
     assert r1.seeds.to_dict() == r2.seeds.to_dict()
+
+
+def test_utility_section_does_not_count_a_global_recoding_as_a_change():
+    """A recoding alone changes no record beyond the published recoding (0.00%); a
+    suppression changes exactly the suppressed records (hand count: 1 of 4 = 25.00%)."""
+    from sdckit.report.release import utility_html
+
+    md = Microdata(pd.DataFrame({"age": [1, 2, 3, 4], "sex": ["f", "m", "f", "m"]}), key_vars=["age", "sex"])
+    run = Release(md, [Recode("age", {"young": [1, 2], "old": [3, 4]})], rng=1).run()
+    page = utility_html(run)
+    assert "<td>age</td><td>" in page and page.count("0.00%") == 2
+    masked = md.frame.copy()
+    masked.loc[0, "sex"] = None
+    run2 = Release(md, [], rng=1).run()
+    run2 = type(run2)(md, md.with_data(masked), (), (), run2.seeds, 0.0)
+    assert "25.00%" in utility_html(run2)

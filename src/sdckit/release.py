@@ -40,6 +40,7 @@ class ReleaseRun:
     seconds: float
     spec: ReleaseSpec | None = None
     timings: tuple[float, ...] = field(default_factory=tuple)
+    steps: tuple = field(default_factory=tuple)
 
     @property
     def passed(self) -> bool:
@@ -167,7 +168,7 @@ class Release:
             current = result.microdata
         outcomes = run_gate(self.gate, self.microdata, current, results)
         return ReleaseRun(self.microdata, current, tuple(results), tuple(outcomes), seeds,
-                          time.perf_counter() - t0, self.spec, tuple(timings))
+                          time.perf_counter() - t0, self.spec, tuple(timings), self.steps)
 
 
 def _child_record(root, child: np.random.SeedSequence):

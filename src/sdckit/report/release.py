@@ -42,22 +42,28 @@ def risk_comparison_html(run: "ReleaseRun") -> str:
 def utility_html(run: "ReleaseRun") -> str:
     """Utility of the release: per key variable the information kept (1 - H(X|Y)/H(X)) and the
     share of records whose value changed; per numeric variable mean and sd before and after."""
-    from ..explore.measures import entropy_utility
+    from ..explore.measures import _label, entropy_utility
+    from ..explore.sweep import intruder_view
 
     rows = []
     orig, rel = run.original.frame, run.released.frame
+    # a value counts as changed when it differs from the original recoded by the release's
+    # published global recodings (a recoded label alone is not a change of the record)
+    view = intruder_view(run.original, run.steps) if run.original.key_vars else orig
     for v in run.original.key_vars:
         if v not in rel:
             continue
         kept = entropy_utility(run.original, run.released, [v])
-        changed = float((orig[v].astype(str) != rel[v].astype(str)).mean())
+        a = view[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
+        b = rel[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
+        changed = float((a != b).mean())
         rows.append(f"<tr><td>{html.escape(v)}</td><td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
     out = ""
     if rows:
         total = entropy_utility(run.original, run.released)
         out += ("<p>Information kept in the key variables (1 = all; non-uniform entropy): "
                 f"<b>{total:.4f}</b>.</p><table><tr><th>key variable</th><th>information kept</th>"
-                f"<th>records changed or suppressed</th></tr>{''.join(rows)}</table>")
+                f"<th>records changed or suppressed (beyond global recoding)</th></tr>{''.join(rows)}</table>")
     num = [v for v in run.original.numeric_vars if v in rel]
     if num:
         body = "".join(
