@@ -52,7 +52,7 @@ from bench_tables import microdata
 
 from sdckit.tables.audit import audit
 from sdckit.tables.rules import ThresholdRule, primary_cells
-from sdckit.tables.suppression import HeuristicSuppression, OptimalSuppression
+from sdckit.tables.suppression import HeuristicSuppression, OptimalSuppression, cell_costs
 from sdckit.tables.table import Table
 
 warnings.simplefilter("ignore")
@@ -153,6 +153,8 @@ def compare(size: int, time_limit: float, heuristic: bool, timeout: float) -> No
         jj = (folder / "table.jj").read_text().splitlines()
         tau_cost = np.zeros(t.n_cells)
         tau_cost[order] = [float(jj[2 + k].split()[2]) for k in range(order.size)]
+        # sdckit's cost = "tauargus" option reproduces these costs (scaled to 20,000, rounded up)
+        row["tauargus_cost_option_equals_jj"] = bool(np.array_equal(cell_costs(t, "tauargus"), tau_cost))
         results = {"sdckit_opt": OptimalSuppression(time_limit=time_limit).apply(t, p)}
         if heuristic:
             results["sdckit_heur"] = HeuristicSuppression().apply(t, p)

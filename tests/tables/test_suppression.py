@@ -180,3 +180,15 @@ def test_negative_magnitudes_with_dominance_rule():
     from sdckit.tables.audit import a_priori_bounds
     assert np.all(a_priori_bounds(t)[0] == -np.inf)  # no lower bound is assumed for a signed table
     assert res.audit.ok and audit(t, res.suppressed, primary=p).ok
+
+
+def test_tauargus_cost_scaling_by_hand():
+    """tau-Argus' costs: value x 20,000 / largest cell, rounded half up, at least 1. Inner
+    cells 1, 3 / 2, 2 give totals 4, 4 / 3, 5 and grand total 8 (the largest cell), so the
+    scale is 2,500: 1 -> 2500, 3 -> 7500, 8 -> 20000 (hand computation)."""
+    t = table_2d(np.array([[1, 3], [2, 2]]))
+    w = cell_costs(t, "tauargus")
+    assert w.max() == 20_000 and set(np.unique(w)) == {2500, 5000, 7500, 10000, 12500, 20000}
+    assert np.array_equal(w, np.floor(np.abs(t.value) * 2500 + 0.5))
+    big = table_2d(np.array([[1, 100_000], [2, 2]]))
+    assert cell_costs(big, "tauargus").min() == 1      # 1 x 20,000 / 100,005 rounds to 0 -> 1

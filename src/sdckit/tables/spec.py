@@ -18,7 +18,7 @@ Example::
 
     [protection]
     method = "optimal"                # optimal | modular | heuristic | rounding | margins
-    cost = "value"                    # value | freq | log | unity
+    cost = "value"                    # value | freq | log | unity | tauargus (tau-Argus scaling)
     time_limit = 60
     # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
     # rounding: base = 3; rounding = "optimal" | "unbiased"; seed = 12345 (kept out of outputs)

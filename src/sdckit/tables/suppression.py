@@ -43,13 +43,27 @@ from .table import Table
 
 __all__ = ["cell_costs", "SuppressionResult", "OptimalSuppression", "HeuristicSuppression"]
 
-COSTS = ("value", "freq", "log", "unity")
+COSTS = ("value", "freq", "log", "unity", "tauargus")
+
+#: tau-Argus scales cell costs so that the largest cell (the grand total) costs this much
+TAUARGUS_COST_SCALE = 20_000
 
 
 def cell_costs(table: Table, cost: str = "value") -> np.ndarray:
-    """Cost of suppressing each cell: its value, its count, log(1 + value) or 1 (tau-Argus' options)."""
+    """Cost of suppressing each cell: its value, its count, log(1 + value) or 1 (tau-Argus' options).
+
+    ``"tauargus"`` is the value as tau-Argus' optimal method uses it: scaled so that the
+    largest cell costs 20,000 and rounded half up to a whole number, at least 1. Every cell
+    below 1/13,333 of the largest then costs 1, so a large table's optimum minimises the
+    number of secondary suppressions. The rule was read off the cost column of the solver
+    input that pytauargus 0.6.0 writes, and equals it cell for cell on the benchmark tables
+    (benchmarks/compare_tauargus.py, ``tauargus_cost_option_equals_jj``).
+    """
     check_choice("cell_costs", "cost", cost, COSTS)
     a = np.abs(table.value)
+    if cost == "tauargus":
+        top = float(a.max()) if a.size else 0.0
+        return np.maximum(np.floor(a * (TAUARGUS_COST_SCALE / top) + 0.5), 1.0) if top > 0 else np.ones_like(a)
     w = {"value": a, "freq": table.freq.astype(float), "log": np.log1p(a), "unity": np.ones_like(a)}[cost]
     return np.maximum(w, 1e-3)
 
