@@ -463,17 +463,11 @@ def _min_diagonal_gate(threshold: float, plans: Sequence[Any]) -> dict:
                 P = m.P if hasattr(m, "P") else np.asarray(m)
                 diags.append((var + ("" if len(per_stratum) == 1 else f" | stratum {s}"),
                               float(np.asarray(P.diagonal()).min())))
-    if not diags:
-        return {"name": "min_diagonal", "threshold": threshold, "value": None, "passed": True,
-                "detail": "no PRAM step in this release: no value was changed by PRAM"}
-    name, low = min(diags, key=lambda t: t[1])
-    passed = low >= threshold
-    detail = (f"all {len(diags)} PRAM matrices keep every category with probability >= {threshold} "
-              f"(smallest {low:.6g}, {name})" if passed else
-              f"the matrix for {name} keeps a category with probability {low:.6g} < {threshold}; "
-              "raise the step's min_diagonal")
-    return {"name": "min_diagonal", "threshold": threshold, "value": {"smallest": low, "matrix": name},
-            "passed": bool(passed), "detail": detail}
+    from ..pram.steps import min_diagonal_verdict
+
+    value, passed, detail = min_diagonal_verdict(diags, threshold)
+    return {"name": "min_diagonal", "threshold": threshold, "value": value, "passed": bool(passed),
+            "detail": detail}
 
 
 def _gate(name: str, threshold: Any, risk: PartitionedRisk) -> dict:

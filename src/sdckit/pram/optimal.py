@@ -53,6 +53,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError, SolverError
+from ..tables._highs import build_lp
 from .recognition import (
     Combination, RecognitionCheck, combination_counts, problem_combinations, projection_codes,
     recognition_check, reduced_check_set,
@@ -157,20 +158,8 @@ def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality
         h.setOptionValue("qp_iteration_limit", 20_000)
         h.setOptionValue("time_limit", min(QP_TIME_LIMIT, float(time_limit or QP_TIME_LIMIT)))
     model = highspy.HighsModel()
-    lp = model.lp_
-    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = np.asarray(col_lo, dtype=float)
-    lp.col_upper_ = np.asarray(col_hi, dtype=float)
-    lp.row_lower_ = np.asarray(row_lo, dtype=float)
-    lp.row_upper_ = np.asarray(row_hi, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data.astype(float)
-    if integrality is not None:
-        lp.integrality_ = [highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
-                           for v in integrality]
+    model.lp_ = build_lp(A, cost=cost, col_lower=col_lo, col_upper=col_hi, row_lower=row_lo, row_upper=row_hi,
+                         integrality=integrality)
     if hessian is not None:  # lower triangle, column-wise
         H = sp.csc_matrix(sp.tril(hessian))
         H.sort_indices()

@@ -486,16 +486,21 @@ def check_min_diagonal(original: Microdata, released: Microdata, results, thresh
     """The smallest diagonal entry over every matrix of every PRAM step, recomputed from P."""
     diags = [(f"{' x '.join(g)}" + ("" if s == "all" else f" | {s}"), float(np.asarray(m.P.diagonal()).min()))
              for r in results if isinstance(r, PramResult) for (g, s), m in r.matrices.items()]
+    return GateOutcome("min_diagonal", threshold, *min_diagonal_verdict(diags, threshold))
+
+
+def min_diagonal_verdict(diags: list[tuple[str, float]], threshold: float) -> tuple[dict | None, bool, str]:
+    """Value, verdict and one-line detail of the ``min_diagonal`` gate from (matrix name,
+    smallest diagonal entry) pairs; shared by the in-memory and the Dask engine."""
     if not diags:
-        return GateOutcome("min_diagonal", threshold, None, True,
-                           "no PRAM step in this release: no value was changed by PRAM")
+        return None, True, "no PRAM step in this release: no value was changed by PRAM"
     name, low = min(diags, key=lambda t: t[1])
     ok = low >= threshold
     detail = (f"all {len(diags)} PRAM matrices keep every category with probability >= {threshold} "
               f"(smallest {low:.6g}, {name})" if ok else
               f"the matrix for {name} keeps a category with probability {low:.6g} < {threshold}; "
               "raise the step's min_diagonal")
-    return GateOutcome("min_diagonal", threshold, {"smallest": low, "matrix": name}, ok, detail)
+    return {"smallest": low, "matrix": name}, ok, detail
 
 
-__all__ = ["Pram", "PramResult", "check_pram", "check_min_diagonal"]
+__all__ = ["Pram", "PramResult", "check_pram", "check_min_diagonal", "min_diagonal_verdict"]

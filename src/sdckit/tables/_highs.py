@@ -1,4 +1,4 @@
-"""Thin helpers around highspy (HiGHS) shared by the audit, suppression and rounding."""
+"""Thin helpers around highspy (HiGHS) shared by the audit, suppression, rounding and optimal PRAM."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ def pass_lp(h: highspy.Highs, matrix: sp.spmatrix, *, cost: np.ndarray, col_lowe
             col_upper: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray,
             integrality: np.ndarray | None = None, maximize: bool = False) -> None:
     """Load ``row_lower <= matrix @ x <= row_upper``, ``col_lower <= x <= col_upper`` into ``h``."""
+    h.passModel(build_lp(matrix, cost=cost, col_lower=col_lower, col_upper=col_upper, row_lower=row_lower,
+                         row_upper=row_upper, integrality=integrality, maximize=maximize))
+
+
+def build_lp(matrix: sp.spmatrix, *, cost: np.ndarray, col_lower: np.ndarray, col_upper: np.ndarray,
+             row_lower: np.ndarray, row_upper: np.ndarray, integrality: np.ndarray | None = None,
+             maximize: bool = False) -> highspy.HighsLp:
+    """The HighsLp of ``row_lower <= matrix @ x <= row_upper``, ``col_lower <= x <= col_upper``
+    (column-wise sparse matrix; integer columns where ``integrality`` is true)."""
     a = sp.csc_matrix(matrix)
     a.sort_indices()
     lp = highspy.HighsLp()
@@ -44,7 +53,7 @@ def pass_lp(h: highspy.Highs, matrix: sp.spmatrix, *, cost: np.ndarray, col_lowe
     if integrality is not None:
         lp.integrality_ = [highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
                            for v in integrality]
-    h.passModel(lp)
+    return lp
 
 
 def status(h: highspy.Highs) -> str:
