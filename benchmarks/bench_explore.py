@@ -30,7 +30,8 @@ KEYS = ["Region", "Sex", "Age", "Marital Status", "Country of Birth"]
 def candidates(n_values: int) -> list[Candidate]:
     ks = sorted({int(k) for k in np.geomspace(2, 60, n_values)})
     rates = [round(float(r), 3) for r in np.linspace(0.05, 0.5, n_values)]
-    breaks = [[0, b, 9] for b in range(2, 2 + n_values)][:n_values]
+    # Age holds codes 1..8: one inner break at 2..8, then two inner breaks (all strictly increasing)
+    breaks = ([[0, b, 9] for b in range(2, 9)] + [[0, 3, 6, 9], [0, 2, 5, 9], [0, 4, 7, 9]])[:n_values]
     cands = [Candidate("local_suppression", {"k": ks}),
              Candidate("record_swap", {"swap_rate": rates},
                        {"hierarchy": ["Region"], "similar": ["Sex", "Age"],
