@@ -50,6 +50,11 @@ def test_delinquent_example_spec(spec_dir):
     page = Path(summary["outputs"]["report"]).read_text()
     assert "class='primary'" in page and "min</th>" in page
     assert Path(summary["outputs"]["audit"]).exists()
+    # the public page: the 7 suppressed cells as x, primaries not told apart, with the audit's
+    # intervals (Alpha / Medium in [0, 4], read off the audit) and no protection levels
+    public = Path(summary["outputs"]["public_report"]).read_text()
+    assert public.count(">x</td>") == 7 and "primary" not in public and ">p</td>" not in public
+    assert "required" not in public and "<td>Alpha / Medium</td><td>0</td><td>4</td>" in public
 
 
 @pytest.mark.parametrize("method", ["optimal", "modular", "heuristic", "rounding", "margins"])
@@ -60,6 +65,7 @@ def test_every_method_runs_from_a_spec(spec_dir, method):
     if method != "margins":  # the margins of this table include no sensitive cell; inner ones are withheld
         assert summary["audit_ok"]
     assert Path(summary["outputs"]["table"]).exists() and Path(summary["outputs"]["report"]).exists()
+    assert ("public_report" in summary["outputs"]) == (method != "rounding")
 
 
 @pytest.mark.parametrize("text, err, match", [

@@ -25,8 +25,10 @@ Example::
 
     [output]
     table = "published.csv"           # defaults: <spec>_published.csv and <spec>_report.html
-    audit = "audit.csv"
-    report = "report.html"
+    audit = "audit.csv"               # internal: its protection levels tell the sensitive cells apart
+    report = "report.html"            # internal: marks primary and secondary cells
+    public_report = "public.html"     # to publish: suppressed cells as x with their intervals
+                                      # (default <report stem without _report>_public.html)
 
 Relative paths are relative to the spec file. Outputs are written atomically.
 """
@@ -62,7 +64,7 @@ _SECTIONS = {
     "table": {"dimensions", "response", "weight", "holding", "total", "n_top"},
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent"},
-    "output": {"table", "audit", "report"},
+    "output": {"table", "audit", "report", "public_report"},
 }
 
 
@@ -265,9 +267,43 @@ def run_table_spec(path: str | Path) -> TableRun:
             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
             "td.primary{background:#f99}td.secondary{background:#fd9}</style></head><body>"
             + "<p><strong>Internal report</strong>: it marks which suppressed cells are sensitive; "
-            "publish the table file, not this page.</p>" + run.report_html() + "</body></html>")
+            "publish the table file and the public page (*_public.html), not this page.</p>" + run.report_html() + "</body></html>")
     outputs["report"] = str(atomic_write_text(base / targets["report"], page))
+    public = public_report_html(run)
+    if public is not None:
+        rep = Path(targets["report"])
+        name = out.get("public_report", str(rep.with_name(f"{rep.stem.removesuffix('_report')}_public.html")))
+        outputs["public_report"] = str(atomic_write_text(base / name, public))
     return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs)
+
+
+def public_report_html(run: TableRun) -> str | None:
+    """The page to publish with a suppressed table (or released margins): every suppressed
+    cell shown as 'x', primary and secondary alike, and the interval [min, max] that anyone
+    can derive for it from the published cells (the audit, without the protection levels,
+    which would tell the sensitive cells apart). None for controlled rounding."""
+    t = run.table
+    if run.method == "rounding":
+        return None
+    if run.method == "margins":
+        suppressed = ~np.asarray(run.result.published, dtype=bool)
+    else:
+        suppressed = np.asarray(run.result.primary.sensitive, dtype=bool) | np.asarray(run.result.secondary, dtype=bool)
+    grid = table_html(t, np.zeros(t.n_cells, dtype=bool), suppressed).replace(">s</td>", ">x</td>")
+    aud = getattr(run.result, "audit", None)
+    rows = ""
+    if aud is not None:
+        f = aud.frame()
+        rows = "".join(f"<tr><td>{html.escape(str(r.codes))}</td><td>{r.lower:g}</td><td>{r.upper:g}</td></tr>"
+                       for r in f.itertuples(index=False))
+    intervals = (f"<table><tr><th>suppressed cell</th><th>min</th><th>max</th></tr>{rows}</table>" if rows else "")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Published table</title>"
+            "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.secondary{background:#eee}</style>"
+            f"</head><body><h1>Published table</h1><p>{html.escape(t.describe())}</p>"
+            "<p>x = suppressed cell. The second table gives, for every suppressed cell, the smallest and "
+            "largest value consistent with the published cells and the table's totals.</p>"
+            f"{grid}{intervals}</body></html>")
 
 
 def published_frame(run: TableRun) -> pd.DataFrame:
