@@ -119,7 +119,9 @@ def encode(values: pd.Series, categories: pd.Index, *, var: str, partition: int 
     """
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = values.astype(object)
-    codes = np.asarray(pd.Categorical(values, categories=categories).codes, dtype=np.int32)
+    # -1 for missing and for values outside the list (pd.Categorical with unknown values is
+    # deprecated in pandas)
+    codes = np.asarray(categories.get_indexer(values), dtype=np.int32)
     unknown = (codes < 0) & values.notna().to_numpy()
     if unknown.any():
         bad = pd.unique(values[unknown])[:5]
