@@ -129,9 +129,29 @@ def block_uniforms(ss: np.random.SeedSequence, start: int, stop: int, *,
     while pos < stop:
         b = pos // block
         end = min(stop, (b + 1) * block)
-        bitgen = np.random.PCG64(np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (b,)))
+        bitgen = np.random.PCG64(child_stream(ss, b))
         # Generator.random uses one 64-bit output per double: skip the rows before ``pos``
         bitgen.advance(pos - b * block)
         out[pos - start:end - start] = np.random.Generator(bitgen).random(end - pos)
         pos = end
     return out
+
+
+def child_stream(ss: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """The ``index``-th child of ``ss`` (what ``ss.spawn`` gives first time round), built
+    directly so that every worker derives it alone (one per row block, variable or step)."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(index),))
+
+
+def standard_normals(u: np.ndarray) -> np.ndarray:
+    """z = Phi^{-1}(u) (u = 0, probability 2^-53, is taken as 2^-54)."""
+    from scipy.special import ndtri
+
+    return ndtri(np.where(u > 0.0, u, 2.0 ** -54))
+
+
+def block_normals(ss: np.random.SeedSequence, start: int, stop: int, n_columns: int) -> np.ndarray:
+    """Standard normals for global rows [start, stop), column j from child j of ``ss``: the
+    same numbers for any partitioning (the in-memory noise step draws rows [0, n))."""
+    return np.column_stack([standard_normals(block_uniforms(child_stream(ss, j), start, stop))
+                            for j in range(n_columns)]).reshape(stop - start, n_columns)

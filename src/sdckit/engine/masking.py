@@ -41,36 +41,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
-from .._random import block_uniforms
+from .._random import block_normals, block_uniforms, child_stream, standard_normals  # noqa: F401
 from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
 from .frame import PartitionedMicrodata, encode
 from .sums import dd_bincount, dd_moments, mean_sd, merge_moments
 
 
-def child_stream(ss: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """The ``index``-th child of ``ss`` (what ``ss.spawn`` gives first time round), built
-    directly so that every worker derives it alone: one per variable of a step."""
-    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(index),))
-
-
 # --------------------------------------------------------------------------- PRAM
-class _GivenUniforms(np.random.Generator):
-    """A Generator whose ``random(n)`` returns uniforms drawn beforehand (block_uniforms), so
-    the PRAM engine's own sampling (:func:`sdckit.pram.apply.pram_codes`) uses them."""
-
-    def __init__(self, u: np.ndarray) -> None:
-        super().__init__(np.random.PCG64(0))
-        self._u = u
-
-    def random(self, size=None, dtype=np.float64, out=None):  # noqa: D102
-        if size != self._u.size:
-            raise RuntimeError(f"PRAM asked for {size} uniforms; {self._u.size} were drawn.")
-        return self._u
-
-
 def sampling_tables(matrices: Sequence[Any]) -> list:
     """The PRAM engine's sampling table of each matrix (one per stratum)."""
     from ..pram.apply import SamplingTable
@@ -86,13 +65,13 @@ def draw_codes(codes: np.ndarray, strata: np.ndarray, u: np.ndarray, tables: Seq
 
     codes = np.asarray(codes, dtype=np.int64)
     if len(tables) == 1:
-        return pram_codes(codes, tables[0], _GivenUniforms(u))
+        return pram_codes(codes, tables[0], uniforms=u)
     out = np.empty_like(codes)
     order = np.argsort(strata, kind="stable")
     bounds = np.flatnonzero(np.diff(strata[order])) + 1
     for rows in np.split(order, bounds):
         if rows.size:
-            out[rows] = pram_codes(codes[rows], tables[int(strata[rows[0]])], _GivenUniforms(u[rows]))
+            out[rows] = pram_codes(codes[rows], tables[int(strata[rows[0]])], uniforms=u[rows])
     return out
 
 
@@ -491,18 +470,6 @@ def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: di
         factor = np.sqrt(settings.level) * _psd_factor(S)      # F F^T = level Sigma
         n_complete = int(moments["__cross__"][0])
     return NoisePlan(settings, means, sds, ns, factor, n_complete)
-
-
-def standard_normals(u: np.ndarray) -> np.ndarray:
-    """z = Phi^{-1}(u) (u = 0, probability 2^-53, is taken as 2^-54)."""
-    return ndtri(np.where(u > 0.0, u, 2.0 ** -54))
-
-
-def block_normals(ss: np.random.SeedSequence, start: int, stop: int, n_columns: int) -> np.ndarray:
-    """Standard normals for global rows [start, stop), column j from child j of ``ss``: the
-    same numbers for any partitioning (what an in-memory noise call uses with start = 0)."""
-    return np.column_stack([standard_normals(block_uniforms(child_stream(ss, j), start, stop))
-                            for j in range(n_columns)]).reshape(stop - start, n_columns)
 
 
 def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._random import RngLike, seed_sequence
+from .._random import RngLike, block_normals, seed_sequence
 from .._validation import check_choice, check_float, check_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
@@ -96,7 +96,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     # draws and moments shared with the Dask engine, so both release the same values bit for
     # bit: column j's normals are Phi^-1 of the block uniforms of child j of the stream, and
     # means / sds / covariance come from exact (double-double) sums
-    from ..engine.masking import block_normals, exact_scale
+    from ..engine.masking import exact_scale
 
     ss, _ = seed_sequence(rng)
     if method == "multiplicative":
@@ -119,7 +119,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         Z = E
     if restore == "kim":
         d = kim_factor(level)                                               # Kim (1986): y = d z + (1 - d) x-bar
-        Z = d * Z + (1.0 - d) * exact_scale(X, "additive")[0]
+        Z = d * Z + (1.0 - d) * means
     elif restore == "exact":
         Z = match_moments(X, Z)
     return Z
