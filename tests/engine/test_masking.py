@@ -123,17 +123,12 @@ def test_bad_settings_are_refused(client):
         fit_pram(pmd, PramSettings(("job",)), matrices={"job": [np.eye(2)]})
 
 
-def test_equal_to_the_in_memory_pram_step_once_it_draws_block_uniforms(client):
-    # the in-memory pram step (sdckit.pram.steps.Pram) gives the same release once its
-    # sampling takes block uniforms (pram_codes(..., uniforms=...)); until then: skipped
-    import inspect
-
+def test_equal_to_the_in_memory_pram_step(client):
+    # the in-memory pram step (sdckit.pram.steps.Pram) samples with block uniforms
+    # (pram_codes(..., uniforms=...)), so it gives the engine's release bit for bit
     from sdckit.microdata import Microdata
-    from sdckit.pram.apply import pram_codes
     from sdckit.pram.steps import Pram
 
-    if "uniforms" not in inspect.signature(pram_codes).parameters:
-        pytest.skip("the in-memory PRAM does not draw block uniforms yet (see docs/engine.md)")
     df = person_frame(5000, seed=8)
     step_ss = np.random.SeedSequence(77).spawn(1)[0]
     for strata in ([], ["sex"]):
@@ -145,15 +140,12 @@ def test_equal_to_the_in_memory_pram_step_once_it_draws_block_uniforms(client):
         assert same_values(out[["age", "job"]], mem.microdata.frame[["age", "job"]].reset_index(drop=True))
 
 
-def test_equal_to_the_in_memory_noise_step_once_it_draws_block_normals(client):
-    # the in-memory noise step gives the same release once it draws block_normals and scales
-    # with exact_scale (see docs/engine.md); until then: skipped
+def test_equal_to_the_in_memory_noise_step(client):
+    # the in-memory noise step draws block_normals and scales with exact_scale (see
+    # docs/engine.md), so it gives the engine's release bit for bit
     from sdckit.masking import noise as noise_module
     from sdckit.microdata import Microdata
 
-    code = noise_module.add_noise_array.__code__
-    if "block_normals" not in code.co_names + code.co_varnames:
-        pytest.skip("the in-memory noise does not draw block normals yet (see docs/engine.md)")
     df = person_frame(5000, seed=9)
     ss = np.random.SeedSequence(5).spawn(2)[1]
     roles = {k: v for k, v in ROLES.items() if k != "strata"}
