@@ -118,7 +118,7 @@ def _builder_report_section(ev: dict) -> str:
     """The report section a matrix builder provides for its evidence, if any."""
     if ev.get("builder") == "evolved":
         return _evolved_report_section(ev)
-    if ev.get("builder") == "optimal" or "figure1" in ev:
+    if "figure1" in ev:  # optimal PRAM's evidence
         try:
             from .optimal import report_section
         except ImportError:  # pragma: no cover
