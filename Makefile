@@ -1,29 +1,47 @@
 # sdckit — set up a fresh machine and run the main job or the tests.
-#   make demo   creates .venv if needed, installs sdckit, runs `sdckit demo` (writes sdckit-demo/)
-#   make test   creates .venv if needed, installs sdckit with test tools (and Debian's 4ti2 when
-#               root), runs the test suite
-#   make bench  runs every benchmark in quick mode
+#   make demo     creates .venv from uv.lock if needed, runs `sdckit demo` (writes sdckit-demo/)
+#   make test     the same environment with the test tools (and Debian's 4ti2 and chromium when
+#                 root), runs the test suite
+#   make bench    runs every benchmark in quick mode
+#   make upgrade  re-resolves every dependency to its newest version, runs the suite on it, and
+#                 rewrites uv.lock only when the suite passes
+#   make lock     re-locks after an edit of pyproject.toml (keeps locked versions where allowed)
+#
+# The environment is installed from uv.lock exactly (`uv sync --frozen`). uv itself is a pinned
+# PyPI package installed into .uv/ with the machine's python3 (3.11 to 3.13).
 
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYTHON     ?= python3
+UV_VERSION := 0.13.9
+UV_DIR     := .uv
+UV         := $(UV_DIR)/bin/uv
+VENV       := .venv
+BIN        := $(VENV)/bin
+# the stamp names the lock, pyproject and the extras: a changed lock re-syncs, never reused silently
+LOCKSUM     = $(shell cat uv.lock pyproject.toml | cksum | cut -d' ' -f1)
+export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
+export UV_PYTHON_DOWNLOADS := never
+export UV_NO_PROGRESS := 1
 
-.PHONY: demo test bench system-packages clean
+.PHONY: demo test bench upgrade lock system-packages clean env-main env-test
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+$(UV):
+	$(PYTHON) -m venv $(UV_DIR)
+	$(UV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+# install exactly the locked versions (main dependencies, or with the test extra)
+env-main: $(UV)
+	@if [ ! -f $(VENV)/.synced-main-$(LOCKSUM) ] && [ ! -f $(VENV)/.synced-test-$(LOCKSUM) ]; then \
+		$(UV) sync --frozen --quiet --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" && \
+		rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-main-$(LOCKSUM); fi
 
-# Debian packages the tests use: 4ti2 (Markov bases) and chromium (the report is loaded in a
-# headless browser). Installed when running as root; otherwise a clear message says what to
-# install (the tests that need them skip).
-DEBIAN_PACKAGES := 4ti2 chromium
+env-test: $(UV)
+	@if [ ! -f $(VENV)/.synced-test-$(LOCKSUM) ]; then \
+		$(UV) sync --frozen --quiet --extra test --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" && \
+		rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-test-$(LOCKSUM); fi
+
+# Debian packages the tests use: 4ti2 (Markov bases) and chromium (reports and the workbench are
+# loaded in a headless browser). Installed when running as root; otherwise a clear message says
+# what to install (the tests that need them skip).
 system-packages:
 	@missing=""; \
 	command -v 4ti2-markov >/dev/null 2>&1 || missing="$$missing 4ti2"; \
@@ -35,14 +53,22 @@ system-packages:
 		|| echo "note: could not install$$missing; the tests that need them will skip"; \
 	else echo "note: not root, so$$missing not installed: run 'sudo apt-get install$$missing' (the tests that need them skip)"; fi
 
-demo: $(STAMP)
+demo: env-main
 	$(BIN)/sdckit demo
 
-test: $(STAMP) system-packages
+test: env-test system-packages
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider; rc=$$?; [ $$rc -eq 5 ] && exit 0 || exit $$rc
 
-bench: $(STAMP)
+bench: env-test
 	@for b in benchmarks/bench_*.py; do echo "# $$b"; $(BIN)/python $$b --quick || exit 1; done
 
+lock: $(UV)
+	$(UV) lock
+
+# Re-resolve to the newest versions, run the suite on them twice in two random orders, and
+# rewrite uv.lock only when both pass (scripts/upgrade.sh).
+upgrade: $(UV) system-packages
+	UV=$(UV) PYTHON=$(PYTHON) bash scripts/upgrade.sh
+
 clean:
-	rm -rf $(VENV) sdckit-demo .pytest_cache
+	rm -rf $(VENV) $(UV_DIR) sdckit-demo .pytest_cache

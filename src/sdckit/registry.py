@@ -24,8 +24,14 @@ _GATES: dict[str, "GateCheck"] = {}
 _discovered = False
 
 
-def register_step(name: str) -> Callable[[type], type]:
-    """Class decorator: make a method available as ``method = "<name>"`` in a release spec."""
+def register_step(name: str, *, engines: tuple[str, ...] = ("memory",),
+                  dask_note: str | None = None) -> Callable[[type], type]:
+    """Class decorator: make a method available as ``method = "<name>"`` in a release spec.
+
+    ``engines`` says where the step runs ("memory", "dask"); a step that does not run on the
+    Dask engine says why in ``dask_note`` (the engine's refusal message is made from it).
+    Parameters are declared on the dataclass with :func:`sdckit.params.param`.
+    """
 
     def deco(cls: type) -> type:
         if not dataclasses.is_dataclass(cls):
@@ -34,6 +40,8 @@ def register_step(name: str) -> Callable[[type], type]:
             raise TypeError(f"step {name!r} registered twice ({_STEPS[name].__name__}, {cls.__name__})")
         _STEPS[name] = cls
         cls.step_name = name
+        cls.engines = tuple(engines)
+        cls.dask_note = dask_note
         return cls
 
     return deco

@@ -135,6 +135,8 @@ def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Seque
     """
     import highspy
 
+    from .._highs import new_highs
+
     X = np.stack([np.asarray(c) for c in codes], axis=1)
     n, m = X.shape
     if n > 400:
@@ -142,9 +144,7 @@ def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Seque
     if (X < 0).any():
         raise InputError("exact local suppression expects complete keys (no missing values).")
     costs = np.ones(m) if costs is None else np.asarray(costs, dtype=float)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(time_limit))
+    h = new_highs(time_limit=time_limit)
     inf = highspy.kHighsInf
     # columns: s (n*m), then m_ij for i<j
     ns = n * m

@@ -58,9 +58,10 @@ def feasible_anchor(p: np.ndarray, d_min: float, d_max: float, *, push: str = "l
     """
     import highspy
 
+    from .._highs import new_highs
+
     L = p.size
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     inf = highspy.kHighsInf
     lower = np.zeros(L * L)
     upper = np.full(L * L, inf)

@@ -53,7 +53,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError, SolverError
-from ..tables._highs import build_lp
+from .._highs import build_lp
 from .recognition import (
     Combination, RecognitionCheck, combination_counts, problem_combinations, projection_codes,
     recognition_check, reduced_check_set,
@@ -143,13 +143,11 @@ def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality
     """Solve an LP / convex QP / MILP with HiGHS; returns (status, x, row duals)."""
     import highspy
 
+    from .._highs import new_highs
+
     A = sp.csc_matrix(A)
     A.sort_indices()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    h = new_highs(time_limit=time_limit)
     if hessian is not None:
         # HiGHS's QP solver reports residuals near 1e-5 on these problems; the optimiser's
         # margin (SAFETY) absorbs them and the exact checker certifies the final matrix
@@ -431,12 +429,10 @@ def _frank_wolfe(fun, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, gap_tol, t
     import highspy
     from scipy.optimize import minimize_scalar
 
+    from .._highs import new_highs
+
     n_var = A.shape[1]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    h = new_highs(time_limit=time_limit)
     Ac = sp.csc_matrix(A)
     Ac.sort_indices()
     lp = highspy.HighsLp()

@@ -1,0 +1,322 @@
+"""One declaration per step parameter: validation, spec, docs, CLI help and forms come from it.
+
+A step is a frozen dataclass registered with :func:`sdckit.registry.register_step`. Each of its
+settings is a dataclass field declared with :func:`param`::
+
+    @register_step("local_suppression")
+    @dataclass(frozen=True)
+    class LocalSuppression:
+        k: int = param(3, kind="int", low=2, help="every record's f_k must reach k", symbol="k")
+
+        def __post_init__(self) -> None:
+            check_params(self)          # every declared rule, with the one message template
+            ...                         # cross-parameter rules, if any
+
+Everything else reads the declaration with :func:`step_params`: the release-spec reader, the
+generated ``docs/release_spec.md``, ``sdckit protect --help``, explore's grids and the
+workbench's forms. A field declared without :func:`param` still gets a schema inferred from
+its annotation and default (kind ``"any"`` when it cannot be inferred), so every registered
+step has one.
+
+Kinds
+-----
+``int``, ``float``, ``bool``, ``str`` (free text), ``choice`` (one of ``choices``),
+``column`` (a column name), ``columns`` (one or more column names), ``int_list``,
+``float_list``, ``str_list``, ``mapping`` (a table: label -> list of codes, or code -> value),
+``path`` (a file, relative to the spec), ``any`` (JSON-like value checked by the step).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._validation import check_bool, check_choice, check_float, check_int, check_names, param_error
+
+KINDS = ("int", "float", "bool", "str", "choice", "column", "columns", "int_list", "float_list",
+         "str_list", "mapping", "path", "any")
+
+_KEY = "sdckit_param"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: default of a parameter the spec must set
+REQUIRED = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    """The declaration of one step parameter.
+
+    Attributes
+    ----------
+    name : str
+        The field name, which is also the spec key.
+    kind : str
+        One of :data:`KINDS`.
+    default : object
+        The default value, or :data:`REQUIRED`.
+    help : str
+        One line for docs, CLI help and form tooltips.
+    low, high : float, optional
+        Range for ``int`` and ``float`` (and each item of ``int_list``/``float_list``).
+    low_open, high_open : bool
+        Open interval ends (floats only).
+    choices : tuple of str, optional
+        Allowed values for ``choice``.
+    unit : str, optional
+        Unit of a number ("records", "share of n", "seconds").
+    symbol : str, optional
+        The paper's symbol ("k", "alpha", "p_d", "eps").
+    nullable : bool
+        ``None`` is allowed (meaning "not set": the step decides).
+    grid : tuple, optional
+        Values explore sweeps by default.
+    advanced : bool
+        Hidden behind "more options" in forms.
+    """
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    help: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple | None = None
+    unit: str | None = None
+    symbol: str | None = None
+    nullable: bool = False
+    grid: tuple | None = None
+    advanced: bool = False
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def rule(self) -> str:
+        """The rule as text, in the words of the one error template."""
+        if self.kind == "int":
+            if self.low is not None and self.high is not None:
+                r = f"an int in [{self.low:g}, {self.high:g}]"
+            elif self.low is not None:
+                r = f"an int >= {self.low:g}"
+            elif self.high is not None:
+                r = f"an int <= {self.high:g}"
+            else:
+                r = "an int"
+        elif self.kind == "float":
+            lo = "" if self.low is None else ("(" if self.low_open else "[") + f"{self.low:g}"
+            hi = "" if self.high is None else f"{self.high:g}" + (")" if self.high_open else "]")
+            if self.low is not None and self.high is not None:
+                r = f"a number in {lo}, {hi}"
+            elif self.low is not None:
+                r = f"a number {'>' if self.low_open else '>='} {self.low:g}"
+            elif self.high is not None:
+                r = f"a number {'<' if self.high_open else '<='} {self.high:g}"
+            else:
+                r = "a finite number"
+        elif self.kind == "choice":
+            r = "one of " + ", ".join(repr(c) for c in self.choices or ())
+        else:
+            r = {"bool": "true or false", "str": "a string", "column": "a column name",
+                 "columns": "a column name or a list of column names",
+                 "int_list": "a list of ints", "float_list": "a list of numbers",
+                 "str_list": "a list of strings", "mapping": "a table (mapping)",
+                 "path": "a file path", "any": "a value"}[self.kind]
+            if self.kind in ("int_list", "float_list") and (self.low is not None or self.high is not None):
+                bounds = [f">= {self.low:g}" if self.low is not None else "",
+                          f"<= {self.high:g}" if self.high is not None else ""]
+                r += " each " + " and ".join(b for b in bounds if b)
+        if self.nullable:
+            r += " (or unset)"
+        return r
+
+    def to_dict(self) -> dict:
+        """JSON-ready declaration (for the workbench's forms and the docs)."""
+        d = {"name": self.name, "kind": self.kind, "required": self.required,
+             "default": None if self.required else _jsonable(self.default), "help": self.help,
+             "rule": self.rule(), "nullable": self.nullable, "advanced": self.advanced}
+        for key in ("low", "high", "unit", "symbol"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.kind == "float" and self.low is not None:
+            d["low_open"] = self.low_open
+        if self.kind == "float" and self.high is not None:
+            d["high_open"] = self.high_open
+        if self.choices is not None:
+            d["choices"] = list(self.choices)
+        if self.grid is not None:
+            d["grid"] = list(self.grid)
+        return d
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = None,
+          high: float | None = None, low_open: bool = False, high_open: bool = False,
+          choices: Sequence[str] | None = None, unit: str | None = None, symbol: str | None = None,
+          nullable: bool = False, grid: Sequence | None = None, advanced: bool = False) -> Any:
+    """Declare a step parameter: a dataclass field carrying its :class:`Param`.
+
+    List and dict defaults are copied per instance (``default_factory``); a required
+    parameter (no default) must come before the defaulted ones, as dataclasses demand.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"param kind {kind!r} is not one of {KINDS}")
+    if kind == "choice" and not choices:
+        raise ValueError("a choice parameter needs choices")
+    decl = dict(kind=kind, default=default, help=help, low=low, high=high, low_open=low_open,
+                high_open=high_open, choices=tuple(choices) if choices is not None else None,
+                unit=unit, symbol=symbol, nullable=nullable,
+                grid=tuple(grid) if grid is not None else None, advanced=advanced)
+    meta = {_KEY: decl}
+    if default is REQUIRED:
+        return dataclasses.field(metadata=meta)
+    if isinstance(default, (list, dict, set)):
+        return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _infer(field: dataclasses.Field, hints: dict) -> Param:
+    """A schema for a field declared without :func:`param` (from its annotation and default)."""
+    if field.default is not dataclasses.MISSING:
+        default = field.default
+    elif field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        default = field.default_factory()  # type: ignore[misc]
+    else:
+        default = REQUIRED
+    hint = hints.get(field.name, Any)
+    args = typing.get_args(hint)
+    nullable = type(None) in args
+    base = [a for a in args if a is not type(None)] if args else [hint]
+    kind = "any"
+    if len(base) == 1:
+        b = base[0]
+        kind = {bool: "bool", int: "int", float: "float", str: "str"}.get(b, "any")
+    return Param(name=field.name, kind=kind, default=default, nullable=nullable or default is None)
+
+
+def step_params(cls: type) -> list[Param]:
+    """The declared parameters of a step class, in field order."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # annotations that cannot be resolved: infer from defaults only
+        hints = {}
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        decl = f.metadata.get(_KEY)
+        if decl is None:
+            out.append(_infer(f, hints))
+            continue
+        default = decl["default"]
+        if default is not REQUIRED and f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        out.append(Param(name=f.name, **{**decl, "default": default}))
+    return out
+
+
+def is_declared(cls: type) -> bool:
+    """True when every init field of ``cls`` is declared with :func:`param`."""
+    return all(_KEY in f.metadata for f in dataclasses.fields(cls) if f.init and not f.name.startswith("_"))
+
+
+def check_value(owner: str, p: Param, value: Any) -> Any:
+    """Check one value against its declaration; return it normalised (lists become tuples)."""
+    if value is None:
+        if p.nullable or p.default is None:
+            return None
+        raise param_error(owner, p.name, p.rule(), value)
+    k = p.kind
+    if k == "int":
+        return check_int(owner, p.name, value, min_value=None if p.low is None else math.ceil(p.low),
+                         max_value=None if p.high is None else math.floor(p.high))
+    if k == "float":
+        return check_float(owner, p.name, value, low=p.low, high=p.high, low_open=p.low_open,
+                           high_open=p.high_open)
+    if k == "bool":
+        return check_bool(owner, p.name, value)
+    if k == "choice":
+        return check_choice(owner, p.name, value, p.choices or ())
+    if k in ("str", "path", "column"):
+        if not isinstance(value, str) or not value:
+            raise param_error(owner, p.name, p.rule(), value)
+        return value
+    if k == "columns":
+        # an empty list is accepted when the declared default is empty ("every column")
+        allow_empty = isinstance(p.default, (tuple, list)) and len(p.default) == 0
+        if isinstance(value, str):
+            value = (value,)
+        if not isinstance(value, Sequence) or not all(isinstance(v, str) and v for v in value):
+            raise param_error(owner, p.name, p.rule(), value)
+        return check_names(owner, p.name, value, allow_empty=allow_empty)
+    if k in ("int_list", "float_list", "str_list"):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise param_error(owner, p.name, p.rule(), value)
+        items = list(value)
+        for v in items:
+            ok = (isinstance(v, str) if k == "str_list" else
+                  isinstance(v, numbers.Integral) and not isinstance(v, bool) if k == "int_list" else
+                  isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v))
+            if ok and k != "str_list":
+                ok = (p.low is None or v >= p.low) and (p.high is None or v <= p.high)
+            if not ok:
+                raise param_error(owner, p.name, p.rule(), value)
+        return tuple(items)
+    if k == "mapping":
+        if not isinstance(value, Mapping):
+            raise param_error(owner, p.name, p.rule(), value)
+        return value
+    return value
+
+
+def check_params(instance: Any) -> None:
+    """Validate (and normalise) every declared parameter of a step instance, in field order.
+
+    Call it first in ``__post_init__``; raises :class:`~sdckit.errors.ParameterError` with the
+    one template ("The 'k' parameter of LocalSuppression must be an int >= 2. Got 1.").
+    """
+    owner = type(instance).__name__
+    for f in dataclasses.fields(instance):
+        decl = f.metadata.get(_KEY)
+        if decl is None:
+            continue
+        p = Param(name=f.name, **decl)
+        value = getattr(instance, f.name)
+        new = check_value(owner, p, value)
+        if new is not value:
+            object.__setattr__(instance, f.name, new)
+
+
+def defaults(cls: type) -> dict:
+    """The declared defaults of a step (required parameters left out)."""
+    return {p.name: p.default for p in step_params(cls) if not p.required}
+
+
+def schema(cls: type) -> dict:
+    """JSON-ready schema of a step: name, one-line summary, parameters, engines."""
+    doc = (cls.__doc__ or "").strip().splitlines()
+    return {"name": getattr(cls, "step_name", cls.__name__),
+            "class": cls.__name__,
+            "summary": doc[0] if doc else "",
+            "params": [p.to_dict() for p in step_params(cls)],
+            "engines": list(getattr(cls, "engines", ("memory",))),
+            "dask_note": getattr(cls, "dask_note", None)}
