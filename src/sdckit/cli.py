@@ -20,6 +20,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
+from .cli_steps import StepsEpilogCommand, steps_command
 from .errors import SDCError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -65,6 +66,13 @@ def risk(
     risk_method: Annotated[str, typer.Option("--risk-method", help="Individual risk for f_k >= 3: approx or exact.")] = "approx",
     max_global_risk: Annotated[float, typer.Option("--max-global-risk", help="Target global risk for the individual-risk threshold.")] = 0.01,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write per-record risk to this file.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model-based risk: loglinear (Skinner & Shlomo tau1, tau2).")] = None,
+    ll_method: Annotated[str, typer.Option("--method", help="Log-linear fit: default, CE, PML, weightedLLM or IPF (sdcMicro's modRisk).")] = "default",
+    formula: Annotated[Optional[str], typer.Option("--formula", help="Log-linear model terms, e.g. \"a+b+c+a:b\" (default: main effects; auto: forward selection).")] = None,
+    population_uniques: Annotated[bool, typer.Option("--population-uniques", help="Estimate the population uniques (Zayatz, Pitman, SNB; Dankar et al.'s rule).")] = False,
+    attacker: Annotated[Optional[float], typer.Option("--attacker", help="Prosecutor, journalist and marketer risk with this threshold (e.g. 0.2).")] = None,
+    contributions: Annotated[bool, typer.Option("--contributions", help="Sample uniques lost when each key is dropped or coarsened.")] = False,
+    population_table: Annotated[Optional[Path], typer.Option("--population-table", help="Population counts for --attacker: the key columns and a 'count' column.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Measure the disclosure risk of a data file on its key variables."""
@@ -75,6 +83,8 @@ def risk(
     key_list = _split(keys)
     if not key_list:
         raise SDCError("--keys: name at least one key variable, e.g. --keys age,sex,region")
+    _check_risk_flags(missing_alpha=missing_alpha, risk_method=risk_method, uniqueness=uniqueness,
+                      suda_max_size=suda_max_size, max_global_risk=max_global_risk)
     na = [_parse_scalar(v) for v in _split(na_values)] or None
     md = read_microdata(file, na_values=na, key_vars=key_list, weight=weight, household=household,
                         sensitive=_split(sensitive))
@@ -89,6 +99,29 @@ def risk(
         kwargs["uniqueness_max_size"] = uniqueness
     kwargs["risk_method"] = risk_method
     kwargs["max_global_risk"] = max_global_risk
+    if model is not None:
+        if model != "loglinear":
+            from .errors import ParameterError
+            raise ParameterError(f"--model must be 'loglinear'. Got {model!r}.")
+        kwargs["loglinear_method"] = ll_method
+        kwargs["loglinear_formula"] = formula
+    elif formula is not None or ll_method != "default":
+        from .errors import ParameterError
+        raise ParameterError("--method and --formula need --model loglinear.")
+    if population_uniques:
+        kwargs["population_uniques"] = True
+    if attacker is not None:
+        kwargs["attacker_threshold"] = attacker
+        if population_table is not None:
+            from .io.files import read_data
+            pop_frame = read_data(population_table)[0]
+            pop_frame.attrs["source"] = str(population_table)
+            kwargs["attacker_population"] = pop_frame
+    elif population_table is not None:
+        from .errors import ParameterError
+        raise ParameterError("--population-table needs --attacker THRESHOLD.")
+    if contributions:
+        kwargs["contributions"] = True
     report = measure_risk(md, **kwargs)
     if output is not None:
         write_data(report.records.reset_index(drop=True), output, inputs=(str(file),))
@@ -105,6 +138,39 @@ def risk(
         typer.echo(report.describe())
         if output is not None:
             typer.echo(f"per-record risk written to {output}")
+
+
+def _check_risk_flags(*, missing_alpha, risk_method, uniqueness, suda_max_size, max_global_risk) -> None:
+    """Check the risk command's flags up front, naming the flag the user typed."""
+    import math
+
+    from .errors import ParameterError
+
+    def bad(flag: str, rule: str, value) -> ParameterError:
+        return ParameterError(f"{flag} must be {rule}. Got {value!r}.", param=flag, rule=rule, value=value)
+
+    if not (math.isfinite(missing_alpha) and 0.0 <= missing_alpha <= 1.0):
+        raise bad("--missing-alpha", "a number in [0, 1]", missing_alpha)
+    if risk_method not in ("approx", "exact"):
+        raise bad("--risk-method", "one of 'approx', 'exact'", risk_method)
+    if uniqueness is not None and uniqueness < 1:
+        raise bad("--uniqueness", "an int >= 1", uniqueness)
+    if suda_max_size is not None and suda_max_size < 1:
+        raise bad("--suda-max-size", "an int >= 1", suda_max_size)
+    if not (math.isfinite(max_global_risk) and 0.0 < max_global_risk <= 1.0):
+        raise bad("--max-global-risk", "a number in (0, 1]", max_global_risk)
+
+
+def pd_to_numeric(col):
+    """The column as float64 numbers, or None when it holds text or true/false values."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(col):
+        return None
+    num = pd.to_numeric(col, errors="coerce")
+    if num.isna().sum() > col.isna().sum():
+        return None
+    return num.astype(float)
 
 
 def _parse_scalar(text: str):
@@ -139,13 +205,14 @@ def _print_run(run, paths: dict) -> None:
     typer.echo(f"internal report: {paths['internal_report']} (holds the seeds: do not publish)")
 
 
-@app.command()
+@app.command(cls=StepsEpilogCommand)  # --help ends with every step's declared parameters
 def protect(
     spec: Annotated[Path, typer.Argument(help="Release spec (TOML).")],
     engine: Annotated[str, typer.Option("--engine", help="memory (default) or dask: partitioned data on a Dask cluster.")] = "memory",
     scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler tcp://host:port (default: a local cluster, one worker per core).")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Workers of the local Dask cluster (default: the cores).")] = None,
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier release in the output folders (kept until the new one is switched in).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a release spec: read, mask, check the gate, write data and reports."""
@@ -170,7 +237,7 @@ def protect(
         return
     from .release import protect as run_protect
 
-    run, paths = run_protect(spec)
+    run, paths = run_protect(spec, overwrite=overwrite or None)
     if as_json:
         _emit(_run_summary(run, paths))
     else:
@@ -196,6 +263,7 @@ def explore(
 def report(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
     pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
+    page_size: Annotated[str, typer.Option("--page-size", help="PDF page size: A4 or Letter.")] = "A4",
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise a written release (public figures only) and optionally export its report as PDF."""
@@ -203,7 +271,7 @@ def report(
 
     summary = release_summary(release_dir)
     if pdf:
-        summary["pdf"] = str(report_to_pdf(Path(summary["report"])))
+        summary["pdf"] = str(report_to_pdf(Path(summary["report"]), page_size=page_size))
     if as_json:
         _emit(summary)
     else:
@@ -219,7 +287,7 @@ _TABLE_ACTIONS = ("count", "posterior", "perturb")
 
 @app.command()
 def table(
-    target: Annotated[str, typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")],
+    target: Annotated[Optional[str], typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")] = None,
     rows: Annotated[Optional[str], typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
     cols: Annotated[Optional[str], typer.Option("--cols", help="count: column sums, comma-separated.")] = None,
     table_file: Annotated[Optional[Path], typer.Option("--table", help="posterior/perturb: CSV of integer cells (no header).")] = None,
@@ -228,13 +296,33 @@ def table(
     design: Annotated[str, typer.Option("--design", help="Cycle design: shift or basic.")] = "shift",
     cells: Annotated[Optional[str], typer.Option("--cells", help="posterior: 1-based cells 'r,c;r,c' (default all).")] = None,
     at_least: Annotated[Optional[str], typer.Option("--at-least", help="posterior: insider prior 'r,c,value'.")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="perturb: random seed (a secret; not printed).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="perturb: random seed (a secret; not printed); count --estimate: sampling seed.")] = None,
+    estimate: Annotated[bool, typer.Option("--estimate", help="count: estimate by sequential importance sampling (estimate, std_error, ess).")] = False,
+    samples: Annotated[int, typer.Option("--samples", help="count --estimate: number of sampled tables.")] = 10_000,
+    model: Annotated[str, typer.Option("--model", help="posterior: rule near zero, no-change (default) or skip-cycle.")] = "no-change",
+    argus: Annotated[Optional[Path], typer.Option("--argus", help="Run a tau-Argus batch file (.arb) instead of a spec.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Protect a table from a spec (rules, suppression, rounding, margins, with the audit), or:
-    count tables with given margins, perturb a table with cycles, compute posterior cell
-    distributions of a perturbed table."""
+    """Protect a table from a spec (rules, suppression, rounding, margins, cell key method, with
+    the audit), or run a tau-Argus batch file (--argus FILE.arb), or: count tables with given
+    margins, perturb a table with cycles, compute posterior cell distributions of a perturbed table."""
     from .errors import InputError
+
+    if argus is not None:
+        from .tables.cli import argus_command
+
+        out = argus_command(argus)
+        if as_json:
+            _emit(out)
+        else:
+            for j in out["jobs"]:
+                typer.echo(f"line {j['line']}: {j['command']} " + ", ".join(f"{k}={v}" for k, v in j.items()
+                                                                          if k not in ("line", "command", "tables")))
+            for f in out["files"]:
+                typer.echo(f"written: {f}")
+        return
+    if target is None:
+        raise InputError("sdckit table needs a table spec (TOML), an action, or --argus FILE.arb")
 
     if target in _TABLE_ACTIONS:
         from .tables.exact_cli import count_command, parse_ints, perturb_command, posterior_command
@@ -242,11 +330,14 @@ def table(
         if target == "count":
             if not rows or not cols:
                 raise InputError("sdckit table count needs --rows and --cols (comma-separated sums)")
-            out = count_command(parse_ints(rows, "--rows"), parse_ints(cols, "--cols"))
+            out = count_command(parse_ints(rows, "--rows"), parse_ints(cols, "--cols"), estimate=estimate,
+                                n_samples=samples, seed=seed)
             if as_json:
                 _emit(out)
             else:
-                typer.echo(f"{out['count']:,} tables have these margins")
+                typer.echo(f"about {out['estimate']} tables have these margins (standard error {out['std_error']}, "
+                           f"ESS {out['ess']})" if estimate else
+                           f"{int(out['count']):,} tables have these margins ({out['method']}, {out['seconds']} s)")
             return
         if table_file is None:
             raise InputError(f"sdckit table {target} needs --table FILE.csv (integer cells, one row per line)")
@@ -255,7 +346,7 @@ def table(
             text = "\n".join(" ".join(f"{v:>6d}" for v in r) for r in out["table"])
         else:
             out = posterior_command(table_file, alpha=alpha, beta=beta, design=design, cells=cells,
-                                    at_least=at_least)
+                                    at_least=at_least, model=model)
             text = "\n".join(f"cell ({k}): " + " ".join(f"{p:.3f}" for p in v) for k, v in out["cells"].items())
         if as_json:
             _emit(out)
@@ -289,8 +380,19 @@ def estimate(
     from .pram.estimate import estimate_frequencies
     from .pram.matrix import TransitionMatrix
 
+    from ._validation import check_columns_exist
+    from .errors import InputError
+
     m = TransitionMatrix.read(matrix)
     frame, _ = read_data(released)
+    where = Path(released).name
+    check_columns_exist(_split(by), list(frame.columns), where=f"{where} (--by)", role="--by")
+    if weight is not None:
+        check_columns_exist([weight], list(frame.columns), where=f"{where} (--weight)", role="weight")
+        w = pd_to_numeric(frame[weight])
+        if w is None:
+            raise InputError(f"{where}: the --weight column {weight!r} holds text; weights must be numbers > 0: "
+                             "name the weight column.")
     est = estimate_frequencies(frame, m, by=_split(by), weights=weight)
     table = est.table()
     if as_json:
@@ -324,7 +426,7 @@ def demo(
     from .spec import spec_from_dict
 
     from .explore.run import run_explore_spec
-    from .explore.rumap import ru_map_html
+    from .explore.rumap import release_ru_map_section
     from .explore.spec import explore_spec_from_dict
 
     raw, data_dir = demo_spec_dict(output)
@@ -332,25 +434,37 @@ def demo(
     run = Release.from_spec(spec).run()
     # the sweep behind the release: three methods on an R-U map
     xraw = tomllib.loads(data_dir.joinpath("demo_explore.toml").read_text("utf-8"))
-    xraw["explore"]["directory"] = str((output / "explore").resolve())
-    xraw["output"] = {"directory": str((output / "explore" / "proposed_release").resolve())}
+    # the sweep's files (its runs table holds seeds) go to the internal folder only
+    import tempfile
+
+    sweep_dir = Path(tempfile.mkdtemp(prefix="sdckit-demo-sweep-"))
+    xraw["explore"]["directory"] = str(sweep_dir / "explore")
+    xraw["output"] = {"directory": str(output.resolve()) + "-proposed"}
     xspec = explore_spec_from_dict(xraw, base_dir=data_dir, source="bundled demo_explore.toml")
     xrun = run_explore_spec(xspec, microdata=run.original, progress=False)
     s = xrun.result.summary()
     p = xrun.proposal
-    map_html = ru_map_html(s, threshold=xspec.threshold, original_risk=xrun.result.original_risk,
-                           risk_name=xspec.risk, utility_name=xspec.utility,
-                           chosen=None if p is None else (p.utility, p.risk))
-    note = ("<p>Each point is one method and setting (mean over seeds; hover for details). The dashed line is "
-            f"the risk threshold {xspec.threshold:g}. " + ("" if p is None else
-            f"Best under the threshold: {p.method} {json.dumps(p.params)} (risk {p.risk:.4g}, utility {p.utility:.4g})."
-            ) + "</p>")
-    paths = run.write(spec.output, extra_sections=[("R-U confidentiality map", note + map_html)])
+    best = "" if p is None else (f"The sweep's best setting under the threshold: {p.method} with "
+                                 + ", ".join(f"{k} = {v}" for k, v in p.params.items())
+                                 + f" (risk {p.risk:.4g}, utility {p.utility:.4g}).")
+    map_html, _ = release_ru_map_section(run, s, original_risk=xrun.result.original_risk, risk_name=xspec.risk,
+                                         utility_name=xspec.utility, threshold=xspec.threshold,
+                                         chosen=None if p is None else (p.utility, p.risk), chosen_text=best)
+    try:
+        paths = run.write(spec.output, extra_sections=[("R-U confidentiality map", map_html)], overwrite=True,
+                          internal_trees={"explore": sweep_dir / "explore"})
+    finally:
+        import shutil
+
+        shutil.rmtree(sweep_dir, ignore_errors=True)
     summary = _run_summary(run, paths)
+    summary["certificate"] = str(paths.get("certificate", Path(paths["report"]).with_name("certificate.json")))
     summary["ru_map_methods"] = xrun.to_dict()["ru_map_methods"]
-    summary["ru_map"] = str(xrun.paths["map_html"])
+    summary["ru_map"] = str(paths["internal_directory"] / "explore" / "ru_map.html")
     summary["explore_proposal"] = xrun.to_dict()["chosen"]
-    summary["explore_spec"] = xrun.to_dict()["spec_written"]
+    written = xrun.to_dict()["spec_written"]
+    summary["explore_spec"] = (str(paths["internal_directory"] / "explore" / Path(written).name)
+                               if written else None)
     if as_json:
         _emit(summary)
     else:
@@ -358,36 +472,72 @@ def demo(
         typer.echo(f"R-U map:         {summary['ru_map']} (methods: {', '.join(summary['ru_map_methods'])})")
 
 
+from .app.cli import app_command  # noqa: E402
+
+app.command("app")(app_command)
+app.command("steps")(steps_command)
+
+
+
+def _verify_command():
+    from .report.verify import verify_command
+    return verify_command
+
+
+app.command("verify", help="Check a release folder against its certificate.json: hashes, gate thresholds, "
+            "published matrices (no original data needed).")(_verify_command())
+
+from .lattice.cli import anonymise_command  # noqa: E402
+
+app.command("anonymise")(anonymise_command)
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``sdckit`` console script."""
+    """Entry point of the ``sdckit`` console script.
+
+    An error is one line on stderr and a non-zero exit (2 bad input, 3 failed gate, 4 solver,
+    1 unexpected). With ``--json``, stdout also holds exactly one JSON document then:
+    ``{"error": {"message": ..., "exit_code": ...}}``.
+    """
     warnings.showwarning = _one_line_warning
     debug = bool(os.environ.get("SDCKIT_DEBUG"))
+    args = list(sys.argv[1:] if argv is None else argv)
+    json_mode = "--json" in args
+
+    def fail(message: str, code: int) -> int:
+        message = " ".join(str(message).split())  # one line, whatever the source said
+        typer.echo(f"error: {message}", err=True)
+        if json_mode:
+            typer.echo(json.dumps({"error": {"message": message, "exit_code": code}}))
+        return code
+
     try:
-        app(args=argv, prog_name="sdckit", standalone_mode=False)
+        # with standalone_mode=False a command's typer.Exit(code) comes back as the return value
+        returned = app(args=args, prog_name="sdckit", standalone_mode=False)
     except SDCError as exc:
         if debug:
             raise
-        typer.echo(f"error: {exc}", err=True)
-        return exc.exit_code
+        return fail(str(exc), exc.exit_code)
     except typer.Exit as exc:
         return int(getattr(exc, "exit_code", 0) or 0)
     except typer.Abort:
-        typer.echo("error: aborted", err=True)
-        return 130
-    except Exception as exc:  # a usage error (click-style) or an unexpected failure: one line
-        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            typer.echo(f"error: {exc.format_message()} (see 'sdckit --help')", err=True)
-            return 2
+        return fail("aborted", 130)
+    except OSError as exc:  # the machine said no: a path, a permission, a full disk
         if debug:
             raise
-        typer.echo(f"error: internal error {type(exc).__name__}: {exc} "
-                   "(run again with SDCKIT_DEBUG=1 for the traceback and report it)", err=True)
-        return 1
-    return 0
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return fail(f"{where}{exc.strerror or exc}; check the path, its permissions and the free disk space", 2)
+    except Exception as exc:  # a usage error (click-style) or an unexpected failure: one line
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            return fail(f"{exc.format_message()} (see 'sdckit --help')", 2)
+        if debug:
+            raise
+        return fail(f"internal error {type(exc).__name__}: {exc} "
+                    "(run again with SDCKIT_DEBUG=1 for the traceback and report it)", 1)
+    return returned if isinstance(returned, int) and not isinstance(returned, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,17 +27,22 @@ class DatasetMeta:
 
     ``column_labels`` maps column -> descriptive label (SPSS/Stata variable labels);
     ``value_labels`` maps column -> {code: label}; ``source`` is the file read, if any.
+    ``missing_ranges`` maps column -> SPSS user-missing declarations, each ``{"lo": a, "hi": b}``
+    (a single code has ``lo == hi``); the codes stay in the data as values and the
+    declarations are written back to ``.sav``.
     """
 
     source: str | None = None
     column_labels: Mapping[str, str] = field(default_factory=dict)
     value_labels: Mapping[str, Mapping[Any, str]] = field(default_factory=dict)
     file_format: str | None = None
+    missing_ranges: Mapping[str, list] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"source": self.source, "file_format": self.file_format,
                 "column_labels": dict(self.column_labels),
-                "value_labels": {k: {str(a): b for a, b in v.items()} for k, v in self.value_labels.items()}}
+                "value_labels": {k: {str(a): b for a, b in v.items()} for k, v in self.value_labels.items()},
+                "missing_ranges": {k: [dict(r) for r in v] for k, v in self.missing_ranges.items()}}
 
 
 def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -172,9 +177,18 @@ class Microdata:
 
     @staticmethod
     def _check_weight(col: pd.Series, name: str, where: str) -> None:
-        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        if pd.api.types.is_bool_dtype(col) or (col.dtype == object and col.map(type).eq(bool).any()):
+            first = col[col.map(lambda v: isinstance(v, (bool, np.bool_)))]
+            raise InputError(f"{where}: weight column {name!r} holds true/false values (e.g. "
+                             f"{bool(first.iloc[0])} in row {first.index[0]}); weights must be numbers > 0: "
+                             "name the sampling-weight column.")
+        if not pd.api.types.is_numeric_dtype(col):
             num = pd.to_numeric(col, errors="coerce")
             bad = col[num.isna() & col.notna()]
+            if bad.empty:  # numbers stored as text: usable once converted
+                bad = col[num.isna()]
+            if bad.empty:
+                return
             raise InputError(f"{where}: weight column {name!r} holds non-numeric values "
                              f"(e.g. {bad.iloc[0]!r} in row {bad.index[0]}); weights must be numbers > 0.")
         values = col.to_numpy(dtype=float, na_value=np.nan)

@@ -20,10 +20,15 @@ step has one.
 
 Kinds
 -----
-``int``, ``float``, ``bool``, ``str`` (free text), ``choice`` (one of ``choices``),
-``column`` (a column name), ``columns`` (one or more column names), ``int_list``,
-``float_list``, ``str_list``, ``mapping`` (a table: label -> list of codes, or code -> value),
-``path`` (a file, relative to the spec), ``any`` (JSON-like value checked by the step).
+``int``, ``float``, ``bool``, ``str`` (free text), ``choice`` (one of ``choices``; a callable
+is read at each check, for registries other packages extend), ``column`` (a column name),
+``columns`` (one or more distinct column names; an empty list only with ``allow_empty`` or an
+empty default), ``int_list``, ``float_list`` (``inf`` allowed, NaN not), ``str_list``,
+``mapping`` (a table: label -> list of codes, or code -> value), ``path`` (a file, relative to
+the spec), ``any`` (JSON-like value checked by the step).
+
+A parameter must not be called ``method``: that key names the step in a spec's ``[[steps]]``
+table (a step's own choice of algorithm is ``algorithm``, ``kind`` or ``matrix``).
 """
 
 from __future__ import annotations
@@ -32,11 +37,12 @@ import dataclasses
 import math
 import numbers
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._validation import check_bool, check_choice, check_float, check_int, check_names, param_error
+from .errors import ParameterError
 
 KINDS = ("int", "float", "bool", "str", "choice", "column", "columns", "int_list", "float_list",
          "str_list", "mapping", "path", "any")
@@ -71,8 +77,9 @@ class Param:
         Range for ``int`` and ``float`` (and each item of ``int_list``/``float_list``).
     low_open, high_open : bool
         Open interval ends (floats only).
-    choices : tuple of str, optional
-        Allowed values for ``choice``.
+    choices : tuple of str or callable, optional
+        Allowed values for ``choice``; a zero-argument callable is read each time (a registry
+        that other packages extend, e.g. PRAM's matrix methods). Read them with :meth:`options`.
     unit : str, optional
         Unit of a number ("records", "share of n", "seconds").
     symbol : str, optional
@@ -83,6 +90,8 @@ class Param:
         Values explore sweeps by default.
     advanced : bool
         Hidden behind "more options" in forms.
+    allow_empty : bool, optional
+        ``columns`` only: an empty list is accepted (default: when the default is empty).
     """
 
     name: str
@@ -93,12 +102,26 @@ class Param:
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
-    choices: tuple | None = None
+    choices: tuple | Callable[[], Sequence[str]] | None = None
     unit: str | None = None
     symbol: str | None = None
     nullable: bool = False
     grid: tuple | None = None
     advanced: bool = False
+    allow_empty: bool | None = None
+
+    def empty_allowed(self) -> bool:
+        """``columns`` only: whether an empty list is accepted (declared, or an empty default)."""
+        if self.allow_empty is not None:
+            return self.allow_empty
+        return isinstance(self.default, (tuple, list)) and len(self.default) == 0
+
+    def options(self) -> tuple:
+        """The allowed values of a ``choice`` (empty for other kinds)."""
+        c = self.choices
+        if c is None:
+            return ()
+        return tuple(c()) if callable(c) else tuple(c)
 
     @property
     def required(self) -> bool:
@@ -127,11 +150,13 @@ class Param:
             else:
                 r = "a finite number"
         elif self.kind == "choice":
-            r = "one of " + ", ".join(repr(c) for c in self.choices or ())
+            r = "one of " + ", ".join(repr(c) for c in self.options())
         else:
             r = {"bool": "true or false", "str": "a string", "column": "a column name",
-                 "columns": "a column name or a list of column names",
-                 "int_list": "a list of ints", "float_list": "a list of numbers",
+                 "columns": ("a column name or a list of distinct column names"
+                             if self.empty_allowed() else
+                             "a column name or a non-empty list of distinct column names"),
+                 "int_list": "a list of ints", "float_list": "a list of numbers (inf allowed)",
                  "str_list": "a list of strings", "mapping": "a table (mapping)",
                  "path": "a file path", "any": "a value"}[self.kind]
             if self.kind in ("int_list", "float_list") and (self.low is not None or self.high is not None):
@@ -155,9 +180,11 @@ class Param:
         if self.kind == "float" and self.high is not None:
             d["high_open"] = self.high_open
         if self.choices is not None:
-            d["choices"] = list(self.choices)
+            d["choices"] = list(self.options())
         if self.grid is not None:
             d["grid"] = list(self.grid)
+        if self.kind == "columns":
+            d["allow_empty"] = self.empty_allowed()
         return d
 
 
@@ -171,8 +198,9 @@ def _jsonable(value: Any) -> Any:
 
 def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = None,
           high: float | None = None, low_open: bool = False, high_open: bool = False,
-          choices: Sequence[str] | None = None, unit: str | None = None, symbol: str | None = None,
-          nullable: bool = False, grid: Sequence | None = None, advanced: bool = False) -> Any:
+          choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, unit: str | None = None, symbol: str | None = None,
+          nullable: bool = False, grid: Sequence | None = None, advanced: bool = False,
+          allow_empty: bool | None = None) -> Any:
     """Declare a step parameter: a dataclass field carrying its :class:`Param`.
 
     List and dict defaults are copied per instance (``default_factory``); a required
@@ -183,9 +211,11 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
     if kind == "choice" and not choices:
         raise ValueError("a choice parameter needs choices")
     decl = dict(kind=kind, default=default, help=help, low=low, high=high, low_open=low_open,
-                high_open=high_open, choices=tuple(choices) if choices is not None else None,
+                high_open=high_open,
+                choices=choices if choices is None or callable(choices) else tuple(choices),
                 unit=unit, symbol=symbol, nullable=nullable,
-                grid=tuple(grid) if grid is not None else None, advanced=advanced)
+                grid=tuple(grid) if grid is not None else None, advanced=advanced,
+                allow_empty=allow_empty)
     meta = {_KEY: decl}
     if default is REQUIRED:
         return dataclasses.field(metadata=meta)
@@ -255,19 +285,22 @@ def check_value(owner: str, p: Param, value: Any) -> Any:
     if k == "bool":
         return check_bool(owner, p.name, value)
     if k == "choice":
-        return check_choice(owner, p.name, value, p.choices or ())
+        return check_choice(owner, p.name, value, p.options())
     if k in ("str", "path", "column"):
         if not isinstance(value, str) or not value:
             raise param_error(owner, p.name, p.rule(), value)
         return value
     if k == "columns":
         # an empty list is accepted when the declared default is empty ("every column")
-        allow_empty = isinstance(p.default, (tuple, list)) and len(p.default) == 0
+        allow_empty = p.empty_allowed()
         if isinstance(value, str):
             value = (value,)
         if not isinstance(value, Sequence) or not all(isinstance(v, str) and v for v in value):
             raise param_error(owner, p.name, p.rule(), value)
-        return check_names(owner, p.name, value, allow_empty=allow_empty)
+        try:
+            return check_names(owner, p.name, value, allow_empty=allow_empty)
+        except ParameterError:  # empty or repeated: the one rule of the declaration
+            raise param_error(owner, p.name, p.rule(), value) from None
     if k in ("int_list", "float_list", "str_list"):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise param_error(owner, p.name, p.rule(), value)
@@ -275,7 +308,7 @@ def check_value(owner: str, p: Param, value: Any) -> Any:
         for v in items:
             ok = (isinstance(v, str) if k == "str_list" else
                   isinstance(v, numbers.Integral) and not isinstance(v, bool) if k == "int_list" else
-                  isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v))
+                  isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isnan(v))
             if ok and k != "str_list":
                 ok = (p.low is None or v >= p.low) and (p.high is None or v <= p.high)
             if not ok:
@@ -293,6 +326,8 @@ def check_params(instance: Any) -> None:
 
     Call it first in ``__post_init__``; raises :class:`~sdckit.errors.ParameterError` with the
     one template ("The 'k' parameter of LocalSuppression must be an int >= 2. Got 1.").
+    Lists become tuples and column names a tuple; numbers are only checked (an int given for
+    a float stays an int, so e.g. top coding keeps an integer column integer).
     """
     owner = type(instance).__name__
     for f in dataclasses.fields(instance):
@@ -302,6 +337,8 @@ def check_params(instance: Any) -> None:
         p = Param(name=f.name, **decl)
         value = getattr(instance, f.name)
         new = check_value(owner, p, value)
+        if p.kind in ("int", "float") and new == value:
+            continue  # a number is only checked: 50 stays 50 (top coding keeps an int column int)
         if new is not value:
             object.__setattr__(instance, f.name, new)
 

@@ -14,10 +14,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ._validation import close_names
 from .errors import ParameterError, SpecError
+from .params import step_params
 
 _STEPS: dict[str, type] = {}
 _GATES: dict[str, "GateCheck"] = {}
@@ -91,16 +93,14 @@ def discover() -> None:
     global _discovered
     if _discovered:
         return
-    import sdckit
-
-    importlib.import_module("sdckit.gate")
-    for pkg in pkgutil.iter_modules(sdckit.__path__):
+    # found on disk, so only the steps modules are imported (not every subpackage)
+    root, here = __name__.rpartition(".")[0], Path(__file__).parent
+    for pkg in pkgutil.iter_modules([str(here)]):
         if not pkg.ispkg:
             continue
-        sub = importlib.import_module(f"sdckit.{pkg.name}")
-        for mod in pkgutil.iter_modules(sub.__path__):
+        for mod in pkgutil.iter_modules([str(here / pkg.name)]):
             if mod.name == "steps" or mod.name.startswith("steps_"):
-                importlib.import_module(f"sdckit.{pkg.name}.{mod.name}")
+                importlib.import_module(f"{root}.{pkg.name}.{mod.name}")
     _discovered = True
 
 
@@ -138,6 +138,10 @@ def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any
         if key not in fields:
             raise SpecError(f"{where}.{key}: unknown parameter of step {name!r}; the valid ones are "
                             f"{', '.join(sorted(fields))}")
+    for p in step_params(cls):  # the declarations say which parameters are required
+        if p.required and p.name not in params:
+            raise SpecError(f"{where}.{p.name}: step {name!r} needs this parameter ({p.help}); "
+                            f"it must be {p.rule()}")
     try:
         return cls(**params)
     except ParameterError as exc:
@@ -146,3 +150,24 @@ def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any
         raise SpecError(f"{where}: {exc}") from None
     except TypeError as exc:  # a required parameter is missing
         raise SpecError(f"{where}: {exc}") from None
+
+
+def published_recodes(results) -> list:
+    """The global recodings among a run's step results, rebuilt as steps from their recorded
+    parameters: what an intruder applies to what they know, since global recodings are
+    published (a step class says so with ``global_recode = True``)."""
+    steps = []
+    for r in results:
+        cls = _STEPS.get(getattr(r, "method", None)) if _discovered else None
+        if cls is None:
+            try:
+                cls = step_class(r.method)
+            except SpecError:
+                continue
+        if not getattr(cls, "global_recode", False):
+            continue
+        try:
+            steps.append(build_step(r.method, dict(r.params)))
+        except (SpecError, ParameterError):
+            continue
+    return steps

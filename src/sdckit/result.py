@@ -34,6 +34,20 @@ class Guarantee:
                 "holds": bool(self.holds)}
 
 
+def public_params(params: Any) -> Any:
+    """Parameters as a public output may show them: a file parameter (``file``, ``*_file``, or
+    an absolute path) by its file name only, never a path of the steward's machine."""
+    import os
+
+    if isinstance(params, dict):
+        return {k: (os.path.basename(v) if isinstance(v, str) and (k == "file" or str(k).endswith("_file")
+                                                                    or os.path.isabs(v)) else public_params(v))
+                for k, v in params.items()}
+    if isinstance(params, list):
+        return [os.path.basename(v) if isinstance(v, str) and os.path.isabs(v) else public_params(v) for v in params]
+    return params
+
+
 def _jsonable(value: Any) -> Any:
     """Plain JSON types for numpy scalars, arrays, tuples and nested containers."""
     import numpy as np
@@ -85,8 +99,8 @@ class StepResult:
     artifacts: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        """Public description (no seed)."""
-        return {"method": self.method, "params": _jsonable(self.params),
+        """Public description (no seed, and file parameters by their names only)."""
+        return {"method": self.method, "params": public_params(_jsonable(self.params)),
                 "summary": _jsonable(self.summary),
                 "guarantees": [g.to_dict() for g in self.guarantees],
                 "artifacts": sorted(self.artifacts)}

@@ -25,6 +25,13 @@ Example::
     directory = "release"
     data = "persons_released.csv"
 
+    [report]                      # optional: the report's title page and extra analyses
+    organisation = "Statistics Office"
+    dataset = "Labour force survey 2025"
+    release = "Public-use file"
+    page_size = "A4"              # or "Letter" (PDF export)
+    analyses = [{ kind = "linear", outcome = "income", regressors = ["age", "sex"] }]
+
 Validated on load: every error starts with the key path and states the rule, e.g.
 ``steps[2].k: must be an int >= 2, got 1``.
 """
@@ -41,11 +48,13 @@ from ._validation import close_names
 from .errors import ParameterError, SpecError
 from .registry import build_step, gate_check
 
-_TOP = {"input", "roles", "run", "steps", "gate", "output"}
+_TOP = {"input", "roles", "run", "steps", "gate", "output", "report"}
+_REPORT = {"organisation", "dataset", "release", "analyses", "page_size"}
 _INPUT = {"path", "format", "na_values"}
 _ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive"}
 _RUN = {"seed"}
-_OUTPUT = {"directory", "data", "report", "internal_report"}
+_OUTPUT = {"directory", "data", "report", "internal_report", "internal_directory", "overwrite",
+           "keep_order"}
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,13 @@ class OutputSpec:
     data: str = "released.csv"
     report: str = "report.html"
     internal_report: str = "internal_report.html"
+    #: the folder of the internal files (seeds, row order, internal report); default: the public
+    #: folder's name + "-internal", beside it. Never inside the public folder.
+    internal_directory: Path | None = None
+    #: replace an earlier release in the same folders
+    overwrite: bool = False
+    #: keep the input's row order (default: released rows are shuffled)
+    keep_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,14 @@ def load_spec(path: str | os.PathLike) -> ReleaseSpec:
         raise SpecError(f"{path}: {exc}") from None
 
 
+def _path_params(method: str, where: str) -> set[str]:
+    """The parameters a step declares as file paths (kind ``"path"``): relative to the spec."""
+    from .params import step_params
+    from .registry import step_class
+
+    return {p.name for p in step_params(step_class(method, where=f"{where}.method")) if p.kind == "path"}
+
+
 def _resolve(base_dir: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else (base_dir / p)
@@ -163,8 +187,9 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
             raise SpecError(f"{where}.method: is required (the step's method name)")
         method = _expect(f"{where}.method", step["method"], str, "a method name")
         params = {k: v for k, v in step.items() if k != "method"}
+        paths = _path_params(method, where)
         for key, value in list(params.items()):
-            if (key == "file" or key.endswith("_file")) and isinstance(value, str):
+            if (key in paths or key == "file" or key.endswith("_file")) and isinstance(value, str):
                 params[key] = str(_resolve(base_dir, value))
         steps.append(build_step(method, params, where=where))
         params_list.append({"method": method, **params})
@@ -178,17 +203,33 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
         except ParameterError as exc:
             raise SpecError(f"gate.{name}: must be {exc.rule}, got {value!r}") from None
 
+    rep = _expect("report", raw.get("report", {}), dict, "a table (organisation, dataset, release, analyses, page_size)")
+    _unknown("report", rep, _REPORT)
+    for key in ("organisation", "dataset", "release"):
+        if key in rep:
+            _expect(f"report.{key}", rep[key], str, "a text")
+    if "page_size" in rep and rep["page_size"] not in ("A4", "Letter"):
+        raise SpecError(f"report.page_size: must be \"A4\" or \"Letter\", got {rep['page_size']!r}")
+    for i, a in enumerate(_expect("report.analyses", rep.get("analyses", []), list, "an array of analysis tables")):
+        _expect(f"report.analyses[{i}]", a, dict, 'a table with kind = "linear", "logistic" or "pca"')
+
     out = _expect("output", raw.get("output", {}), dict, "a table")
     _unknown("output", out, _OUTPUT)
     for key in out:
-        _expect(f"output.{key}", out[key], str, "a path")
+        if key in ("overwrite", "keep_order"):
+            _expect(f"output.{key}", out[key], bool, "true or false")
+        else:
+            _expect(f"output.{key}", out[key], str, "a path")
     for key in ("data", "report", "internal_report"):
         if key in out and (Path(out[key]).name != out[key] or out[key] in ("", ".", "..")):
             raise SpecError(f"output.{key}: must be a file name inside output.directory, got {out[key]!r}")
     output = OutputSpec(directory=_resolve(base_dir, out.get("directory", "release")),
                         data=out.get("data", "released" + (Path(in_path).suffix or ".csv")),
                         report=out.get("report", "report.html"),
-                        internal_report=out.get("internal_report", "internal_report.html"))
+                        internal_report=out.get("internal_report", "internal_report.html"),
+                        internal_directory=(_resolve(base_dir, out["internal_directory"])
+                                            if "internal_directory" in out else None),
+                        overwrite=out.get("overwrite", False), keep_order=out.get("keep_order", False))
     names = [output.data, output.report, output.internal_report]
     if len(set(names)) != len(names):
         raise SpecError(f"output: data, report and internal_report must be different files, got {names}")

@@ -106,8 +106,8 @@ def test_spec_errors_before_running(tmp_path):
     df = person_frame(500, seed=3)
     _write_input(tmp_path, df)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate="").replace('method = "noise"', 'method = "recode"'))
-    with pytest.raises(SpecError, match="'recode' does not run on the Dask engine"):
+    spec.write_text(SPEC.format(gate="").replace('method = "noise"', 'method = "neighbours"'))
+    with pytest.raises(SpecError, match="'neighbours' does not run on the Dask engine: each record is resampled"):
         protect_with_dask(spec, processes=False, progress=False)
     spec.write_text(SPEC.format(gate="l_diversity = 2"))
     with pytest.raises(SpecError, match="gate.l_diversity: not checked by the Dask engine"):

@@ -143,3 +143,22 @@ directory = "release"
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["passed"] is True
     assert (tmp_path / "release" / "released.csv").exists()
+
+
+def test_candidate_grid_comes_from_the_step_declaration():
+    from sdckit.masking.local_suppression import LocalSuppression
+    from sdckit.params import step_params
+    base = {"input": {"path": "x.csv"}, "explore": {"threshold": 0.1}}
+    # no grid: the declared grid of the step's first parameter with one (k of local_suppression)
+    spec = explore_spec_from_dict({**base, "candidates": [{"method": "local_suppression"}]})
+    declared = next(p for p in step_params(LocalSuppression) if p.name == "k").grid
+    assert spec.candidates[0].grid == {"k": list(declared)}
+    # a fixed parameter is not swept: record_swap's first grid (swap_rate) is fixed, the next is used
+    spec = explore_spec_from_dict({**base, "candidates": [
+        {"method": "record_swap", "fixed": {"hierarchy": ["region"], "swap_rate": 0.1}}]})
+    assert list(spec.candidates[0].grid) == ["k_anonymity"]
+    # each grid value is checked against its declaration, and unknown names are refused
+    with pytest.raises(SpecError, match=r"candidates\[0\]\.p: must be a number in \(0, 100\], got 0"):
+        explore_spec_from_dict({**base, "candidates": [{"method": "rank_swap", "grid": {"p": [5, 0]}}]})
+    with pytest.raises(SpecError, match=r"candidates\[0\]\.grid\.kk: unknown parameter of step 'local_suppression'"):
+        explore_spec_from_dict({**base, "candidates": [{"method": "local_suppression", "grid": {"kk": [2]}}]})

@@ -21,10 +21,22 @@ def md(**cols):
 
 def test_mapping_merges_and_keeps_missing():
     m = md(age=[1, 2, 3, np.nan, 4], sex=[1, 2, 1, 2, 1])
-    r = Recode("age", mapping={"young": [1, 2], "old": [3]}).apply(m)
+    r = Recode("age", mapping={"young": [1, 2], "old": [3]}, others="keep").apply(m)
     assert r.microdata.frame["age"].tolist()[:3] == ["young", "young", "old"]
     assert pd.isna(r.microdata.frame["age"][3]) and r.microdata.frame["age"][4] == "4"
     assert all(g.holds for g in r.guarantees)
+
+
+def test_a_partial_mapping_is_an_error_unless_others_says_what_to_do():
+    """A mapping that leaves codes out would release a mix of labels and codes."""
+    m = md(age=[1, 2, 3, 4, 5, 6, 7, 8], sex=[1, 2] * 4)
+    with pytest.raises(InputError, match=r"does not list the values '5', '6', '7', '8'.*others = \"keep\""):
+        Recode("age", mapping={"young": [1, 2], "old": [3, 4]}).apply(m)
+    r = Recode("age", mapping={"young": [1, 2], "old": [3, 4]}, others="other").apply(m)
+    assert r.microdata.frame["age"].tolist() == ["young"] * 2 + ["old"] * 2 + ["other"] * 4
+    assert all(g.holds for g in r.guarantees)
+    with pytest.raises(ParameterError, match="'others' parameter of Recode must be set only with a mapping"):
+        Recode("age", breaks=[0, 4], others="keep")
 
 
 def test_hierarchy_level_matches_file():

@@ -71,15 +71,17 @@ def test_spec_release_writes_matrices_and_gate(tmp_path, md):
     md.frame.to_csv(tmp_path / "in.csv", index=False)
     raw = {"input": {"path": "in.csv"}, "roles": {"key_vars": ["occ", "region", "sex"]}, "run": {"seed": 4},
            "steps": [{"method": "pram", "variables": ["occ"], "min_diagonal": 0.8}],
-           "gate": {"min_diagonal": 0.8}, "output": {"directory": "out"}}
+           # income is continuous and unmasked here: released on purpose (the identifier check
+           # would stop a nearly unique column otherwise)
+           "gate": {"min_diagonal": 0.8, "allow_identifiers": ["income"]}, "output": {"directory": "out"}}
     run = Release.from_spec(spec_from_dict(raw, base_dir=tmp_path)).run()
     assert run.passed
     run.write(tmp_path / "out")
     m = TransitionMatrix.read(tmp_path / "out" / "pram_occ.csv")
     assert m.min_diagonal >= 0.8 and m.variables == ("occ",)
-    raw["gate"] = {"min_diagonal": 0.9}
+    raw["gate"] = {"min_diagonal": 0.9, "allow_identifiers": ["income"]}
     run = Release.from_spec(spec_from_dict(raw, base_dir=tmp_path)).run()
-    assert not run.passed and "raise the step's min_diagonal" in run.failures()[0].detail
+    assert not run.passed and "raise the step's min_diagonal" in run.failures()[-1].detail
     raw["steps"][0]["colour"] = 1
     with pytest.raises(SpecError, match="unknown parameter"):
         spec_from_dict(raw, base_dir=tmp_path)

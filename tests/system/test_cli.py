@@ -83,13 +83,18 @@ def test_demo_end_to_end(tmp_path):
     assert len(data) == 10_000 and "Person ID" not in data.columns
     report = (out / "report.html").read_text()
     assert report.startswith("<!DOCTYPE html>") and "Release report" in report
-    internal = json.loads((out / "internal_report.json").read_text())
+    # internal files (seeds, row order, the sweep's runs) sit in a sibling folder, never in the
+    # folder meant for publication
+    internal_dir = tmp_path / "sdckit-demo-internal"
+    internal = json.loads((internal_dir / "internal_report.json").read_text())
     seed = internal["seeds"]["root"]["entropy"]
     assert seed and seed not in report
+    assert not (out / "internal_report.json").exists() and not (out / "explore").exists()
+    assert (internal_dir / "explore" / "runs_internal.csv").exists()
     assert got["report"] == str(out / "report.html")
     # the R-U map of at least three methods, with the threshold and the Pareto front
     assert len(got["ru_map_methods"]) >= 3
-    assert 'id="ru-map"' in report and 'class="threshold"' in report and "pareto" in report
+    assert 'id="ru-map"' in report and 'data-threshold="' in report and "pareto" in report
     _browser_check(out / "report.html")
     assert "Information kept in the key variables" in report
     # the release proposed by the sweep runs with sdckit protect and passes its gate
@@ -116,7 +121,9 @@ def _browser_check(page):
                         "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert '<svg' in r.stdout and 'id="ru-map"' in r.stdout and "method-curve" in r.stdout
+    # the Vega-Lite map rendered: its method curves, the gate's threshold and the release itself
+    assert '<svg' in r.stdout and 'id="ru-map"' in r.stdout and "method_curve_marks" in r.stdout
+    assert "threshold_marks" in r.stdout and "this_release_marks" in r.stdout
     console_errors = [line for line in r.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
     assert not console_errors, console_errors
 

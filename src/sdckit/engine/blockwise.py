@@ -45,7 +45,7 @@ from .._validation import check_float, check_int, param_error
 from ..errors import InputError
 from .frame import PartitionedMicrodata
 from .masking import child_stream
-from .sums import mean_sd
+from .._sums import mean_sd
 
 ROW = "__sdckit_row__"
 BLOCK = "__sdckit_block__"

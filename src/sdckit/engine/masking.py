@@ -45,8 +45,10 @@ import pandas as pd
 from .._random import block_normals, block_uniforms, child_stream, standard_normals  # noqa: F401
 from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
+from ..masking._moments import (CROSS, covariance_from_sums, exact_scale,  # noqa: F401
+                                merge_moment_dicts, moments_partition, psd_factor)
+from .._sums import mean_sd
 from .frame import PartitionedMicrodata, encode
-from .sums import dd_bincount, dd_moments, mean_sd, merge_moments
 
 
 # --------------------------------------------------------------------------- PRAM
@@ -394,30 +396,6 @@ class NoisePlan:
     n_complete: int | None = None
 
 
-def _moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...], cross: bool = False) -> dict:
-    out = {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
-    if cross:
-        X = pdf[list(variables)].to_numpy(dtype=np.float64, na_value=np.nan)
-        X = X[np.isfinite(X).all(axis=1)]
-        p = X.shape[1]
-        # sums and cross-products of the complete records, each a double-double pair
-        prods = np.concatenate([X, (X[:, :, None] * X[:, None, :]).reshape(-1, p * p)], axis=1)
-        hi, lo = dd_bincount(np.tile(np.arange(prods.shape[1]), X.shape[0]), prods.reshape(-1), prods.shape[1])
-        out["__cross__"] = (X.shape[0], hi, lo)
-    return out
-
-
-def _merge_moment_dicts(parts: list[dict]) -> dict:
-    out = {v: merge_moments([p[v] for p in parts]) for v in parts[0] if v != "__cross__"}
-    if "__cross__" in parts[0]:
-        n = sum(p["__cross__"][0] for p in parts)
-        m = parts[0]["__cross__"][1].size
-        hi, lo = dd_bincount(np.tile(np.arange(m), len(parts)), np.concatenate([p["__cross__"][1] for p in parts]),
-                             m, np.concatenate([p["__cross__"][2] for p in parts]))
-        out["__cross__"] = (n, hi, lo)
-    return out
-
-
 def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str], cross: bool = False):
     """Delayed {var: (n, sum hi, sum lo, sum of squares hi, lo)} over partitions; with
     ``cross`` also the complete records' count, sums and cross-products (``"__cross__"``)."""
@@ -429,26 +407,9 @@ def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str], cross: bo
     for v in variables:
         if v not in pmd.frame.columns:
             raise InputError(f"noise: no column {v!r} in the data.")
-    parts = [dask.delayed(_moments_partition)(p, variables, cross)
+    parts = [dask.delayed(moments_partition)(p, variables, cross)
              for p in pmd.frame[list(variables)].to_delayed()]
-    return tree_reduce(parts, _merge_moment_dicts)
-
-
-def _covariance(cross: tuple, p: int) -> np.ndarray:
-    """Covariance (ddof = 1) of the complete records from the merged sums, in exact rationals."""
-    from fractions import Fraction
-
-    n, hi, lo = cross
-    if n < 2:
-        raise InputError("noise: fewer than 2 records have all the variables; the covariance matrix cannot "
-                         "be estimated: use method = \"additive\" or impute.")
-    tot = [Fraction(float(a)) + Fraction(float(b)) for a, b in zip(hi, lo)]
-    sums, prods = tot[:p], tot[p:]
-    S = np.empty((p, p))
-    for i in range(p):
-        for j in range(p):
-            S[i, j] = float((prods[i * p + j] - sums[i] * sums[j] / n) / (n - 1))
-    return S
+    return tree_reduce(parts, merge_moment_dicts)
 
 
 def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: dict | None = None) -> NoisePlan:
@@ -464,25 +425,10 @@ def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: di
         means[v], sds[v], ns[v] = m, s, moments[v][0]
     factor = n_complete = None
     if correlated:
-        from ..masking.noise import _psd_factor
-
-        S = _covariance(moments["__cross__"], len(settings.variables))
-        factor = np.sqrt(settings.level) * _psd_factor(S)      # F F^T = level Sigma
-        n_complete = int(moments["__cross__"][0])
+        S = covariance_from_sums(moments[CROSS], len(settings.variables))
+        factor = np.sqrt(settings.level) * psd_factor(S)       # F F^T = level Sigma
+        n_complete = int(moments[CROSS][0])
     return NoisePlan(settings, means, sds, ns, factor, n_complete)
-
-
-def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """In memory, the noise scale the Dask engine fits: means and sds (ddof = 1) of each
-    column's finite values, and for ``"correlated"`` the covariance of the complete rows, from
-    the same double-double sums (so both engines scale the noise alike)."""
-    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
-    ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
-    cov = None
-    if method == "correlated":
-        frame = pd.DataFrame(X, columns=[str(j) for j in range(X.shape[1])])
-        cov = _covariance(_moments_partition(frame, tuple(frame.columns), True)["__cross__"], X.shape[1])
-    return np.array([m for m, _ in ms]), np.array([s for _, s in ms]), cov
 
 
 def noise_partition(pdf: pd.DataFrame, plan: NoisePlan, ss: np.random.SeedSequence, start: int,

@@ -34,7 +34,7 @@ from ..errors import InputError
 from ..risk.frequencies import combination_codes
 from ..risk.individual import METHODS, global_risk_threshold, individual_risk
 from .frame import PartitionedMicrodata, partition_codes
-from .sums import dd_bincount
+from .._sums import dd_bincount
 
 #: partial tables merged per task in the tree reduction
 FAN_IN = 8

@@ -15,8 +15,10 @@ to a running scheduler, then makes these passes over the data:
 Steps the engine runs: ``pram`` (independent variables, optional ``strata``; matrices from
 the PRAM engine's builders), ``noise``, ``rank_swap`` (within blocks of ranks),
 ``microaggregation`` (scalable MDAV within blocks), ``local_suppression`` (within the areas of
-the first ``strata`` column) and ``record_swap`` (within the areas of the top hierarchy
-level). Others are refused with the list of those that run.
+the first ``strata`` column), ``record_swap`` (within the areas of the top hierarchy
+level), and ``remove`` and ``recode`` row by row (:mod:`sdckit.engine.rowwise`). A step
+that changes scope here says so in its section of the report (``scope``). Every other
+registered step is refused with the reason its registration gives (``dask_note``).
 """
 
 from __future__ import annotations
@@ -26,15 +28,14 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._random import seed_sequence
-from .._validation import close_names
-from ..errors import GateError, ParameterError, SDCError, SpecError
+from ..errors import GateError, SDCError, SpecError
 from ..io.atomic import atomic_write_text
 from ..result import jsonable
 from ..spec import ReleaseSpec, read_spec_file, spec_from_dict
@@ -45,9 +46,12 @@ from .blockwise import (BlockMicroaggregation, BlockRankSwap, GroupedStep, Micro
 from .masking import (NoisePlan, NoiseSettings, PramPlan, PramSettings, fit_noise, fit_pram,
                       noise_moments, pram_counts, transform)
 from .risk import PartitionedRisk, frequency_table, risk_from_table
+from .rowwise import RowwisePlan, RowwiseStep, distinct_values, fit_rowwise, rowwise_partitioned
 
-#: steps the Dask engine runs
-ENGINE_STEPS = ("pram", "noise", "rank_swap", "microaggregation", "local_suppression", "record_swap")
+#: steps the Dask engine runs (each declares ``engines=("memory", "dask")`` where it is
+#: registered; every other step declares in ``dask_note`` why it does not run here)
+ENGINE_STEPS = ("pram", "noise", "rank_swap", "microaggregation", "local_suppression", "record_swap",
+                "remove", "recode")
 #: gate thresholds the Dask engine checks on the released data
 ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk", "min_diagonal")
 
@@ -141,12 +145,21 @@ def _plan_summary(plan: Any) -> dict:
         return {"method": "rank_swap", "variables": list(plan.settings.variables), "p": plan.settings.p,
                 "window_ranks": plan.window, "n_values": plan.n_values,
                 "n_blocks": {v: len(e) + 1 for v, e in plan.edges.items()},
-                "guarantee": "no value moves more than window_ranks ranks; no swap crosses a block border"}
+                "guarantee": "no value moves more than window_ranks ranks; no swap crosses a block border",
+                "scope": "within blocks of consecutive ranks: a value is swapped only with values of "
+                         "its own block (in memory the whole ranked column is one block)"}
     if isinstance(plan, MicroaggregationPlan):
         return {"method": "microaggregation", "variables": list(plan.settings.variables), "k": plan.settings.k,
-                "n_blocks": len(plan.edges) + 1, "guarantee": "every group has k..2k-1 records"}
-    return {"method": type(plan.step).step_name if hasattr(type(plan.step), "step_name") else str(plan.step),
-            "within_groups_of": plan.group_by, "columns": list(plan.columns)}
+                "n_blocks": len(plan.edges) + 1, "guarantee": "every group has k..2k-1 records",
+                "scope": "within blocks of the data: MDAV groups records of one block only (in "
+                         "memory it groups across the whole file)"}
+    if isinstance(plan, RowwisePlan):
+        return dict(plan.summary)
+    method = type(plan.step).step_name if hasattr(type(plan.step), "step_name") else str(plan.step)
+    return {"method": method, "within_groups_of": plan.group_by, "columns": list(plan.columns),
+            "scope": f"within each group of {plan.group_by!r}: {method} ran on each group's records "
+                     "alone (in memory it runs on the whole file), so its guarantee holds within "
+                     "every group and therefore on the whole release"}
 
 
 # --------------------------------------------------------------------------- spec
@@ -174,21 +187,30 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
         if not isinstance(step, dict) or "method" not in step:
             raise SpecError(f"{where}.method: is required (the step's method name)")
         method = step["method"]
-        if method not in ENGINE_STEPS:
-            raise SpecError(f"{where}.method: {method!r} does not run on the Dask engine; it runs "
-                            f"{', '.join(ENGINE_STEPS)} ({close_names(str(method), list(ENGINE_STEPS))}). "
-                            "Run this spec with the in-memory engine, or split the release.")
-        params = {k: v for k, v in step.items() if k != "method"}
         # the in-memory step's own names, defaults and validation
-        from ..registry import build_step, discover
+        from ..registry import build_step, discover, step_class
 
         discover()
+        cls = step_class(str(method), where=f"{where}.method")
+        if "dask" not in cls.engines or method not in ENGINE_STEPS:
+            why = cls.dask_note or "it declares no Dask implementation"
+            raise SpecError(f"{where}.method: {method!r} does not run on the Dask engine: {why}. "
+                            f"The Dask engine runs {', '.join(dask_steps())}. Run this spec with the "
+                            "in-memory engine, or split the release.")
+        params = {k: v for k, v in step.items() if k != "method"}
         for key, value in list(params.items()):
             if key.endswith("file") and isinstance(value, str):
                 params[key] = str((path.parent / value).resolve())
         built = build_step(method, params, where=where)
         settings.append(_engine_settings(method, built, params, spec, where))
     return spec, settings
+
+
+def dask_steps() -> list[str]:
+    """The registered steps that declare they run on the Dask engine."""
+    from ..registry import known_steps, step_class
+
+    return [name for name in known_steps() if "dask" in step_class(name).engines]
 
 
 def _refuse(where: str, method: str, given: dict, allowed: set[str]) -> None:
@@ -201,6 +223,8 @@ def _refuse(where: str, method: str, given: dict, allowed: set[str]) -> None:
 def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, where: str) -> Any:
     roles = dict(spec.roles)
     numeric = tuple(roles.get("numeric_vars", ()))
+    if method in ("remove", "recode"):
+        return RowwiseStep(step, method)
     if method == "pram":
         return PramSettings.from_step(step)
     if method == "noise":
@@ -229,6 +253,8 @@ def _engine_settings(method: str, step: Any, params: dict, spec: ReleaseSpec, wh
 
 
 def _columns_read(s: Any) -> set[str]:
+    if isinstance(s, RowwiseStep):
+        return set(s.variables)
     if isinstance(s, GroupedStep):
         return set(s.columns) | {s.group_by} | _role_columns(s.roles)
     return set(s.variables) | set(getattr(s, "strata", ()))
@@ -424,6 +450,9 @@ def _stats(pmd: PartitionedMicrodata, s: Any):
 
     if isinstance(s, PramSettings):
         return pram_counts(pmd, s.variables, s.strata)
+    if isinstance(s, RowwiseStep):
+        values = distinct_values(pmd, s)
+        return dask.delayed(None) if values is None else values
     if isinstance(s, GroupedStep):
         return dask.delayed(None)
     return noise_moments(pmd, s.variables, isinstance(s, NoiseSettings) and s.method == "correlated")
@@ -438,6 +467,8 @@ def _fit(pmd: PartitionedMicrodata, s: Any, stats: Any, ss: np.random.SeedSequen
         return fit_rank_swap(pmd, s, moments=stats)
     if isinstance(s, BlockMicroaggregation):
         return fit_microaggregation(pmd, s, moments=stats)
+    if isinstance(s, RowwiseStep):
+        return fit_rowwise(pmd, s, stats)
     return s  # a grouped step needs no fit
 
 
@@ -448,6 +479,8 @@ def _apply(pmd: PartitionedMicrodata, plan: Any, ss: np.random.SeedSequence) -> 
         return rank_swap_partitioned(pmd, plan, ss)
     if isinstance(plan, MicroaggregationPlan):
         return microaggregate_partitioned(pmd, plan)
+    if isinstance(plan, RowwisePlan):
+        return rowwise_partitioned(pmd, plan)
     return grouped_partitioned(pmd, plan, ss)
 
 

@@ -9,6 +9,9 @@ the intruder's view of the same person and ``M(c_i)`` the number of people whose
 compatible with ``c_i``. The measure is the mean over records: the expected share of
 correct re-identifications. With no protection it is n_combinations / n.
 
+Risk — :func:`global_risk`: the global risk ER / n of sdcMicro's individual risk, the measure
+of the ``max_global_risk`` gate threshold.
+
 Utility — :func:`entropy_utility`: one minus the normalised conditional entropy of the
 original keys given the released keys, ``1 - sum_v H(X_v | Y_v) / sum_v H(X_v)`` (the
 non-uniform entropy of de Waal & Willenborg, used by ARX). 1 = nothing lost, 0 = nothing
@@ -124,7 +127,19 @@ Measure = Callable[[Microdata, Microdata, pd.DataFrame], float]
 #: risk measures: (original, released, intruder view of the original keys) -> lower is safer
 RISK_MEASURES: dict[str, Measure] = {
     "linkage": lambda original, released, view: linkage_risk(released, view),
+    "global_risk": lambda original, released, view: global_risk(released),
 }
+
+#: the gate threshold that checks each risk measure on a release (same measure, same number)
+GATE_FOR_RISK: dict[str, str] = {"global_risk": "max_global_risk", "linkage": "max_linkage_risk"}
+
+
+def global_risk(released: Microdata) -> float:
+    """Global risk ER / n of the released keys: the measure of the ``max_global_risk`` gate
+    (computed by that gate's own check, so an R-U map and the gate agree)."""
+    from ..risk.steps import check_max_global_risk
+
+    return float(check_max_global_risk(released, released, (), 1.0).value["global_risk"])
 #: utility measures: (original, released, intruder view) -> higher is better, 1 = original
 UTILITY_MEASURES: dict[str, Measure] = {
     "entropy": lambda original, released, view: entropy_utility(original, released),

@@ -2,8 +2,9 @@
 
 One curve per method through its parameter values, the threshold as a horizontal line, the
 original data (utility 1, its risk) and "no data" (0, 0) as the end points, the Pareto front
-highlighted. Two renderings: a PNG (matplotlib) and an inline SVG whose points show the method
-and parameters on hover (``<title>`` elements: no script, no network).
+highlighted, and the release itself when it is known. Two renderings: an interactive
+Vega-Lite chart (Altair; the Vega JavaScript is inlined, so the page works offline) whose points
+show the method and parameters on hover, and a static PNG (matplotlib).
 
 References
 ----------
@@ -12,8 +13,6 @@ utility: the R-U confidentiality map. NISS technical report 121; seed 002's R-U 
 """
 
 from __future__ import annotations
-
-import html
 
 import numpy as np
 import pandas as pd
@@ -66,67 +65,136 @@ def ru_map_png(summary: pd.DataFrame, **kw) -> bytes:
     return figure_png(ru_map_figure(summary, **kw))
 
 
-def ru_map_svg(summary: pd.DataFrame, *, threshold: float | None, original_risk: float,
-               risk_name: str = "risk", utility_name: str = "utility", chosen: tuple | None = None,
-               width: int = 720, height: int = 460) -> str:
-    """An inline SVG R-U map; hovering a point shows its method, parameters, risk and utility."""
+def ru_map_chart(summary: pd.DataFrame, *, threshold: float | None, original_risk: float,
+                 risk_name: str = "risk", utility_name: str = "utility", chosen: tuple | None = None,
+                 release: tuple | None = None, threshold_label: str | None = None,
+                 width: int = 640, height: int = 400):
+    """The R-U map as an Altair (Vega-Lite) chart.
+
+    Layers: one line per method through its settings (named ``method-curve``), the points
+    (hover: method, parameters, risk and utility with their sd over seeds; Pareto front
+    outlined), the original data (utility 1) and "no data" (0, 0), the threshold as a dashed
+    rule (named ``threshold``), the proposed setting of the sweep and ``release`` — the
+    release itself, measured with the same risk measure — as a red diamond (named
+    ``this-release``).
+    """
+    import altair as alt
+
     s = _points(summary)
-    pad_l, pad_r, pad_t, pad_b = 70, 20, 30, 50
-    r_max = max([original_risk, threshold or 0.0, *(s["risk"] + s["risk_sd"]).tolist(), 1e-9]) * 1.08
-
-    def x(u: float) -> float:
-        return pad_l + (u + 0.03) / 1.08 * (width - pad_l - pad_r)
-
-    def y(r: float) -> float:
-        return height - pad_b - r / r_max * (height - pad_t - pad_b)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="ru-map" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-           f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-           f'<line x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" y2="{height - pad_b}" stroke="#333"/>',
-           f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" stroke="#333"/>']
-    for t in np.linspace(0, 1, 6):
-        out.append(f'<text x="{x(t):.1f}" y="{height - pad_b + 16}" text-anchor="middle">{t:.1f}</text>')
-    for t in np.linspace(0, r_max / 1.08, 5):
-        out.append(f'<text x="{pad_l - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:.3g}</text>')
-    out.append(f'<text x="{(width + pad_l) / 2}" y="{height - 12}" text-anchor="middle">utility '
-               f'({html.escape(utility_name)}; 1 = original)</text>')
-    out.append(f'<text x="16" y="{(height - pad_b + pad_t) / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 16 {(height - pad_b + pad_t) / 2})">disclosure risk ({html.escape(risk_name)})</text>')
+    pts = pd.DataFrame({"method": s["method"].astype(str), "parameters": s["label"].astype(str),
+                        "risk": s["risk"].astype(float), "risk_sd": s["risk_sd"].astype(float),
+                        "utility": s["utility"].astype(float), "utility_sd": s["utility_sd"].astype(float),
+                        "pareto": s["pareto"].astype(bool)})
+    pts["front"] = np.where(pts["pareto"], "on the Pareto front", "dominated")
+    x = alt.X("utility:Q", title=f"utility ({utility_name}; 1 = original)", scale=alt.Scale(domain=[-0.02, 1.04]))
+    y = alt.Y("risk:Q", title=f"disclosure risk ({risk_name})")
+    tip = ["method:N", "parameters:N", alt.Tooltip("risk:Q", format=".4g"), alt.Tooltip("risk_sd:Q", format=".2g"),
+           alt.Tooltip("utility:Q", format=".4g"), alt.Tooltip("utility_sd:Q", format=".2g"), "front:N"]
+    color = alt.Color("method:N", title="method", scale=alt.Scale(range=PALETTE))
+    base = alt.Chart(pts)
+    layers = [
+        base.mark_line(strokeWidth=1.5).encode(x, y, color=color, order="utility:Q", detail="method:N")
+        .properties(name="method-curve"),
+        base.mark_point(filled=True, size=60).encode(
+            x, y, color=color, tooltip=tip,
+            stroke=alt.condition("datum.pareto", alt.value("black"), alt.value(None)),
+            strokeWidth=alt.condition("datum.pareto", alt.value(2), alt.value(0))).properties(name="points"),
+    ]
+    ends = pd.DataFrame({"utility": [1.0, 0.0], "risk": [float(original_risk), 0.0],
+                         "what": ["original data", "no data"]})
+    layers.append(alt.Chart(ends).mark_point(shape="cross", size=120, color="black", filled=True).encode(
+        x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".4g"), "utility:Q"]).properties(name="end-points"))
     if threshold is not None:
-        out.append(f'<line class="threshold" x1="{pad_l}" y1="{y(threshold):.1f}" x2="{width - pad_r}" '
-                   f'y2="{y(threshold):.1f}" stroke="#c53030" stroke-dasharray="6 4"><title>threshold {threshold:g}'
-                   f'</title></line>')
-    legend_y = pad_t
-    for i, (method, g) in enumerate(s.groupby("method", sort=False)):
-        color = PALETTE[i % len(PALETTE)]
-        g = g.sort_values("utility")
-        pts = " ".join(f"{x(u):.1f},{y(r):.1f}" for u, r in zip(g["utility"], g["risk"]))
-        out.append(f'<polyline class="method-curve" data-method="{html.escape(method)}" points="{pts}" '
-                   f'fill="none" stroke="{color}" stroke-width="1.5"/>')
-        for _, row in g.iterrows():
-            tip = (f"{method}({row['label']}): risk {row['risk']:.4g} ± {row['risk_sd']:.2g}, "
-                   f"utility {row['utility']:.4g} ± {row['utility_sd']:.2g}"
-                   + (" — Pareto front" if row["pareto"] else ""))
-            stroke = ' stroke="black" stroke-width="2"' if row["pareto"] else ""
-            out.append(f'<circle class="point{" pareto" if row["pareto"] else ""}" cx="{x(row["utility"]):.1f}" '
-                       f'cy="{y(row["risk"]):.1f}" r="5" fill="{color}"{stroke}><title>{html.escape(tip)}</title></circle>')
-        out.append(f'<rect x="{pad_l + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{pad_l + 27}" y="{legend_y}">{html.escape(method)}</text>')
-        legend_y += 16
-    out.append(f'<text x="{x(1.0):.1f}" y="{y(original_risk) + 5:.1f}" text-anchor="middle" font-size="16">★'
-               f'<title>original data: risk {original_risk:.4g}, utility 1</title></text>')
-    out.append(f'<text x="{x(0.0):.1f}" y="{y(0.0) + 5:.1f}" text-anchor="middle" font-size="14">×'
-               f'<title>no data: risk 0, utility 0</title></text>')
+        rule = pd.DataFrame({"threshold": [float(threshold)],
+                             "what": [threshold_label or f"risk threshold {threshold:g}"]})
+        layers.append(alt.Chart(rule).mark_rule(color="#c53030", strokeDash=[6, 4], strokeWidth=1.5).encode(
+            y=alt.Y("threshold:Q"), tooltip=["what:N", alt.Tooltip("threshold:Q", format=".6g")])
+            .properties(name="threshold"))
     if chosen is not None:
-        out.append(f'<circle class="chosen" cx="{x(chosen[0]):.1f}" cy="{y(chosen[1]):.1f}" r="10" fill="none" '
-                   f'stroke="#c53030" stroke-width="2"><title>proposed release</title></circle>')
-    out.append(f'<text x="{pad_l + 12}" y="{legend_y}">bold outline = Pareto front; ★ original; × no data</text>')
-    out.append("</svg>")
-    return "".join(out)
+        ch = pd.DataFrame({"utility": [float(chosen[0])], "risk": [float(chosen[1])], "what": ["best setting of the sweep"]})
+        layers.append(alt.Chart(ch).mark_point(size=320, color="#c53030", strokeWidth=2).encode(
+            x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".4g"), alt.Tooltip("utility:Q", format=".4g")])
+            .properties(name="proposed"))
+    if release is not None:
+        rel = pd.DataFrame({"utility": [float(release[0])], "risk": [float(release[1])], "what": ["this release"]})
+        layers.append(alt.Chart(rel).mark_point(shape="diamond", size=260, color="#c53030", filled=True,
+                                                stroke="black", strokeWidth=1).encode(
+            x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".6g"), alt.Tooltip("utility:Q", format=".4g")])
+            .properties(name="this-release"))
+        layers.append(alt.Chart(rel).mark_text(align="left", dx=10, dy=-10, fontWeight="bold", color="#c53030")
+                      .encode(x, y, text="what:N").properties(name="this-release-label"))
+    return alt.layer(*layers).properties(title="R-U confidentiality map", width=width, height=height)
 
 
-def ru_map_html(summary: pd.DataFrame, **kw) -> str:
-    """Report fragment: the interactive SVG and the static PNG below it."""
-    return ru_map_svg(summary, **kw) + "<details><summary>static image</summary>" + \
-        figure_to_html(ru_map_figure(summary, **kw), "R-U map") + "</details>"
+def ru_map_html(summary: pd.DataFrame, *, threshold: float | None, original_risk: float,
+                risk_name: str = "risk", utility_name: str = "utility", chosen: tuple | None = None,
+                release: tuple | None = None, threshold_label: str | None = None,
+                include_script: bool = True) -> str:
+    """Report fragment: the interactive map (Vega-Lite, id ``ru-map``) and a static PNG below it.
+
+    ``include_script=False`` leaves out the inlined Vega JavaScript (the page already has it).
+    The ``div`` carries ``data-threshold`` and, when given, ``data-release-risk`` and
+    ``data-release-utility``: the figures drawn.
+    """
+    from ..report.charts import embed, vega_script
+
+    chart = ru_map_chart(summary, threshold=threshold, original_risk=original_risk, risk_name=risk_name,
+                         utility_name=utility_name, chosen=chosen, release=release, threshold_label=threshold_label)
+    attrs = {"risk-measure": risk_name}
+    if threshold is not None:
+        attrs["threshold"] = repr(float(threshold))
+    if release is not None:
+        attrs["release-utility"], attrs["release-risk"] = repr(float(release[0])), repr(float(release[1]))
+    fig = ru_map_figure(summary, threshold=threshold, original_risk=original_risk, risk_name=risk_name,
+                        utility_name=utility_name, chosen=chosen)
+    if release is not None:
+        fig.axes[0].plot([release[0]], [release[1]], "D", ms=10, color="#c53030", mec="black", label="this release")
+        fig.axes[0].legend(fontsize=7, loc="upper left")
+    return ((vega_script() if include_script else "") + embed(chart, "ru-map", attrs=attrs)
+            + "<details><summary>static image</summary>" + figure_to_html(fig, "R-U map") + "</details>")
+
+
+def release_ru_map_section(run, summary: pd.DataFrame, *, original_risk: float, risk_name: str,
+                           utility_name: str, threshold: float | None = None, chosen: tuple | None = None,
+                           chosen_text: str = "") -> tuple[str, dict]:
+    """The R-U map of a sweep with the release itself on it, for the release report.
+
+    The release is measured with the sweep's own risk and utility measures. When the release
+    gate checks the same risk measure (:data:`sdckit.explore.measures.GATE_FOR_RISK`), the
+    map's threshold is the gate's threshold and the release's risk is the gate's measured
+    value; otherwise the sweep's threshold is drawn and the text says the gate measures
+    something else.
+
+    Returns
+    -------
+    (html, figures) : the report fragment, and the figures drawn (``threshold``,
+        ``threshold_source``, ``release_risk``, ``release_utility``).
+    """
+    from ..explore.measures import GATE_FOR_RISK, get_measure
+    from ..explore.sweep import intruder_view
+
+    view = intruder_view(run.original, run.steps)
+    release_risk = float(get_measure("risk", risk_name)(run.original, run.released, view))
+    release_utility = float(get_measure("utility", utility_name)(run.original, run.released, view))
+    gate_name = GATE_FOR_RISK.get(risk_name)
+    gate = next((o for o in run.gate if o.name == gate_name), None)
+    if gate is not None:
+        threshold, source = float(gate.threshold), f"gate {gate.name}"
+        label = f"gate threshold {gate.name} = {threshold:g}"
+        note = (f"The risk axis is the gate's own measure ({risk_name}); the dashed line is the gate's "
+                f"threshold {gate.name} = {threshold:g}.")
+    else:
+        source = "sweep"
+        label = None if threshold is None else f"sweep threshold {threshold:g}"
+        note = ("The gate of this release does not check the map's risk measure "
+                f"({risk_name}); the dashed line is the sweep's threshold"
+                + ("" if threshold is None else f" {threshold:g}") + ".")
+    html_ = (f"<p>Each point is one method and setting of the sweep (mean over seeds; hover for details). "
+             f"The red diamond is this release: risk {release_risk:.4g}, utility {release_utility:.4g}. "
+             f"{note} {chosen_text} The open red circle marks that best setting; the crosses are the "
+             "original data (utility 1) and no data at all (0, 0).</p>"
+             + ru_map_html(summary, threshold=threshold, original_risk=original_risk, risk_name=risk_name,
+                           utility_name=utility_name, chosen=chosen, release=(release_utility, release_risk),
+                           threshold_label=label, include_script=False))
+    return html_, {"threshold": threshold, "threshold_source": source, "release_risk": release_risk,
+                   "release_utility": release_utility}

@@ -8,7 +8,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _toml
+import tomli_w
+
 from ..io.atomic import atomic_write_bytes, atomic_write_text
 from ..io.files import read_microdata
 from ..microdata import Microdata
@@ -67,10 +68,29 @@ def proposed_spec_text(spec: ExploreSpec, proposal: Proposal) -> str:
     out["directory"] = str(spec.release.output.directory.resolve())
     raw["output"] = out
     raw["steps"] = [*raw.get("steps", []), {"method": proposal.method, **proposal.params}]
+    # the proposed spec is gated on the search's own threshold and risk measure
+    from .measures import GATE_FOR_RISK
+
+    gate = dict(raw.get("gate", {}))
+    if spec.risk in GATE_FOR_RISK:
+        gate[GATE_FOR_RISK[spec.risk]] = spec.threshold
+    raw["gate"] = gate
     header = (f"# Proposed by sdckit explore: {proposal.method} with risk {proposal.risk:.4g} "
               f"(threshold {spec.threshold:g}) and utility {proposal.utility:.4g}.\n")
     order = ["input", "roles", "run", "steps", "gate", "output"]
-    return header + _toml.dumps({k: raw[k] for k in order if k in raw})
+    return header + tomli_w.dumps(_toml_ready({k: raw[k] for k in order if k in raw}))
+
+
+def _toml_ready(value):
+    """``value`` with what TOML cannot hold taken out: None entries dropped (TOML has no null),
+    numpy scalars as Python numbers, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): _toml_ready(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_toml_ready(v) for v in value if v is not None]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalar
+        return value.item()
+    return value
 
 
 def explore_page(run_summary, spec: ExploreSpec, result: SweepResult, proposal: Proposal | None) -> str:
@@ -97,7 +117,7 @@ def run_explore_spec(spec: ExploreSpec | str | os.PathLike, *, microdata: Microd
     md = microdata or read_microdata(rs.input_path, file_format=rs.input_format,
                                      na_values=list(rs.na_values) or None, **rs.roles)
     sweep = Sweep(md, spec.candidates, risk=spec.risk, utility=spec.utility, pre_steps=rs.steps,
-                  seeds=spec.seeds, n_jobs=spec.n_jobs, cache_dir=spec.directory / "cache", progress=progress)
+                  seeds=spec.seeds, n_jobs=spec.n_jobs, cache_dir=spec.directory / "cache_internal", progress=progress)
     result = sweep.run()
     if spec.refine:
         result = refine(sweep, result, list(spec.candidates), spec.threshold, spec.refine)
@@ -111,7 +131,8 @@ def run_explore_spec(spec: ExploreSpec | str | os.PathLike, *, microdata: Microd
     paths["map_png"] = atomic_write_bytes(out / "ru_map.png", ru_map_png(summary, failures=result.failures(), **kw))
     paths["map_html"] = atomic_write_text(out / "ru_map.html",
                                           explore_page(ru_map_html(summary, **kw), spec, result, proposal))
-    paths["runs"] = atomic_write_text(out / "runs.csv", result.runs.to_csv(index=False))
+    # every run with its seed: an internal file (seeds are secrets), never published
+    paths["runs"] = atomic_write_text(out / "runs_internal.csv", result.runs.to_csv(index=False))
     if proposal is not None:
         paths["spec"] = atomic_write_text(out / "proposed_release.toml", proposed_spec_text(spec, proposal))
     return ExploreRun(spec, result, proposal, paths)

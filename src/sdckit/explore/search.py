@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..params import step_params
+from ..registry import step_class
 from .sweep import Candidate, Sweep, SweepResult
 
 
@@ -39,9 +41,11 @@ def choose(summary: pd.DataFrame, threshold: float) -> Proposal | None:
                     float(best["risk_sd"]), float(best["utility_sd"]))
 
 
-def _midpoint(a: Any, b: Any) -> Any:
-    """Midpoint of two grid values, of a's type; None when no value lies strictly between."""
-    if isinstance(a, int):
+def _midpoint(a: Any, b: Any, kind: str | None = None) -> Any:
+    """Midpoint of two grid values, of the declared kind (``"int"`` or ``"float"``; default:
+    a's type); None when no value lies strictly between."""
+    if kind == "int" or (kind is None and isinstance(a, int)):
+        a = int(a)
         b = int(round(float(b)))
         mid = (a + b) // 2
         return None if mid in (a, b) else mid
@@ -63,6 +67,10 @@ def refine(sweep: Sweep, result: SweepResult, candidates: list[Candidate], thres
         if len(cand.grid) != 1:
             continue
         name = next(iter(cand.grid))
+        decl = {p.name: p for p in step_params(step_class(cand.method))}.get(name)
+        if decl is not None and decl.kind not in ("int", "float"):
+            continue  # bisection needs a declared number
+        kind = decl.kind if decl is not None else None
         for _ in range(steps):
             summary = SweepResult(runs, result.original_risk, result.risk_measure, result.utility_measure,
                                   0, 0).summary()
@@ -80,7 +88,7 @@ def refine(sweep: Sweep, result: SweepResult, candidates: list[Candidate], thres
             if better.empty:
                 break
             target = better.assign(dist=(better["value"] - v).abs()).sort_values("dist").iloc[0]["value"]
-            mid = _midpoint(v, target)
+            mid = _midpoint(v, target, kind)
             if mid is None:
                 break
             params = {**json.loads(best["params"]), name: mid}

@@ -14,8 +14,12 @@
 
     [[candidates]]
     method = "local_suppression"
-    grid = { k = [2, 3, 5, 10] }
+    grid = { k = [2, 3, 5, 10] }            # optional: default, the step's declared grid
     fixed = { importance = [1, 2, 3] }      # optional settings kept constant
+
+Grid values are checked one by one against the step's parameter declarations
+(:mod:`sdckit.params`) before any combination is built; without ``grid`` a candidate sweeps
+the declared grid of the step's main parameter (:func:`sdckit.explore.sweep.default_grid`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SpecError
+from ..errors import ParameterError, SpecError
+from ..params import check_value, step_params
+from ..registry import step_class
 from ..spec import ReleaseSpec, spec_from_dict
-from .sweep import Candidate
+from .sweep import Candidate, default_grid
 
 _EXPLORE = {"risk", "utility", "threshold", "seeds", "refine", "directory", "n_jobs"}
 
@@ -75,13 +81,22 @@ def explore_spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", sour
         extra = set(c) - {"method", "grid", "fixed"}
         if extra:
             raise SpecError(f"candidates[{i}].{sorted(extra)[0]}: unknown key; the valid ones are fixed, grid, method")
-        grid = c.get("grid", {})
+        declared = {p.name: p for p in step_params(step_class(c["method"], where=f"candidates[{i}].method"))}
+        fixed = dict(c.get("fixed", {}))
+        grid = c["grid"] if "grid" in c else default_grid(c["method"], fixed)
         if not isinstance(grid, dict):
             raise SpecError(f"candidates[{i}].grid: must be a table of lists, got {grid!r}")
         for name, values in grid.items():
             if not isinstance(values, list) or not values:
                 raise SpecError(f"candidates[{i}].grid.{name}: must be a non-empty list of values, got {values!r}")
-        fixed = dict(c.get("fixed", {}))
+            if name not in declared:
+                raise SpecError(f"candidates[{i}].grid.{name}: unknown parameter of step {c['method']!r}; "
+                                f"the valid ones are {', '.join(sorted(declared))}")
+            for value in values:  # each value against its declaration, before any combination
+                try:
+                    check_value(c["method"], declared[name], value)
+                except ParameterError as exc:
+                    raise SpecError(f"candidates[{i}].{name}: must be {exc.rule}, got {value!r}") from None
         for key, value in fixed.items():  # file parameters are relative to the spec, as in steps
             if key.endswith("_file") and isinstance(value, str) and not Path(value).is_absolute():
                 fixed[key] = str(base_dir / value)

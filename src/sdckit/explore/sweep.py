@@ -51,8 +51,25 @@ class Candidate:
                 for combo in itertools.product(*(self.grid[n] for n in names))]
 
 
+def default_grid(method: str, fixed: dict[str, Any] | None = None) -> dict[str, list]:
+    """The grid a candidate sweeps when its spec gives none: the declared ``grid`` of the step's
+    first parameter that has one and is not in ``fixed`` (:func:`sdckit.params.param`), or no
+    grid (one setting) when the step declares none."""
+    from ..params import step_params
+    from ..registry import step_class
+
+    fixed = fixed or {}
+    for p in step_params(step_class(method, where=f"candidates[{method}].method")):
+        if p.grid and p.name not in fixed:
+            return {p.name: list(p.grid)}
+    return {}
+
+
 def _label(params: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in params.items())
+    """A setting as text for maps and tables: file parameters by their names only."""
+    from ..result import public_params
+
+    return ", ".join(f"{k}={v}" for k, v in public_params(dict(params)).items())
 
 
 def data_fingerprint(md: Microdata) -> str:
@@ -197,30 +214,24 @@ class Sweep:
     def _compute(self, tasks: list[tuple[str, dict, int]]) -> list[dict]:
         if not tasks:
             return []
-        progress = None
-        if self.progress:
-            from rich.progress import Progress
-            progress = Progress(transient=True)
-            progress.start()
-            bar = progress.add_task("sweep", total=len(tasks))
-        try:
+        from ..progress import disable_bars, task
+        from contextlib import nullcontext
+
+        # runs done out of total with an ETA: a bar on a terminal, events for listeners
+        with (nullcontext() if self.progress else disable_bars()), \
+                task("explore sweep", total=len(tasks)) as bar:
             if self.n_jobs == 1 or len(tasks) == 1:
                 out = []
                 for t in tasks:
                     out.append(_evaluate(t))
-                    if progress:
-                        progress.advance(bar)
+                    bar.advance()
                 return out
             ctx = multiprocessing.get_context("fork")
             with cf.ProcessPoolExecutor(max_workers=self.n_jobs, mp_context=ctx) as pool:
                 futures = [pool.submit(_evaluate, t) for t in tasks]
                 for f in cf.as_completed(futures):
-                    if progress:
-                        progress.advance(bar)
+                    bar.advance()
                 return [f.result() for f in futures]
-        finally:
-            if progress:
-                progress.stop()
 
 
 def pareto_front(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..microdata import DatasetMeta, Microdata
-from .atomic import atomic_write_with, refuse_overwrite
+from .atomic import register_input, atomic_write_with, refuse_overwrite
 
 READ_FORMATS = ("csv", "parquet", "sav", "dta", "sas7bdat")
 WRITE_FORMATS = ("csv", "parquet", "sav", "dta")
@@ -75,8 +75,12 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         raise InputError(f"{path}: cannot be read (permission denied).")
     if path.stat().st_size == 0:
         raise InputError(f"{path}: the file is empty; it must hold a header row and records.")
+    register_input(path)
+    if fmt == "csv":
+        _check_csv_header(path)
     column_labels: dict[str, str] = {}
     value_labels: dict[str, dict] = {}
+    missing_ranges: dict[str, list] = {}
     try:
         if fmt == "csv":
             df = pd.read_csv(path, usecols=columns, low_memory=False)
@@ -94,10 +98,16 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
             import pyreadstat
 
             if fmt == "sas7bdat":  # SAS keeps value formats in a separate catalog file
-                df, m = pyreadstat.read_sas7bdat(str(path), usecols=columns)
-            else:
-                reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
-                df, m = reader(str(path), apply_value_formats=False, usecols=columns)
+                catalog = _sas_catalog(path)
+                df, m = pyreadstat.read_sas7bdat(str(path), usecols=columns,
+                                                 catalog_file=None if catalog is None else str(catalog))
+            elif fmt == "sav":
+                # user-missing codes (e.g. -9 "refused") stay values; their declarations are kept
+                df, m = pyreadstat.read_sav(str(path), apply_value_formats=False, usecols=columns,
+                                            user_missing=True)
+                missing_ranges = {k: [dict(r) for r in v] for k, v in (m.missing_ranges or {}).items() if v}
+            else:  # Stata's extended missing values (.a-.z) are read as missing
+                df, m = pyreadstat.read_dta(str(path), apply_value_formats=False, usecols=columns)
             column_labels = {k: v for k, v in (m.column_names_to_labels or {}).items() if v}
             value_labels = {k: dict(v) for k, v in (m.variable_value_labels or {}).items()}
     except pd.errors.EmptyDataError:
@@ -111,13 +121,27 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         raise
     if df.shape[0] == 0:
         raise InputError(f"{path}: has a header but no records.")
+    dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()]
+    if len(dup):
+        raise InputError(f"{path}: the column name {str(dup[0])!r} appears more than once; column "
+                         "names must be unique: rename the repeated column.")
     if na_values:
         df = df.replace({v: np.nan for v in na_values if not _is_nan(v)})
         # "-9" in a CSV may have been read as int -9 or str "-9": replace both spellings
         df = df.replace({str(v): np.nan for v in na_values if not _is_nan(v)})
     meta = DatasetMeta(source=str(path), column_labels=column_labels, value_labels=value_labels,
-                       file_format=fmt)
+                       file_format=fmt, missing_ranges=missing_ranges)
     return df, meta
+
+
+def _sas_catalog(path: Path) -> Path | None:
+    """The SAS format catalog beside a ``.sas7bdat`` (same stem, ``.sas7bcat``), or
+    ``formats.sas7bcat`` in the same folder; None if there is none."""
+    for cand in (path.with_suffix(".sas7bcat"), path.with_name("formats.sas7bcat")):
+        if cand.is_file():
+            register_input(cand)
+            return cand
+    return None
 
 
 def _is_nan(v: Any) -> bool:
@@ -134,6 +158,41 @@ def _restore_keys(labels: dict) -> dict:
         except ValueError:
             out[k] = v
     return out
+
+
+def _check_csv_header(path: Path) -> None:
+    """Refuse repeated column names (pandas would silently rename the second 'sex' to 'sex.1')."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, csv.Error):
+        return  # the reader below reports unreadable files
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        name = name.strip()
+        if name in seen:
+            raise InputError(f"{path}: the column name {name!r} appears twice in the header (columns "
+                             f"{seen[name]} and {i}); column names must be unique: rename one.")
+        seen[name] = i
+
+
+def _integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """Float columns whose values are all whole numbers (missing values aside) as nullable ints,
+    so that codes read as 3 are written as 3, not 3.0 (a column with missing values is read as
+    float)."""
+    out = None
+    for col in frame.columns:
+        s = frame[col]
+        if pd.api.types.is_float_dtype(s.dtype):
+            v = s.to_numpy(dtype=float, na_value=np.nan)
+            fin = v[~np.isnan(v)]
+            if fin.size and np.all(np.isfinite(fin)) and np.all(fin == np.round(fin)) and np.abs(fin).max() < 2**53:
+                if out is None:
+                    out = frame.copy(deep=False)
+                out[col] = s.astype("Int64")
+    return frame if out is None else out
 
 
 def read_microdata(path: str | os.PathLike, *, file_format: str | None = None,
@@ -167,7 +226,7 @@ def write_data(data: pd.DataFrame | Microdata, path: str | os.PathLike, *,
 
     def writer(tmp: Path) -> None:
         if fmt == "csv":
-            frame.to_csv(tmp, index=False)
+            _integral_floats_as_ints(frame).to_csv(tmp, index=False)
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -179,17 +238,82 @@ def write_data(data: pd.DataFrame | Microdata, path: str | os.PathLike, *,
             md[_META_KEY] = json.dumps(stored).encode()
             pq.write_table(table.replace_schema_metadata(md), tmp)
         else:
-            import pyreadstat
-
-            fn = pyreadstat.write_sav if fmt == "sav" else pyreadstat.write_dta
-            fn(frame, str(tmp), column_labels=col_labels or None,
-               variable_value_labels=val_labels or None)
+            _write_labelled(frame, tmp, fmt, meta, col_labels, val_labels, path)
         n_written = count_records(tmp, fmt)
         if n_written != frame.shape[0]:
             raise InputError(f"{path}: wrote {n_written} records but the data hold {frame.shape[0]}; "
                              "nothing was written.")
 
     return atomic_write_with(path, writer)
+
+
+def _write_labelled(frame: pd.DataFrame, tmp: Path, fmt: str, meta: DatasetMeta,
+                    col_labels: dict, val_labels: dict, path: Path) -> None:
+    """Write SPSS ``.sav`` or Stata ``.dta`` with legal names, labels and missing-value codes.
+
+    Names the format refuses are legalised (:func:`sdckit.io.labels.legal_names`) and the
+    original name becomes the variable label where the file gave none; whole-number float
+    columns are written as integers; value labels whose codes do not fit the column's type
+    are left out (Stata labels integers only); SPSS user-missing declarations are written back.
+    """
+    import pyreadstat
+
+    from .labels import legal_names
+
+    names = legal_names(frame.columns, fmt)
+    out = _integral_floats_as_ints(frame).rename(columns=names)
+    max_label = 80 if fmt == "dta" else 256  # Stata's and SPSS's variable-label limits
+    labels = {names[c]: str(col_labels.get(c) or c)[:max_label] for c in names
+              if col_labels.get(c) or names[c] != c}
+    values: dict[str, dict] = {}
+    for c, d in val_labels.items():
+        col = out[names[c]]
+        numeric = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+        if numeric:
+            keep = {k: str(v) for k, v in d.items()
+                    if isinstance(k, (int, float, np.integer, np.floating)) and not _is_nan(float(k))
+                    and (fmt == "sav" or float(k).is_integer())}
+            keep = {(int(k) if float(k).is_integer() else float(k)): v for k, v in keep.items()}
+        else:
+            keep = {k: str(v) for k, v in d.items() if isinstance(k, str)} if fmt == "sav" else {}
+        if keep:
+            values[names[c]] = keep
+    formats: dict[str, str] = {}
+    for c in out.columns:  # pyreadstat writes bool as text: write 0/1 integers instead
+        if pd.api.types.is_bool_dtype(out[c].dtype):
+            out[c] = out[c].astype("Int64")
+        if pd.api.types.is_integer_dtype(out[c].dtype):
+            # whole-number codes stay integers: SPSS format F<w>.0, Stata long (int32)
+            v = out[c].dropna()
+            lo, hi = (int(v.min()), int(v.max())) if len(v) else (0, 0)
+            if fmt == "sav":
+                formats[c] = f"F{min(40, max(len(str(lo)), len(str(hi)), 1))}.0"
+            elif -2_147_483_647 <= lo and hi <= 2_147_483_620:  # Stata long's range
+                out[c] = out[c].astype("Int32" if out[c].isna().any() else "int32")
+        elif out[c].dtype == object:
+            s = out[c]
+            kinds = {type(v) for v in s.dropna()}
+            if len(kinds) > 1 or (kinds and not kinds <= {str}):
+                out[c] = s.map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v))
+    try:
+        if fmt == "sav":
+            ranges = {}
+            for c, rs in (meta.missing_ranges or {}).items():
+                if c in names and pd.api.types.is_numeric_dtype(out[names[c]].dtype):
+                    spec = [r["lo"] if r.get("lo") == r.get("hi") else {"lo": r["lo"], "hi": r["hi"]} for r in rs]
+                    ranges[names[c]] = spec
+            pyreadstat.write_sav(out, str(tmp), column_labels=labels or None,
+                                 variable_value_labels=values or None, missing_ranges=ranges or None,
+                                 variable_format=formats or None)
+        else:
+            pyreadstat.write_dta(out, str(tmp), column_labels=labels or None,
+                                 variable_value_labels=values or None)
+    except Exception as exc:
+        if type(exc).__module__.startswith("pyreadstat") or isinstance(exc, (ValueError, TypeError, OverflowError)):
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"{path}: cannot be written as {fmt}: {first}; write CSV or Parquet "
+                             "instead, or fix the column named in the message.") from None
+        raise
 
 
 def count_records(path: str | os.PathLike, file_format: str) -> int:

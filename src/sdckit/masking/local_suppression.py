@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import seed_sequence
-from .._validation import check_bool, check_float, check_int, check_names, param_error
+from .._validation import param_error
 from ..errors import InputError, SolverError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from ..risk.missing import wildcard_frequencies
@@ -180,7 +181,11 @@ def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Seque
     return out, float(h.getInfo().objective_function_value), status
 
 
-@register_step("local_suppression")
+#: largest input of ``method = "exact"`` (the limit of :func:`exact_local_suppression`)
+EXACT_MAX_RECORDS = 400
+
+
+@register_step("local_suppression", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class LocalSuppression:
     """Suppress key values (set them to missing) until the data are k-anonymous.
@@ -202,6 +207,15 @@ class LocalSuppression:
         k-anonymous (group testing; default True).
     max_restore_checks : int
         Budget of frequency computations for the restore pass.
+    algorithm : {"greedy", "exact"}
+        ``"greedy"``: the heuristic above. ``"exact"``: the minimum number of suppressed
+        values by the MILP of :func:`exact_local_suppression` (HiGHS), for small data only
+        (at most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k); ``importance``
+        then only breaks ties between patterns with the same number of suppressions.
+    time_limit : float > 0
+        Seconds HiGHS may spend on the exact MILP. When it stops at the limit without proving
+        optimality, the greedy pattern is computed too and the one with fewer suppressions is
+        released; the summary says ``optimal = false`` and which ``pattern`` was used.
 
     Notes
     -----
@@ -216,24 +230,57 @@ class LocalSuppression:
     Hundepool, A. et al. (2012). *Statistical Disclosure Control*, Wiley, section 3.4.5.
     """
 
-    k: int = 3
-    importance: Sequence[int] | None = None
-    use_weights: bool = False
-    batch_share: float = 0.1
-    restore: bool = True
-    max_restore_checks: int = 200
+    k: int = param(3, kind="int", low=2, unit="records", symbol="k", grid=(2, 3, 5, 10),
+                   help="every record's f_k (missing values as wildcards) must reach k")
+    importance: Sequence[int] | None = param(None, kind="int_list", low=1, nullable=True,
+                                             help="one rank per key variable (1 = most important, "
+                                                  "suppressed last)")
+    use_weights: bool = param(False, kind="bool", help="require F_k >= k (weighted frequencies) "
+                                                       "instead of f_k >= k")
+    batch_share: float = param(0.1, kind="float", low=0.0, high=1.0, low_open=True, advanced=True,
+                               unit="share of violating records",
+                               help="violating records treated between two frequency updates")
+    restore: bool = param(True, kind="bool", advanced=True,
+                          help="give back every suppressed value whose return keeps k-anonymity")
+    max_restore_checks: int = param(200, kind="int", low=0, advanced=True,
+                                    help="budget of frequency computations for the restore pass")
+    algorithm: str = param("greedy", kind="choice", choices=("greedy", "exact"),
+                        help="greedy heuristic, or the exact minimum by MILP (small data only)")
+    time_limit: float = param(60.0, kind="float", low=0.0, low_open=True, unit="seconds",
+                              advanced=True, help="time limit of the exact MILP")
 
     def __post_init__(self) -> None:
-        check_int("LocalSuppression", "k", self.k, min_value=2)
-        check_bool("LocalSuppression", "use_weights", self.use_weights)
-        check_bool("LocalSuppression", "restore", self.restore)
-        check_int("LocalSuppression", "max_restore_checks", self.max_restore_checks, min_value=0)
-        check_float("LocalSuppression", "batch_share", self.batch_share, low=0.0, high=1.0, low_open=True)
-        if self.importance is not None:
-            if not isinstance(self.importance, Sequence) or not all(
-                    isinstance(i, int) and not isinstance(i, bool) and i >= 1 for i in self.importance):
-                raise param_error("LocalSuppression", "importance", "a list of ints >= 1 (one per key)",
-                                  self.importance)
+        check_params(self)
+        if self.algorithm == "exact" and self.use_weights:
+            raise param_error("LocalSuppression", "use_weights",
+                              "false with algorithm 'exact' (the MILP counts records, f_k)", self.use_weights)
+
+    def _exact(self, before: list[np.ndarray], importance: list[int]) -> tuple[list[np.ndarray], dict]:
+        """Run the exact MILP: minimum count, ties broken by importance (cost 1 + delta * rank)."""
+        n, m = before[0].size, len(before)
+        if n > EXACT_MAX_RECORDS:
+            raise InputError(f"local_suppression: algorithm 'exact' is for at most {EXACT_MAX_RECORDS} "
+                             f"records (the MILP has n(n-1)/2 pair variables); the data have {n}. "
+                             "Use algorithm = \"greedy\".")
+        if any((c < 0).any() for c in before):
+            raise InputError("local_suppression: algorithm 'exact' needs complete key values; the input "
+                             "already has missing keys. Use algorithm = \"greedy\".")
+        # cost_v = 1 + delta (m + 1 - r_v): the total tie-break term n m * delta * m < 1, so the
+        # minimum number of suppressions comes first; among equal counts the less important
+        # variables (larger rank r_v) are suppressed
+        delta = 1.0 / (n * m * m + 1)
+        costs = [1.0 + delta * (m + 1 - r) for r in importance]
+        try:
+            after, objective, status = exact_local_suppression(before, self.k, costs=costs,
+                                                               time_limit=self.time_limit)
+        except SolverError as exc:  # no pattern within the time limit: the greedy one is used
+            return None, {"solver_status": str(exc), "optimal": False}
+        ncat = [int(max(c.max(initial=-1), -1)) + 1 for c in before]
+        if not (_fk(list(after), ncat, None) >= self.k).all():
+            # stopped at the limit without a feasible pattern (HiGHS returns what it has)
+            return None, {"solver_status": status, "optimal": False}
+        return after, {"solver_status": status, "objective": objective,
+                       "optimal": status == "Optimal", "pattern": "milp"}
 
     def apply(self, microdata: Microdata, *, rng=None) -> StepResult:
         keys = list(microdata.key_vars)
@@ -254,12 +301,25 @@ class LocalSuppression:
         ss, record = seed_sequence(rng)
         before = [microdata.codes(v) for v in keys]
         gen = np.random.default_rng(ss)
-        after, rounds = suppress_to_k(before, ncat, self.k, importance, weights=weights,
-                                      batch_share=self.batch_share, rng=gen)
-        n_restored = 0
-        if self.restore:
-            after, n_restored = restore_suppressions(before, after, ncat, self.k, weights=weights, rng=gen,
-                                                     max_checks=self.max_restore_checks)
+        exact_info: dict = {}
+        after, rounds, n_restored = None, 0, 0
+        if self.algorithm == "exact":
+            after, exact_info = self._exact(before, importance)
+        if not exact_info.get("optimal", False):
+            # the greedy pass; with algorithm "exact" only when the MILP proved nothing (time limit):
+            # then the pattern with fewer suppressions is released and the summary says which
+            greedy, rounds = suppress_to_k(before, ncat, self.k, importance, weights=weights,
+                                           batch_share=self.batch_share, rng=gen)
+            if self.restore:
+                greedy, n_restored = restore_suppressions(before, greedy, ncat, self.k, weights=weights,
+                                                          rng=gen, max_checks=self.max_restore_checks)
+            n_sup = [int(sum(int((c < 0).sum()) for c in x)) if x is not None else None for x in (after, greedy)]
+            if after is None or n_sup[1] < n_sup[0]:
+                after = greedy
+                if exact_info:
+                    exact_info["pattern"] = "greedy"
+            else:
+                rounds, n_restored = 0, 0
         out = microdata.with_codes(dict(zip(keys, after)))
         per_var = {v: int(((a < 0) & (b >= 0)).sum()) for v, a, b in zip(keys, after, before)}
         check = check_k_anonymity_wildcard(after, ncat, self.k, weights)
@@ -268,12 +328,14 @@ class LocalSuppression:
                    "records_with_suppression": int(np.any([(a < 0) & (b >= 0) for a, b in zip(after, before)], axis=0).sum()),
                    "importance": dict(zip(keys, map(int, importance))), "rounds": rounds,
                    "restored": n_restored,
-                   "k_violations_after": check.value}
+                   "k_violations_after": check.value, "algorithm": self.algorithm, **exact_info}
         guarantees = (check, Guarantee("only_suppressed", "key values are only ever set to missing",
                                        changed_ok, changed_ok))
         params = {"k": self.k, "importance": dict(zip(keys, map(int, importance))),
                   "use_weights": self.use_weights, "batch_share": self.batch_share,
-                  "restore": self.restore}
+                  "restore": self.restore, "algorithm": self.algorithm}
+        if self.algorithm == "exact":
+            params["time_limit"] = self.time_limit
         return StepResult("local_suppression", out, params, summary, guarantees, record)
 
 

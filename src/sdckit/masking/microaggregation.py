@@ -15,9 +15,10 @@ import numba
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_names
+from .._validation import check_choice, check_int
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
 from ._numeric import ContinuousResult, _names, check_numeric, moments_summary, select_numeric, standardise, strata_rows
@@ -748,7 +749,7 @@ class MicroaggregationResult(ContinuousResult):
     labels: tuple = ()
 
 
-@register_step("microaggregation")
+@register_step("microaggregation", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Microaggregation:
     """Microaggregation of numeric variables with minimum group size k.
@@ -789,25 +790,24 @@ class Microaggregation:
     microaggregation. *IEEE TKDE* 15(4), 1043-1044.
     """
 
-    k: int = 3
-    variables: Sequence[str] | None = None
-    algorithm: str = "mdav"
-    variables_per_group: int | None = None
-    aggregate: str = "mean"
-    missing: str = "refuse"
-    block: int = 50_000
+    k: int = param(3, kind="int", low=2, unit="records", symbol="k", grid=(3, 5, 10),
+                   help="minimum group size; every group has k to 2k - 1 records")
+    variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
+                                            help="numeric variables (default: the numeric_vars role)")
+    algorithm: str = param("mdav", kind="choice", choices=METHODS,
+                           help="MDAV, MDAV within principal-axis cells, or optimal univariate")
+    variables_per_group: int | None = param(None, kind="int", low=1, nullable=True, advanced=True,
+                                            help="microaggregate the variables this many at a time")
+    aggregate: str = param("mean", kind="choice", choices=("mean", "median"),
+                           help="value given to every member of a group")
+    missing: str = param("refuse", kind="choice", choices=("refuse", "separate"),
+                         help="records with missing values: refused, or grouped by missingness pattern")
+    block: int = param(50_000, kind="int", low=4, unit="records", advanced=True,
+                       help="largest cell of mdav_partitioned (at least 2k)")
 
     def __post_init__(self) -> None:
-        o = "Microaggregation"
-        check_int(o, "k", self.k, min_value=2)
-        check_choice(o, "algorithm", self.algorithm, METHODS)
-        check_choice(o, "aggregate", self.aggregate, ("mean", "median"))
-        check_choice(o, "missing", self.missing, ("refuse", "separate"))
-        check_int(o, "block", self.block, min_value=2 * self.k)
-        if self.variables_per_group is not None:
-            check_int(o, "variables_per_group", self.variables_per_group, min_value=1)
-        if self.variables is not None:
-            object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
+        check_params(self)
+        check_int("Microaggregation", "block", self.block, min_value=2 * self.k)  # needs k
 
     def apply(self, microdata: Microdata, *, rng=None) -> MicroaggregationResult:  # noqa: ARG002 (deterministic)
         where = "microaggregation"

@@ -37,9 +37,10 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from .._random import seed_sequence
-from .._validation import check_choice, check_float, check_int, check_names, close_names, param_error
+from .._validation import check_float, close_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..result import Guarantee, StepResult
 
 OWNER = "NeighbourResampling"
@@ -431,51 +432,56 @@ class NeighbourResampling:
     github.com/matloff/statdb (Neighbors.R).
     """
 
-    eps: float | None = None
-    q: float = 1.0
-    selection: str = "exact"
-    variables: Sequence[str] = ()
-    categorical: Sequence[str] | None = None
-    weights: Mapping[str, float] = field(default_factory=dict)
-    neighbourhood: str = "radius"
-    k: int = 10
-    no_neighbour: str = "suppress"
-    min_neighbours: int | None = None
-    eps_column: str | None = None
-    probe: int = 32
-    max_groups: int = 4096
-    chunk_size: int = 65_536
-    workers: int = 1
+    eps: float | None = param(None, kind="float", low=0.0, low_open=True, nullable=True,
+                              symbol="epsilon", grid=(0.1, 0.2, 0.3, 0.5),
+                              unit="standardised, weighted distance",
+                              help="neighbourhood radius (required for radius neighbourhoods "
+                                   "without eps_column)")
+    q: float = param(1.0, kind="float", low=0.0, high=1.0, low_open=True, symbol="q",
+                     unit="share of records", grid=(0.25, 0.5, 1.0),
+                     help="share of records modified (modprop)")
+    selection: str = param("exact", kind="choice", choices=("exact", "bernoulli"),
+                           help="exactly floor(n q) records, or each record with probability q")
+    variables: Sequence[str] = param((), kind="columns",
+                                     help="variables in the distance and resampled (default: all "
+                                          "but the weight and household roles)")
+    categorical: Sequence[str] | None = param(None, kind="columns", nullable=True, allow_empty=True,
+                                              help="variables treated as categories (default: key "
+                                                   "variables and non-numeric columns)")
+    weights: Mapping[str, float] = param({}, kind="mapping",
+                                         help="per-variable weight >= 0 of the standardised "
+                                              "coordinate (wts); default 1")
+    neighbourhood: str = param("radius", kind="choice", choices=("radius", "knn"),
+                               help="records within eps, or the k nearest other records")
+    k: int = param(10, kind="int", low=1, unit="records", symbol="k",
+                   help="neighbourhood size for knn and for the no_neighbour='knn' fallback")
+    no_neighbour: str = param("suppress", kind="choice", choices=("suppress", "knn"),
+                              help="a selected record with no neighbour within eps: set missing, "
+                                   "or resample from its k nearest")
+    min_neighbours: int | None = param(None, kind="int", low=1, nullable=True, symbol="m",
+                                       unit="records",
+                                       help="per-record radius reaching at least this many records")
+    eps_column: str | None = param(None, kind="column", nullable=True, advanced=True,
+                                   help="numeric column holding a per-record radius")
+    probe: int = param(32, kind="int", low=1, advanced=True,
+                       help="ball members read by the bounded k-NN query (speed only)")
+    max_groups: int = param(4096, kind="int", low=0, advanced=True,
+                            help="search per categorical combination up to this many combinations "
+                                 "(speed only)")
+    chunk_size: int = param(65_536, kind="int", low=1, unit="records", advanced=True,
+                            help="records queried at a time (memory only)")
+    workers: int = param(1, kind="int", low=-1, advanced=True,
+                         help="threads of the KD-tree queries, -1 = all cores (speed only)")
 
     def __post_init__(self) -> None:
+        check_params(self)
         owner = type(self).__name__
-        check_choice(owner, "neighbourhood", self.neighbourhood, ("radius", "knn"))
-        if self.eps is not None:
-            check_float(owner, "eps", self.eps, low=0.0, low_open=True)
-        elif self.neighbourhood == "radius" and self.eps_column is None:
+        if self.eps is None and self.neighbourhood == "radius" and self.eps_column is None:
             raise param_error(owner, "eps", "a number > 0 (the neighbourhood radius) for "
                               "neighbourhood 'radius' without eps_column", self.eps)
-        check_float(owner, "q", self.q, low=0.0, high=1.0, low_open=True)
-        check_choice(owner, "selection", self.selection, ("exact", "bernoulli"))
-        check_choice(owner, "no_neighbour", self.no_neighbour, ("suppress", "knn"))
-        object.__setattr__(self, "variables", check_names(owner, "variables", self.variables, allow_empty=True))
-        if self.categorical is not None:
-            object.__setattr__(self, "categorical",
-                               check_names(owner, "categorical", self.categorical, allow_empty=True))
-        if not isinstance(self.weights, Mapping):
-            raise param_error(owner, "weights", "a mapping of column name to weight >= 0", self.weights)
         for name, w in self.weights.items():
             check_float(owner, f"weights[{name!r}]", w, low=0.0)
         object.__setattr__(self, "weights", {str(k): float(v) for k, v in self.weights.items()})
-        check_int(owner, "k", self.k, min_value=1)
-        if self.min_neighbours is not None:
-            check_int(owner, "min_neighbours", self.min_neighbours, min_value=1)
-        if self.eps_column is not None:
-            check_names(owner, "eps_column", self.eps_column)
-        check_int(owner, "probe", self.probe, min_value=1)
-        check_int(owner, "max_groups", self.max_groups, min_value=0)
-        check_int(owner, "chunk_size", self.chunk_size, min_value=1)
-        check_int(owner, "workers", self.workers, min_value=-1)
         if self.workers == 0:
             raise param_error(owner, "workers", "an int >= 1 or -1 (all cores)", self.workers)
 

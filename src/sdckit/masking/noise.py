@@ -27,22 +27,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import RngLike, block_normals, seed_sequence
-from .._validation import check_choice, check_float, check_names, param_error
+from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
+from ._moments import exact_scale, psd_factor
 from ._numeric import ContinuousResult, check_numeric, moments_summary, select_numeric, standardise
 
 METHODS = ("additive", "correlated", "multiplicative")
 RESTORE = ("none", "kim", "exact")
-
-
-def _psd_factor(S: np.ndarray) -> np.ndarray:
-    """A factor F with F F^T = S for a positive semi-definite S (eigen-decomposition, so
-    singular covariance matrices are accepted)."""
-    vals, vecs = np.linalg.eigh(S)
-    return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
 def kim_factor(level: float) -> float:
@@ -95,9 +90,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         raise InputError(f"{owner}: needs at least 2 records to measure the variables' spread; got {n}.")
     # draws and moments shared with the Dask engine, so both release the same values bit for
     # bit: column j's normals are Phi^-1 of the block uniforms of child j of the stream, and
-    # means / sds / covariance come from exact (double-double) sums
-    from ..engine.masking import exact_scale
-
+    # means / sds / covariance come from exact (double-double) sums (masking._moments)
     ss, _ = seed_sequence(rng)
     if method == "multiplicative":
         Z = X * (1.0 + np.sqrt(level) * block_normals(ss, 0, n, p))         # f ~ N(1, level)
@@ -114,7 +107,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         if method == "additive":
             E *= np.sqrt(level) * sd                                        # e_j ~ N(0, level s_j^2)
         else:
-            E = np.einsum("il,jl->ij", E, np.sqrt(level) * _psd_factor(S))  # e = F u ~ N(0, level Sigma)
+            E = np.einsum("il,jl->ij", E, np.sqrt(level) * psd_factor(S))  # e = F u ~ N(0, level Sigma)
         E += X
         Z = E
     if restore == "kim":
@@ -184,7 +177,7 @@ class NoiseResult(ContinuousResult):
     """Noise addition result (the summary holds the realised noise level per variable)."""
 
 
-@register_step("noise")
+@register_step("noise", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Noise:
     """Add random noise to numeric variables.
@@ -217,15 +210,23 @@ class Noise:
     :func:`add_noise_array`.
     """
 
-    level: float = 0.1
-    variables: Sequence[str] | None = None
-    kind: str = "correlated"
-    restore: str = "none"
+    level: float = param(0.1, kind="float", low=0.0, low_open=True, unit="share of variance",
+                         grid=(0.01, 0.05, 0.1, 0.25, 0.5),
+                         help="noise variance relative to the data's variance")
+    variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
+                                            help="numeric variables (default: the numeric_vars role)")
+    kind: str = param("correlated", kind="choice", choices=METHODS,
+                      help="noise model: additive, correlated (Kim) or multiplicative")
+    restore: str = param("none", kind="choice", choices=RESTORE,
+                         help="after the noise: nothing, Kim's transformation (correlated only), "
+                              "or an exact match of means and covariances")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "level", _check_settings("Noise", self.level, self.kind, self.restore))
-        if self.variables is not None:
-            object.__setattr__(self, "variables", check_names("Noise", "variables", self.variables))
+        check_params(self)
+        if self.restore == "kim" and self.kind != "correlated":
+            raise param_error("Noise", "restore", "'kim' only with method 'correlated' (Kim's "
+                              "transformation restores covariances only for noise with the data's "
+                              "covariance)", self.restore)
 
     def apply(self, microdata: Microdata, *, rng=None) -> NoiseResult:
         names, X, _ = select_numeric(microdata, self.variables, where="noise",

@@ -20,8 +20,9 @@ import numba
 import numpy as np
 
 from .._random import RngLike, seed_sequence
-from .._validation import check_float, check_names, param_error
+from .._validation import check_float, param_error
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
 from ._numeric import ContinuousResult, check_numeric, moments_summary, select_numeric, strata_rows
@@ -230,7 +231,7 @@ class RankSwapResult(ContinuousResult):
     """A rank swap's result (the summary holds the swap window and the moments)."""
 
 
-@register_step("rank_swap")
+@register_step("rank_swap", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class RankSwap:
     """Rank swapping of numeric variables (Moore 1996), each variable on its own.
@@ -258,22 +259,23 @@ class RankSwap:
     microdata sets. U.S. Census Bureau, Report RR96/04.
     """
 
-    p: float = 5.0
-    variables: Sequence[str] | None = None
-    top_percent: float = 0.0
-    bottom_percent: float = 0.0
+    p: float = param(5.0, kind="float", low=0.0, high=100.0, low_open=True, symbol="p",
+                     unit="percent of ranks", grid=(1.0, 5.0, 10.0, 15.0),
+                     help="maximum rank distance of a swap, as a percentage of the values present")
+    variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
+                                            help="numeric variables (default: the numeric_vars role)")
+    top_percent: float = param(0.0, kind="float", low=0.0, high=100.0, unit="percent",
+                               advanced=True,
+                               help="share of the largest values replaced by their mean first")
+    bottom_percent: float = param(0.0, kind="float", low=0.0, high=100.0, unit="percent",
+                                  advanced=True,
+                                  help="share of the smallest values replaced by their mean first")
 
     def __post_init__(self) -> None:
-        o = "RankSwap"
-        object.__setattr__(self, "p", _check_percent(o, "p", self.p, allow_zero=False))
-        object.__setattr__(self, "top_percent", _check_percent(o, "top_percent", self.top_percent, allow_zero=True))
-        object.__setattr__(self, "bottom_percent",
-                           _check_percent(o, "bottom_percent", self.bottom_percent, allow_zero=True))
+        check_params(self)
         if self.top_percent + self.bottom_percent >= 100.0:
-            raise param_error(o, "top_percent + bottom_percent", "below 100",
+            raise param_error("RankSwap", "top_percent + bottom_percent", "below 100",
                               self.top_percent + self.bottom_percent)
-        if self.variables is not None:
-            object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
 
     def apply(self, microdata: Microdata, *, rng=None) -> RankSwapResult:
         names, X, strata = select_numeric(microdata, self.variables, where="rank_swap", allow_nan=True)

@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_names, param_error
+from .._validation import param_error
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from .hierarchy import read_hierarchy
@@ -48,7 +49,7 @@ def _fmt_bound(b: float) -> str:
     return _text(b) if math.isfinite(b) else ("inf" if b > 0 else "-inf")
 
 
-@register_step("recode")
+@register_step("recode", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Recode:
     """Global recoding of one variable, in one of four modes.
@@ -91,39 +92,56 @@ class Recode:
     practice: the ARX data anonymization tool (generalisation hierarchies).
     """
 
-    variable: str
-    mapping: Mapping[str, Sequence[Any]] | None = None
-    hierarchy_file: str | None = None
-    level: int | None = None
-    breaks: Sequence[float] | None = None
-    labels: Sequence[str] | None = None
-    closed: str = "left"
-    top: float | None = None
-    bottom: float | None = None
-    top_value: float | None = None
-    bottom_value: float | None = None
+    variable: str = param(kind="column", help="the column to recode")
+    mapping: Mapping[str, Sequence[Any]] | None = param(
+        None, kind="mapping", nullable=True, help="merge categories: {new_label = [old values]}")
+    hierarchy_file: str | None = param(None, kind="path", nullable=True,
+                                       help="ARX-style hierarchy file (raw value, then one column "
+                                            "per level); with level")
+    level: int | None = param(None, kind="int", low=1, nullable=True,
+                              help="hierarchy level to generalise to (1 = first level above the "
+                                   "raw values)")
+    breaks: Sequence[float] | None = param(None, kind="float_list", nullable=True,
+                                           help="bin a numeric variable between consecutive "
+                                                "breaks (inf and -inf for open ends)")
+    labels: Sequence[str] | None = param(None, kind="str_list", nullable=True,
+                                         help="one label per interval (with breaks)")
+    closed: str = param("left", kind="choice", choices=("left", "right"),
+                        help="with breaks: intervals [a, b) or (a, b]")
+    top: float | None = param(None, kind="float", nullable=True,
+                              help="top coding: values above top become top (or top_value)")
+    bottom: float | None = param(None, kind="float", nullable=True,
+                                 help="bottom coding: values below bottom become bottom "
+                                      "(or bottom_value)")
+    top_value: float | None = param(None, kind="float", nullable=True, advanced=True,
+                                    help="replacement value for top coding")
+    bottom_value: float | None = param(None, kind="float", nullable=True, advanced=True,
+                                       help="replacement value for bottom coding")
+    others: str | None = param(None, kind="str", nullable=True,
+                               help="with a mapping: what values it does not list become: \"keep\" "
+                                    "(released as they are) or a label (e.g. \"other\"); unset, "
+                                    "an unlisted value is an error")
 
     #: a global recoding is published: an intruder applies it to what they know
     global_recode: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
+        check_params(self)
         owner = "Recode"
-        check_names(owner, "variable", self.variable)
         modes = [self.mapping is not None, self.hierarchy_file is not None, self.breaks is not None,
                  self.top is not None or self.bottom is not None]
         if sum(modes) != 1:
             raise param_error(owner, "mapping", "given alone: set exactly one of mapping, "
                               "hierarchy_file (with level), breaks, or top/bottom", self.mapping)
-        check_choice(owner, "closed", self.closed, ("left", "right"))
         if self.mapping is not None:
             self._check_mapping()
-        if self.hierarchy_file is not None:
-            if self.level is None:
-                raise param_error(owner, "level", "an int >= 1 when hierarchy_file is given", None)
-            check_int(owner, "level", self.level, min_value=1)
+        if self.others is not None and self.mapping is None:
+            raise param_error(owner, "others", "set only with a mapping", self.others)
+        if self.hierarchy_file is not None and self.level is None:
+            raise param_error(owner, "level", "an int >= 1 when hierarchy_file is given", None)
         if self.breaks is not None:
             b = list(self.breaks)
-            if len(b) < 2 or any(not isinstance(x, (int, float)) or isinstance(x, bool) for x in b):
+            if len(b) < 2:
                 raise param_error(owner, "breaks", "a list of at least 2 numbers", self.breaks)
             if any(x >= y for x, y in zip(b, b[1:])):
                 raise param_error(owner, "breaks", "strictly increasing", self.breaks)
@@ -155,9 +173,16 @@ class Recode:
             raise InputError(f"recode: {self.variable!r} has no values {unknown!r}; its values are "
                              f"{sorted(map(str, cats))[:20]}{' ...' if len(cats) > 20 else ''}.")
         text = any(isinstance(k, str) for k in self.mapping)
+        unlisted = [c for c in cats if not any(_same(o, c) for olds in self.mapping.values() for o in olds)]
+        if unlisted and self.others is None:
+            shown = ", ".join(map(repr, sorted(map(_text, unlisted))[:20]))
+            raise InputError(f"recode: the mapping of {self.variable!r} does not list the values {shown}"
+                             f"{' ...' if len(unlisted) > 20 else ''}; list them in the mapping, or say what they "
+                             "become with others = \"keep\" or others = \"<label>\".")
         lookup = {}
         for c in cats:
-            target = next((label for label, olds in self.mapping.items() if any(_same(o, c) for o in olds)), c)
+            default = c if self.others in (None, "keep") else self.others
+            target = next((label for label, olds in self.mapping.items() if any(_same(o, c) for o in olds)), default)
             lookup[c] = _text(target) if text else target
         out = col.map(lookup)
         return out, set(lookup.values())
@@ -233,6 +258,7 @@ class Recode:
             "labels": None if self.labels is None else list(self.labels),
             "closed": self.closed if self.breaks is not None else None, "top": self.top,
             "bottom": self.bottom, "top_value": self.top_value, "bottom_value": self.bottom_value,
+            "others": self.others,
         }.items() if v is not None}
         return StepResult("recode", out, params, summary, tuple(guarantees))
 

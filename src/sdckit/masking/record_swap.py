@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 
 from .._random import seed_sequence
-from .._validation import check_bool, check_float, check_int, check_names, param_error
+from .._validation import check_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from ..risk.frequencies import dense_groups, frequencies_from_codes
@@ -89,7 +90,7 @@ class SwapResult(StepResult):
     household_risk_level: np.ndarray | None = None
 
 
-@register_step("record_swap")
+@register_step("record_swap", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class RecordSwap:
     """Targeted record swapping of households between nearby areas.
@@ -144,21 +145,36 @@ class RecordSwap:
     ``recordSwap`` (Gussenbauer), whose parameters this step mirrors.
     """
 
-    hierarchy: Sequence[str]
-    similar: Sequence = ()
-    risk_variables: Sequence[str] = ()
-    swap_rate: float = 0.05
-    k_anonymity: int = 3
-    household: str | None = None
-    carry_along: Sequence[str] = ()
-    allow_across_top: bool = False
-    swap_all_risky: bool = True
-    max_probe: int = 256
+    hierarchy: Sequence[str] = param(kind="columns",
+                                     help="geography from the top level down; exchanged between "
+                                          "partner households")
+    similar: Sequence = param((), kind="any",
+                              help="swapping key: column names, or a list of such lists tried in "
+                                   "order")
+    risk_variables: Sequence[str] = param((), kind="columns",
+                                          help="uniques key used with the geography to find "
+                                               "records at risk")
+    swap_rate: float = param(0.05, kind="float", low=0.0, high=1.0, unit="share of households",
+                             grid=(0.01, 0.05, 0.1, 0.2),
+                             help="target share of households whose geography is exchanged")
+    k_anonymity: int = param(3, kind="int", low=1, symbol="k", unit="records", grid=(2, 3, 5),
+                             help="a record is at risk when (geography, risk_variables) occurs "
+                                  "fewer than k times")
+    household: str | None = param(None, kind="column", nullable=True,
+                                  help="household id column (default: the household role)")
+    carry_along: Sequence[str] = param((), kind="columns",
+                                       help="household-level variables exchanged with the geography")
+    allow_across_top: bool = param(False, kind="bool",
+                                   help="allow partners in another top-level area")
+    swap_all_risky: bool = param(True, kind="bool",
+                                 help="swap every household at risk even beyond swap_rate")
+    max_probe: int = param(256, kind="int", low=1, advanced=True,
+                           help="candidates a donor search probes before moving up a level")
     _profiles: tuple = field(init=False, repr=False, default=())
 
     def __post_init__(self) -> None:
+        check_params(self)
         owner = "RecordSwap"
-        object.__setattr__(self, "hierarchy", check_names(owner, "hierarchy", self.hierarchy))
         sim = self.similar
         if isinstance(sim, str) or (isinstance(sim, Sequence) and sim and all(isinstance(s, str) for s in sim)):
             profiles = (check_names(owner, "similar", sim),)
@@ -167,17 +183,6 @@ class RecordSwap:
         else:
             raise param_error(owner, "similar", "a list of column names or a list of such lists", sim)
         object.__setattr__(self, "_profiles", profiles)
-        object.__setattr__(self, "risk_variables",
-                           check_names(owner, "risk_variables", self.risk_variables, allow_empty=True))
-        object.__setattr__(self, "carry_along",
-                           check_names(owner, "carry_along", self.carry_along, allow_empty=True))
-        check_float(owner, "swap_rate", self.swap_rate, low=0.0, high=1.0)
-        check_int(owner, "k_anonymity", self.k_anonymity, min_value=1)
-        check_int(owner, "max_probe", self.max_probe, min_value=1)
-        check_bool(owner, "allow_across_top", self.allow_across_top)
-        check_bool(owner, "swap_all_risky", self.swap_all_risky)
-        if self.household is not None:
-            check_names(owner, "household", self.household)
 
     # ------------------------------------------------------------------ helpers
     def _columns(self, md: Microdata) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._validation import check_names, close_names
+from .._validation import close_names
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 
 
-@register_step("remove")
+@register_step("remove", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class RemoveVariables:
     """Drop columns from the release, e.g. names, addresses or record ids.
@@ -33,10 +34,10 @@ class RemoveVariables:
     (direct identifiers are removed before any other protection).
     """
 
-    variables: Sequence[str]
+    variables: Sequence[str] = param(kind="columns", help="columns to drop (not columns holding a role)")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "variables", check_names("RemoveVariables", "variables", self.variables))
+        check_params(self)
 
     def apply(self, microdata: Microdata, *, rng=None) -> StepResult:  # noqa: ARG002 (deterministic)
         for var in self.variables:

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._validation import check_names, param_error
+from .._validation import param_error
+from ..params import param
 from ..registry import register_step
 from ..result import jsonable
 from ..risk.tracking import TrackingReport, track_records
@@ -56,7 +57,8 @@ class NeighbourStepResult(NeighbourResult):
                 "<p>Original values are not shown.</p>" + self.tracking.report_html())
 
 
-@register_step("neighbours")
+@register_step("neighbours", dask_note="each record is resampled from its neighbours within "
+               "distance epsilon over the whole file, which a partition does not hold")
 @dataclass(frozen=True)
 class NeighboursStep(NeighbourResampling):
     """Neighbourhood resampling step with operational utility and risk checks.
@@ -80,25 +82,28 @@ class NeighboursStep(NeighbourResampling):
     Matloff, N. and Tendick, P. (2018), sections 2, 5.1 and 6.
     """
 
-    analyses: Sequence[Mapping[str, Any]] = ()
-    track: Sequence[str] = ()
-    track_rows: Sequence[Any] = ()
-    track_keys: Sequence[str] | None = None
+    analyses: Sequence[Mapping[str, Any]] = param(
+        (), kind="any", help="representative analyses run on the input and the output "
+                             "(tables: kind = linear | logistic | pca, ...)")
+    track: Sequence[str] = param((), kind="str_list",
+                                 help="queries naming rare records to follow (pandas query syntax)")
+    track_rows: Sequence[Any] = param((), kind="any", advanced=True,
+                                      help="row ids (index labels) of records to follow")
+    track_keys: Sequence[str] | None = param(None, kind="columns", nullable=True, allow_empty=True,
+                                             advanced=True,
+                                             help="key variables whose unique records are listed "
+                                                  "when unchanged (default: the key variables)")
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        super().__post_init__()  # check_params(self) runs there, over the inherited fields too
         owner = type(self).__name__
         if isinstance(self.analyses, Mapping) or not isinstance(self.analyses, Sequence):
             raise param_error(owner, "analyses", "a list of analysis tables", self.analyses)
         object.__setattr__(self, "analyses",
                            tuple(a if not isinstance(a, Mapping) else analysis_from_dict(a) for a in self.analyses))
-        object.__setattr__(self, "track", check_names(owner, "track", self.track, allow_empty=True))
         if isinstance(self.track_rows, (str, bytes)) or not isinstance(self.track_rows, Sequence):
             raise param_error(owner, "track_rows", "a list of row ids", self.track_rows)
         object.__setattr__(self, "track_rows", tuple(self.track_rows))
-        if self.track_keys is not None:
-            object.__setattr__(self, "track_keys", check_names(owner, "track_keys", self.track_keys,
-                                                               allow_empty=True))
 
     def apply(self, microdata, *, rng=None) -> NeighbourStepResult:
         base = super().apply(microdata, rng=rng)

@@ -9,14 +9,15 @@ the data the step received.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._random import seed_sequence
-from .._validation import check_float, check_int, check_names, param_error
+from .._validation import param_error
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import build_step, register_step
 from ..result import Guarantee, StepResult
 from ..utility.numeric import il1_primed, standardiser
@@ -58,7 +59,8 @@ def check_postmask(X: np.ndarray, Xm: np.ndarray, Xpp: np.ndarray, modified: np.
     ]
 
 
-@register_step("postmask")
+@register_step("postmask", dask_note="the post-masking optimisation moves records against the "
+               "information loss and linkage risk of the whole file, which a partition does not hold")
 @dataclass(frozen=True)
 class PostMask:
     """Mask numeric variables, then post-mask optimise (Algorithm 13 of Sebé et al. 2002).
@@ -92,31 +94,33 @@ class PostMask:
     microdata sets. LNCS 2316, 163-171.
     """
 
-    masking: Mapping = field(default_factory=dict)
-    p: float = 0.5
-    q: float = 0.1
-    target_e: float = 0.0
-    max_steps: int = 1_000_000
-    time_limit: float = 60.0
-    step_size: float = 0.1
-    variables: Sequence[str] | None = None
+    masking: Mapping = param(kind="mapping",
+                             help="the masking step as a table, e.g. {method = \"rank_swap\", p = 14}")
+    p: float = param(0.5, kind="float", low=0.0, low_open=True, symbol="p", grid=(0.25, 0.5, 0.75),
+                     help="TargetIL'1 = p IL'1 of the masking (eq. 5.4)")
+    q: float = param(0.1, kind="float", low=0.0, high=1.0, low_open=True, symbol="q",
+                     unit="share of records",
+                     help="share of records that may change (those contributing most to IL'1)")
+    target_e: float = param(0.0, kind="float", low=0.0, symbol="E", advanced=True,
+                            help="stop when E (eq. 5.3, standardised units) falls below it; 0 = "
+                                 "run to the limits")
+    max_steps: int = param(1_000_000, kind="int", low=1, advanced=True, help="step limit")
+    time_limit: float = param(60.0, kind="float", low=0.0, low_open=True, unit="seconds",
+                              advanced=True, help="time limit of the optimisation")
+    step_size: float = param(0.1, kind="float", low=0.0, low_open=True, unit="sd", advanced=True,
+                             help="sd of the random perturbation, in sds of the variable")
+    variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
+                                            help="numeric variables (default: the numeric_vars role)")
 
     def __post_init__(self) -> None:
+        check_params(self)
         o = "PostMask"
-        if not isinstance(self.masking, Mapping) or "method" not in self.masking:
+        if "method" not in self.masking:
             raise param_error(o, "masking", "a table with a 'method' key (e.g. {method = \"rank_swap\", p = 14})",
                               self.masking)
         if self.masking["method"] == "postmask":
             raise param_error(o, "masking", "a masking method other than 'postmask'", self.masking)
         object.__setattr__(self, "masking", dict(self.masking))
-        object.__setattr__(self, "p", check_float(o, "p", self.p, low=0.0, low_open=True))
-        object.__setattr__(self, "q", check_float(o, "q", self.q, low=0.0, high=1.0, low_open=True))
-        object.__setattr__(self, "target_e", check_float(o, "target_e", self.target_e, low=0.0))
-        object.__setattr__(self, "max_steps", check_int(o, "max_steps", self.max_steps, min_value=1))
-        object.__setattr__(self, "time_limit", check_float(o, "time_limit", self.time_limit, low=0.0, low_open=True))
-        object.__setattr__(self, "step_size", check_float(o, "step_size", self.step_size, low=0.0, low_open=True))
-        if self.variables is not None:
-            object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
         params = {k: v for k, v in self.masking.items() if k != "method"}
         object.__setattr__(self, "_inner", build_step(self.masking["method"], params, where="postmask.masking"))
 
@@ -143,7 +147,7 @@ class PostMask:
                              "e": out.trace_e[:: max(1, out.trace_e.size // 200)].tolist(),
                              "il1": out.trace_il1[:: max(1, out.trace_il1.size // 200)].tolist()}}
         if X.shape[0] <= MAX_SCORE_RECORDS:
-            from ..explore.scores import score_primed
+            from ..utility.scores import score_primed
             before, after = score_primed(X, Xm, names=names), score_primed(X, out.data, names=names)
             summary["score_prime_before"] = {k: getattr(before, k) for k in ("score", "il", "dld", "id")}
             summary["score_prime_after"] = {k: getattr(after, k) for k in ("score", "il", "dld", "id")}

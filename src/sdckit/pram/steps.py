@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from .._random import seed_sequence, spawn_keyed
-from .._validation import check_bool, check_float, check_int, check_names, close_names
+from .._validation import check_float, close_names
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param
 from ..registry import GateOutcome, register_gate_check, register_step
 from ..result import Guarantee, StepResult
 from .apply import group_names, pram_frame_codes, transition_counts
@@ -193,7 +194,7 @@ def _slug(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
 
 
-@register_step("pram")
+@register_step("pram", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Pram:
     """Post-randomisation (PRAM) of categorical key variables with a published matrix.
@@ -242,52 +243,53 @@ class Pram:
     Marés, J. and Shlomo, N. (2014). *CSDA* 79, 1-13.
     """
 
-    variables: Sequence[str]
-    matrix: str = "invariant"
-    min_diagonal: float | None = None
-    alpha: float | None = None
-    base: str = "proportional"
-    file: str | None = None
-    strata: Sequence[str] = ()
-    joint: bool = False
-    combinations: Any = None
-    gamma: float | None = None
-    support: Any = None
-    d_min: float | None = None
-    d_max: float | None = None
-    risk_weight: float = 0.5
-    generations: int = 200
-    population: int = 50
-    pareto: bool = False
+    variables: Sequence[str] = param(kind="columns", help="key variables to PRAM")
+    matrix: str = param("invariant", kind="choice", choices=known_matrix_methods,
+                        help="matrix method (invariant, max_entropy, identity, file, evolved, "
+                             "optimal, or any registered one)")
+    min_diagonal: float | None = param(None, kind="float", low=0.0, high=1.0, low_open=True,
+                                       high_open=True, nullable=True, symbol="d",
+                                       grid=(0.6, 0.7, 0.8, 0.9),
+                                       help="every diagonal entry of every final matrix is at "
+                                            "least this (invariant default 0.8)")
+    alpha: float | None = param(None, kind="float", low=0.0, high=1.0, nullable=True,
+                                symbol="alpha",
+                                help="invariant: blend alpha R + (1 - alpha) I; optimal: security "
+                                     "level of condition (C1)")
+    base: str = param("proportional", kind="choice", choices=("proportional", "uniform"),
+                      help="base matrix of invariant: moves drawn from the frequencies, or evenly")
+    file: str | None = param(None, kind="path", nullable=True,
+                             help="matrix file (CSV or JSON with labels) for matrix = 'file'")
+    strata: Sequence[str] = param((), kind="columns", nullable=True,
+                                  help="one matrix per combination of these columns")
+    joint: bool = param(False, kind="bool",
+                        help="one matrix over the joint space of all variables")
+    combinations: Any = param(None, kind="any", nullable=True, advanced=True, symbol="Pi",
+                              help="optimal: the variable combinations Pi")
+    gamma: float | None = param(None, kind="float", low=0.0, high=1.0, nullable=True,
+                                symbol="gamma", advanced=True, help="optimal: the diagonal bound")
+    support: Any = param(None, kind="any", nullable=True, advanced=True,
+                         help="optimal: the allowed moves")
+    d_min: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True,
+                                nullable=True, advanced=True,
+                                help="evolved: smallest diagonal (default min_diagonal)")
+    d_max: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True,
+                                nullable=True, advanced=True, help="evolved: largest diagonal")
+    risk_weight: float = param(0.5, kind="float", low=0.0, high=1.0, advanced=True,
+                               help="evolved: weight of risk against utility in the fitness")
+    generations: int = param(200, kind="int", low=1, advanced=True, help="evolved: generations")
+    population: int = param(50, kind="int", low=4, advanced=True, help="evolved: population size")
+    pareto: bool = param(False, kind="bool", advanced=True,
+                         help="evolved: also keep the non-dominated (risk, utility loss) matrices seen")
 
     def __post_init__(self) -> None:
+        check_params(self)
         o = "Pram"
-        object.__setattr__(self, "variables", check_names(o, "variables", self.variables))
-        object.__setattr__(self, "strata", check_names(o, "strata", self.strata or (), allow_empty=True))
-        if not isinstance(self.matrix, str) or self.matrix not in known_matrix_methods():
-            from .._validation import param_error
-            raise param_error(o, "matrix", "one of " + ", ".join(repr(x) for x in known_matrix_methods()),
-                              self.matrix)
-        if self.min_diagonal is not None:
-            check_float(o, "min_diagonal", self.min_diagonal, low=0.0, high=1.0, low_open=True, high_open=True)
-        if self.alpha is not None:
-            check_float(o, "alpha", self.alpha, low=0.0, high=1.0)
-        if self.base not in ("proportional", "uniform"):
-            from .._validation import param_error
-            raise param_error(o, "base", "one of 'proportional', 'uniform'", self.base)
-        check_bool(o, "joint", self.joint)
-        check_bool(o, "pareto", self.pareto)
-        if self.file is not None and not isinstance(self.file, str):
-            from .._validation import param_error
-            raise param_error(o, "file", "a file path", self.file)
+        if self.strata is None:
+            object.__setattr__(self, "strata", ())
         if self.matrix == "file" and not self.file:
             from .._validation import param_error
             raise param_error(o, "file", "a matrix file path when matrix = 'file'", self.file)
-        if self.gamma is not None:
-            check_float(o, "gamma", self.gamma, low=0.0, high=1.0)
-        check_float(o, "risk_weight", self.risk_weight, low=0.0, high=1.0)
-        check_int(o, "generations", self.generations, min_value=1)
-        check_int(o, "population", self.population, min_value=4)
         if self.matrix == "evolved":  # EvolvePRAM validates its own bounds
             from .evolve import EvolvePRAM
             d_min = self.d_min if self.d_min is not None else (self.min_diagonal or 0.8)

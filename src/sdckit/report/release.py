@@ -1,7 +1,19 @@
 """The public and internal HTML reports of a release (self-contained, no network needed).
 
-The public report never holds a seed. The internal report adds the seeds, the input path
-and every step's parameters.
+The public report is written for the person who signs the release off. It opens with the
+verdict (did the release pass its gate, each threshold with its measured value, what was
+released and when), then draws risk before and after (f_k distribution, individual-risk
+histogram, per-variable contribution to uniqueness, identifier and linkage checks when the
+run made them), utility (frequencies of each key variable before and after with Hellinger
+and total variation distance; numeric means, sds, quantiles and the change of the
+correlation matrix; the analyses named in the spec's ``[report]`` section), and each step in
+sentences and tables with its guarantees and the checker's verdict, then its plots. It holds
+no raw JSON and never a seed.
+
+The internal report adds the seeds, the input and every step's parameters.
+
+Charts are Vega-Lite (Altair) with the Vega JavaScript inlined once per page (see
+:mod:`sdckit.report.charts`).
 """
 
 from __future__ import annotations
@@ -10,17 +22,24 @@ import datetime as _dt
 import html
 import json
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import Any
 
 import jinja2
+import numpy as np
+import pandas as pd
 
-from ..result import jsonable
+from ..result import StepResult, jsonable, public_params
+from . import charts
+from .narrative import GATE_WORDS, fmt, gate_measured, kv_table, step_sentence, value_html
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..release import ReleaseRun
+#: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
+ReleaseRun = Any
 
-_env = jinja2.Environment(autoescape=jinja2.select_autoescape(["html"]),
-                          undefined=jinja2.StrictUndefined)
+_env = jinja2.Environment(autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined)
+
+FK_CLASSES = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 5, "4-5"), (6, 10, "6-10"), (11, 20, "11-20"),
+              (21, None, "21+")]
+RISK_BINS = np.array([0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.34, 0.5, 1.0 + 1e-9])
 
 
 def _template() -> jinja2.Template:
@@ -28,92 +47,366 @@ def _template() -> jinja2.Template:
     return _env.from_string(text)
 
 
-def risk_comparison_html(run: "ReleaseRun") -> str:
-    """Table of key-variable risk figures of the original and the released data."""
+def report_settings(run: "ReleaseRun") -> dict:
+    """The spec's ``[report]`` section (organisation, dataset, release, analyses), or {}."""
+    if run.spec is None:
+        return {}
+    return dict(run.spec.raw.get("report", {}) or {})
+
+
+# ---------------------------------------------------------------- risk
+
+
+def _fk_table(fk_before: np.ndarray, fk_after: np.ndarray) -> pd.DataFrame:
+    rows = []
+    for lo, hi, label in FK_CLASSES:
+        def count(fk):
+            return int(((fk >= lo) & (fk <= (hi if hi is not None else np.inf))).sum())
+        rows.append({"f_k": label, "original": count(fk_before), "released": count(fk_after)})
+    return pd.DataFrame(rows)
+
+
+def uniqueness_contributions(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per key variable: the sample uniques on all keys that are no longer unique without it.
+
+    A record unique on all key variables (f_k = 1) "depends" on variable v when it is not
+    unique on the other keys; the count of such records is v's contribution to uniqueness
+    (a missing value is taken as one more category here).
+    """
+    codes = pd.DataFrame({v: pd.factorize(frame[v], use_na_sentinel=False)[0] for v in keys})
+
+    def sizes(cols):
+        if not cols:
+            return np.full(len(codes), len(codes))
+        return codes.groupby(cols, sort=False)[cols[0]].transform("size").to_numpy()
+
+    unique = sizes(keys) == 1
+    out = []
+    for v in keys:
+        rest = [k for k in keys if k != v]
+        out.append({"variable": v, "uniques_due": int((unique & (sizes(rest) > 1)).sum())})
+    return pd.DataFrame(out)
+
+
+def risk_section_html(run: "ReleaseRun") -> str:
+    """Risk before and after: the comparison table and its charts."""
     from ..risk.report import compare_risk, measure_risk
 
-    if not run.original.key_vars:
+    keys = list(run.original.key_vars)
+    if not keys:
         return "<p>No key variables were named, so no key-based risk was measured.</p>"
-    cmp = compare_risk(measure_risk(run.original), measure_risk(run.released))
-    return (f"<p>Key variables: {html.escape(', '.join(run.original.key_vars))}.</p>"
-            + cmp.report_html())
+    before, after = measure_risk(run.original), measure_risk(run.released)
+    cmp = compare_risk(before, after)
+    fk_b, fk_a = before.records["fk"].to_numpy(), after.records["fk"].to_numpy()
+    r_b, r_a = before.records["risk"].to_numpy(), after.records["risk"].to_numpy()
+    parts = [f"<p>Key variables (what an intruder is assumed to know): {html.escape(', '.join(keys))}. "
+             f"The original had {fmt(before.summary['n_sample_uniques'])} sample uniques and a global risk of "
+             f"{fmt(before.summary['global_risk'])}; the release has {fmt(after.summary['n_sample_uniques'])} "
+             f"and {fmt(after.summary['global_risk'])}.</p>", cmp.report_html()]
+    fk = _fk_table(fk_b, fk_a)
+    long = fk.melt(id_vars="f_k", var_name="data", value_name="records")
+    import altair as alt
+
+    fk_chart = alt.Chart(long).mark_bar().encode(
+        x=alt.X("f_k:N", title="size of the record's key class (f_k)", sort=[c[2] for c in FK_CLASSES]),
+        xOffset="data:N", y=alt.Y("records:Q", title="records"),
+        color=alt.Color("data:N", scale=charts.BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
+        tooltip=["f_k:N", "data:N", "records:Q"]).properties(title="f_k distribution", width=380, height=200)
+    risk_chart = charts.histogram(r_b, r_a, title="Individual re-identification risk", bins=RISK_BINS,
+                                  x_title="individual risk", log_y=True)
+    contrib = pd.concat([uniqueness_contributions(run.original.frame, keys).assign(data="original"),
+                         uniqueness_contributions(run.released.frame, keys).assign(data="released")])
+    contrib_chart = alt.Chart(contrib).mark_bar().encode(
+        y=alt.Y("variable:N", title=None, sort=keys), yOffset="data:N",
+        x=alt.X("uniques_due:Q", title="sample uniques that need this variable"),
+        color=alt.Color("data:N", scale=charts.BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
+        tooltip=["variable:N", "data:N", "uniques_due:Q"]).properties(
+        title="Contribution of each key variable to uniqueness", width=340, height=24 * len(keys) + 20)
+    parts.append("<div class='charts'>"
+                 + charts.embed(fk_chart, "chart-risk-fk", caption="Records by the size of their key class: "
+                                "f_k = 1 is a sample unique; the gate's k-anonymity needs every f_k >= k.")
+                 + charts.embed(risk_chart, "chart-risk-individual",
+                                caption="Records by individual risk (symmetric log scale).")
+                 + charts.embed(contrib_chart, "chart-risk-uniqueness",
+                                caption="For each key variable, the records unique on all keys that would not "
+                                        "be unique without it: the variables that drive the risk.")
+                 + "</div>")
+    fk_rows = "".join(f"<tr><td>{r.f_k}</td><td>{r.original:,}</td><td>{r.released:,}</td></tr>" for r in fk.itertuples())
+    parts.append(f"<details><summary>f_k distribution as a table</summary><table><tr><th>f_k</th><th>original</th>"
+                 f"<th>released</th></tr>{fk_rows}</table></details>")
+    parts.append(linkage_html(run))
+    return "".join(parts)
 
 
-def utility_html(run: "ReleaseRun") -> str:
-    """Utility of the release: per key variable the information kept (1 - H(X|Y)/H(X)) and the
-    share of records whose value changed; per numeric variable mean and sd before and after."""
-    from ..explore.measures import _label, entropy_utility
+def linkage_html(run: "ReleaseRun") -> str:
+    """Identifiers and linkage on all columns: the run's identifier check, exact-match linkage
+    by an intruder who knows every released column (before and after), and the non-key columns
+    that add most uniques to the keys (:meth:`ReleaseRun.disclosure`, when the run has it)."""
+    import altair as alt
+
+    out = ["<h3>Identifiers and linkage on all columns</h3>"]
+    d = run.disclosure() if hasattr(run, "disclosure") else None
+    gates = {o.name: o for o in run.gate}
+    if d is None:
+        return out[0] + "<p>This run made no identifier or all-columns linkage check.</p>"
+    ident = d.get("identifiers") or []
+    g = gates.get("allow_identifiers")
+    if ident:
+        rows = "".join(f"<tr><td>{html.escape(str(f.get('column')))}</td><td>{html.escape(str(f.get('reason', '')))}</td>"
+                       f"<td>{'masked' if f.get('masked') else ('accepted' if f.get('allowed') else 'RELEASED')}</td></tr>"
+                       for f in ident)
+        out.append("<p>Columns of the release that look like direct identifiers:</p><table><tr><th>column</th>"
+                   f"<th>why</th><th>status</th></tr>{rows}</table>")
+    else:
+        out.append("<p>No released column looks like a direct identifier (nearly unique per record, or named "
+                   "like an id, name, address, phone, e-mail, postcode or date of birth).</p>")
+    if g is not None:
+        out.append(f"<p>Gate <code>allow_identifiers</code>: <span class='{'ok' if g.passed else 'fail'}'>"
+                   f"{'passed' if g.passed else 'FAILED'}</span> — {html.escape(g.detail)}.</p>")
+    lk = d.get("linkage_all_columns") or {}
+    b, a = lk.get("before") or {}, lk.get("after") or {}
+    if b and a:
+        out.append(f"<p>An intruder who knows a person's values on all {len(a.get('columns', []))} released columns "
+                   f"and looks for exact matches re-identifies {a['correct_link_share']:.2%} of records in the "
+                   f"release ({fmt(a['expected_correct_links'])} expected correct links), against "
+                   f"{b['correct_link_share']:.2%} in the original; {fmt(a['sample_uniques'])} released records are "
+                   f"unique on all columns (original {fmt(b['sample_uniques'])}).</p>")
+        g2 = gates.get("max_linkage_all_columns")
+        if g2 is not None:
+            out.append(f"<p>Gate <code>max_linkage_all_columns</code> = {fmt(g2.threshold)}: "
+                       f"<span class='{'ok' if g2.passed else 'fail'}'>{'passed' if g2.passed else 'FAILED'}</span>.</p>")
+        df = pd.DataFrame({"measure": ["re-identified by exact match", "unique on all columns"] * 2,
+                           "data": ["original"] * 2 + ["released"] * 2,
+                           "share": [b["correct_link_share"], b["sample_unique_share"],
+                                     a["correct_link_share"], a["sample_unique_share"]]})
+        ch = alt.Chart(df).mark_bar().encode(
+            y=alt.Y("measure:N", title=None), yOffset="data:N",
+            x=alt.X("share:Q", title="share of records", axis=alt.Axis(format="%")),
+            color=alt.Color("data:N", scale=charts.BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
+            tooltip=["measure:N", "data:N", alt.Tooltip("share:Q", format=".2%")]).properties(
+            title="Linkage on all released columns", width=360, height=110)
+        parts = [charts.embed(ch, "chart-linkage-all-columns",
+                              caption="An intruder who knows every released column of a person, matching exactly.")]
+        scan = [r for r in (d.get("undeclared_scan") or []) if r.get("added_uniques", 0) > 0]
+        if scan:
+            sf = pd.DataFrame({"column": [str(r["column"]) for r in scan],
+                               "added": [int(r["added_uniques"]) for r in scan]})
+            ch2 = alt.Chart(sf).mark_bar(color="#4c78a8").encode(
+                y=alt.Y("column:N", sort="-x", title=None), x=alt.X("added:Q", title="sample uniques added to the keys"),
+                tooltip=["column:N", "added:Q"]).properties(
+                title="Non-key columns that add most uniques", width=340, height=22 * len(sf) + 20)
+            parts.append(charts.embed(ch2, "chart-undeclared-scan",
+                                      caption="Each non-key column added to the key variables: how many more records "
+                                              "become unique. Large values: consider declaring it a key."))
+        out.append("<div class='charts'>" + "".join(parts) + "</div>")
+    return "".join(out)
+
+
+def _per_column(value: Any) -> pd.DataFrame | None:
+    """A per-column figure inside a check's value ({column: number}), if there is one."""
+    if not isinstance(value, dict):
+        return None
+    for v in value.values():
+        if isinstance(v, dict) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v.values()):
+            return pd.DataFrame({"column": list(map(str, v)), "value": [float(x) for x in v.values()]})
+    return None
+
+
+# ---------------------------------------------------------------- utility
+
+
+def hellinger(p: np.ndarray, q: np.ndarray) -> float:
+    """Hellinger distance sqrt(1/2 sum (sqrt p - sqrt q)^2) between two distributions."""
+    return float(np.sqrt(0.5 * np.sum((np.sqrt(p) - np.sqrt(q)) ** 2)))
+
+
+def total_variation(p: np.ndarray, q: np.ndarray) -> float:
+    """Total variation distance 1/2 sum |p - q|."""
+    return float(0.5 * np.abs(p - q).sum())
+
+
+def _shares(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
+    from ..explore.measures import _label
+
+    def lab(s):
+        return s.map(_label, na_action="ignore").fillna("(missing)").astype(str)
+    la, lb = lab(a), lab(b)
+    cats = list(dict.fromkeys([*sorted(la.unique(), key=_natural), *sorted(lb.unique(), key=_natural)]))
+    if "(missing)" in cats:
+        cats.remove("(missing)")
+        cats.append("(missing)")
+    pa = la.value_counts(normalize=True).reindex(cats, fill_value=0.0)
+    pb = lb.value_counts(normalize=True).reindex(cats, fill_value=0.0)
+    return pa, pb
+
+
+def _natural(x: str):
+    try:
+        return (0, float(x), "")
+    except ValueError:
+        return (1, 0.0, x)
+
+
+def utility_section_html(run: "ReleaseRun") -> str:
+    """Utility: key variables (frequency bars, Hellinger, TVD), numeric variables, analyses."""
+    from ..explore.measures import entropy_utility
     from ..explore.sweep import intruder_view
 
-    rows = []
     orig, rel = run.original.frame, run.released.frame
-    # a value counts as changed when it differs from the original recoded by the release's
-    # published global recodings (a recoded label alone is not a change of the record)
-    view = intruder_view(run.original, run.steps) if run.original.key_vars else orig
-    for v in run.original.key_vars:
-        if v not in rel:
-            continue
-        kept = entropy_utility(run.original, run.released, [v])
-        a = view[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
-        b = rel[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
-        changed = float((a != b).mean())
-        rows.append(f"<tr><td>{html.escape(v)}</td><td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
-    out = ""
-    if rows:
+    out = []
+    keys = [v for v in run.original.key_vars if v in rel]
+    if keys:
+        view = intruder_view(run.original, run.steps) if run.steps else orig[keys]
         total = entropy_utility(run.original, run.released)
-        out += ("<p>Information kept in the key variables (1 = all; non-uniform entropy): "
-                f"<b>{total:.4f}</b>.</p><table><tr><th>key variable</th><th>information kept</th>"
-                f"<th>records changed or suppressed (beyond global recoding)</th></tr>{''.join(rows)}</table>")
+        out.append("<p>Each key variable's frequencies in the original data (recoded by the release's "
+                   "published global recodings, so the bars compare like with like) and in the release. "
+                   "Hellinger distance and total variation distance (TVD) are 0 for identical frequencies, "
+                   "1 for disjoint ones.</p>"
+                   f"<p>Information kept in the key variables (1 = all; non-uniform entropy): <b>{total:.4f}</b>.</p>")
+        rows, figs = [], []
+        for v in keys:
+            pa, pb = _shares(view[v], rel[v])
+            h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
+            kept = entropy_utility(run.original, run.released, [v])
+            rows.append(f"<tr><td>{html.escape(v)}</td><td>{len(pa)}</td><td>{h:.4f}</td><td>{t:.4f}</td>"
+                        f"<td>{kept:.4f}</td></tr>")
+            figs.append(charts.embed(charts.frequency_bars(pa, pb, variable=f"{v} (Hellinger {h:.4f}, TVD {t:.4f})",
+                                                           width=max(160, min(26 * len(pa), 420))),
+                                     charts.chart_id("freq", v)))
+        out.append("<table><tr><th>key variable</th><th>categories</th><th>Hellinger</th><th>TVD</th>"
+                   f"<th>information kept</th></tr>{''.join(rows)}</table>")
+        out.append("<div class='charts'>" + "".join(figs) + "</div>")
     num = [v for v in run.original.numeric_vars if v in rel]
     if num:
-        body = "".join(
-            f"<tr><td>{html.escape(v)}</td><td>{orig[v].mean():.6g}</td><td>{rel[v].mean():.6g}</td>"
-            f"<td>{orig[v].std():.6g}</td><td>{rel[v].std():.6g}</td></tr>" for v in num)
-        out += ("<table><tr><th>numeric variable</th><th>mean before</th><th>mean after</th><th>sd before</th>"
-                f"<th>sd after</th></tr>{body}</table>")
-    return out or "<p>No key or numeric variables were named.</p>"
+        q = [0.05, 0.25, 0.5, 0.75, 0.95]
+        body = []
+        for v in num:
+            a, b = pd.to_numeric(orig[v], errors="coerce"), pd.to_numeric(rel[v], errors="coerce")
+            qa, qb = a.quantile(q), b.quantile(q)
+            body.append(f"<tr><td rowspan='2'>{html.escape(v)}</td><td>original</td><td>{fmt(a.mean())}</td>"
+                        f"<td>{fmt(a.std())}</td>" + "".join(f"<td>{fmt(x)}</td>" for x in qa) + "</tr>"
+                        f"<tr><td>released</td><td>{fmt(b.mean())}</td><td>{fmt(b.std())}</td>"
+                        + "".join(f"<td>{fmt(x)}</td>" for x in qb) + "</tr>")
+        out.append("<h3>Numeric variables</h3><table><tr><th>variable</th><th>data</th><th>mean</th><th>sd</th>"
+                   + "".join(f"<th>{int(p * 100)}%</th>" for p in q) + f"</tr>{''.join(body)}</table>")
+        if len(num) >= 2:
+            ca = orig[num].apply(pd.to_numeric, errors="coerce").corr().to_numpy()
+            cb = rel[num].apply(pd.to_numeric, errors="coerce").corr().to_numpy()
+            d = cb - ca
+            out.append(f"<p>Largest change of a correlation: {np.nanmax(np.abs(d)):.4f}.</p>")
+            out.append(charts.embed(charts.heatmap(d, num, title="Change of the correlation matrix (released - original)",
+                                                   value_title="change"), "chart-corr-change"))
+    analyses = report_settings(run).get("analyses")
+    if analyses:
+        from ..utility.analyses import compare_analyses
+
+        cmp = compare_analyses(orig, rel, analyses, raise_errors=False)
+        out.append("<h3>Analyses named in the spec</h3><p>Each analysis run on the original and on the "
+                   "released data; regression coefficients are compared in units of the original standard "
+                   "error.</p>" + cmp.report_html())
+    return "".join(out) or "<p>No key or numeric variables were named.</p>"
 
 
-def _num(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return html.escape(str(v))
+# ---------------------------------------------------------------- steps and verdict
 
 
-def _context(run: "ReleaseRun", *, internal: bool, data_file: str, artifacts: list[str],
+def _step_plots(r: StepResult) -> str:
+    """The step's own report fragment without its generic settings/figures part (shown above
+    in words), i.e. its plots and tables."""
+    full = r.report_html()
+    base = StepResult.report_html(r)
+    return full[len(base):] if full.startswith(base) else ""
+
+
+def steps_context(run: "ReleaseRun", *, internal: bool) -> list[dict]:
+    out = []
+    n = run.released.n_records
+    for i, r in enumerate(run.results):
+        g = [{"statement": x.statement, "measured": value_html(x.value), "holds": bool(x.holds)} for x in r.guarantees]
+        out.append({"index": i + 1, "method": r.method.replace("_", " "),
+                    "sentence": step_sentence(r.method, public_params(r.params), r.summary, n),
+                    "settings": kv_table(public_params(r.params)), "figures": kv_table(r.summary),
+                    "guarantees": g, "plots": _step_plots(r),
+                    "internal": r.internal_report_html() if internal else "",
+                    "seconds": fmt(run.timings[i]) if i < len(run.timings) else None})
+    return out
+
+
+def verdict_context(run: "ReleaseRun") -> list[dict]:
+    from .narrative import gate_headline
+
+    rows = []
+    for o in run.gate:
+        rows.append({"name": o.name, "what": GATE_WORDS.get(o.name, o.name.replace("_", " ")),
+                     "threshold": fmt(o.threshold), "threshold_raw": o.threshold,
+                     "measured": gate_measured(o.name, o.value), "headline": gate_headline(o.name, o.value),
+                     "passed": bool(o.passed), "detail": o.detail})
+    return rows
+
+
+def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifacts: list[str],
              extra_sections: list[tuple[str, str]] | None = None) -> dict:
     from .. import __version__
 
-    roles = [(k, ", ".join(v) if isinstance(v, (tuple, list)) else v)
-             for k, v in run.released.roles.items() if v]
+    if data_file is None:
+        data_file = run.spec.output.data if run.spec is not None else "released.csv"
+    if not artifacts:  # the files the steps publish beside the data
+        artifacts = sorted({name for r in run.results for name in r.artifacts})
+    settings = report_settings(run)
+    roles = [(k, ", ".join(v) if isinstance(v, (tuple, list)) else v) for k, v in run.released.roles.items() if v]
+    now = _dt.datetime.now(_dt.timezone.utc)
+    guarantees_ok = all(g.holds for r in run.results for g in r.guarantees)
+    sections = [("verdict", "Verdict"), ("data", "Data released"), ("risk", "Disclosure risk before and after"),
+                ("utility", "Utility"), ("steps", "Steps")]
+    extra = [{"id": f"extra-{i}", "title": t, "html": h} for i, (t, h) in enumerate(extra_sections or [])]
+    sections += [(e["id"], e["title"]) for e in extra]
+    if artifacts:
+        sections.append(("files", "Files published with the data"))
+    if internal:
+        sections.append(("internal", "Seeds and parameters (internal)"))
     return {
         "title": ("Internal report" if internal else "Release report")
-                 + (f": {run.spec.source}" if internal and run.spec and run.spec.source else ""),
+                 + (f": {settings['release']}" if settings.get("release") else ""),
         "internal": internal, "version": __version__,
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "organisation": settings.get("organisation", ""), "dataset": settings.get("dataset", ""),
+        "release_name": settings.get("release", ""),
+        "date": now.strftime("%Y-%m-%d %H:%M UTC"),
+        "passed": run.passed, "guarantees_ok": guarantees_ok,
         "n_records": f"{run.released.n_records:,}", "n_columns": len(run.released.columns),
-        "roles": roles, "data_file": data_file,
-        "risk_html": risk_comparison_html(run),
-        "utility_html": utility_html(run),
-        "steps": [{"method": r.method, "html": r.report_html() + (r.internal_report_html() if internal else "")}
-                  for r in run.results],
-        "gate": [o.to_dict() for o in run.gate],
-        "artifacts": artifacts,
-        "extra_sections": [{"title": t, "html": h} for t, h in (extra_sections or [])],
+        "roles": roles, "data_file": data_file, "input": run.original.meta.source if internal else None,
+        "spec_source": run.spec.source if internal and run.spec is not None else None,
+        "vega_script": charts.vega_script(),
+        "verdict": verdict_context(run),
+        "risk_html": risk_section_html(run),
+        "utility_html": utility_section_html(run),
+        "steps": steps_context(run, internal=internal),
+        "artifacts": artifacts, "extra_sections": extra, "toc": sections,
         "internal_json": json.dumps(jsonable(run.internal_dict()), indent=2) if internal else "",
     }
 
 
-def public_report_html(run: "ReleaseRun", *, data_file: str = "released.csv",
-                       artifacts: list[str] | None = None,
+def public_report_html(run: "ReleaseRun", *, data_file: str | None = None, artifacts: list[str] | None = None,
                        extra_sections: list[tuple[str, str]] | None = None) -> str:
-    """The public report: data, risk before/after, steps with guarantees, gate. No seeds."""
+    """The public report: verdict, risk and utility drawn, steps in words. No seeds, no JSON."""
     return _template().render(**_context(run, internal=False, data_file=data_file,
                                          artifacts=artifacts or [], extra_sections=extra_sections))
 
 
-def internal_report_html(run: "ReleaseRun", *, data_file: str = "released.csv") -> str:
-    """The internal report: the public content plus seeds, input and every parameter."""
-    return _template().render(**_context(run, internal=True, data_file=data_file, artifacts=[]))
+def internal_report_html(run: "ReleaseRun", *, data_file: str | None = None,
+                         artifacts: list[str] | None = None,
+                         extra_sections: list[tuple[str, str]] | None = None) -> str:
+    """The internal report: the public content plus seeds, input and every parameter.
+
+    ``data_file`` defaults to the spec's ``output.data`` (the file actually written).
+    """
+    return _template().render(**_context(run, internal=True, data_file=data_file,
+                                         artifacts=artifacts or [], extra_sections=extra_sections))
+
+
+# kept for callers of the earlier names
+def risk_comparison_html(run: "ReleaseRun") -> str:
+    return risk_section_html(run)
+
+
+def utility_html(run: "ReleaseRun") -> str:
+    return utility_section_html(run)

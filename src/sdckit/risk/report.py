@@ -109,6 +109,7 @@ class RiskReport:
             lines.append("t-closeness (largest EMD): " + ", ".join(
                 f"{k} {v:.4g} ({s['t_closeness']['ground_distance'][k]} distance)"
                 for k, v in s["t_closeness"]["t"].items()))
+        lines += _model_lines(s)
         return "\n".join(lines)
 
     def report_html(self) -> str:
@@ -126,6 +127,13 @@ class RiskReport:
         if "suda" in s:
             rows += [("records with MSUs (SUDA2)", s["suda"]["n_scored"]),
                      ("sum of DIS-SUDA scores", s["suda"]["sum_dis"])]
+        if "loglinear" in s:
+            rows += [("tau1: expected population uniques (log-linear)", s["loglinear"]["tau1"]),
+                     ("tau2: expected correct matches (log-linear)", s["loglinear"]["tau2"])]
+        if "population_uniques" in s:
+            rows.append(("estimated population uniques", s["population_uniques"]["population_uniques"]))
+        for m, r in s.get("attacker", {}).items():
+            rows.append((f"{m} risk (highest / average)", f"{r['highest']:.4g} / {r['average']:.4g}"))
         body = "".join(f"<tr><th>{html.escape(a)}</th><td>{html.escape(_fmt(b))}</td></tr>"
                        for a, b in rows)
         out = f"<table class='kv'>{body}</table>"
@@ -139,6 +147,35 @@ class RiskReport:
         if "risk" in self.records and len(self.records):
             out += risk_histogram_html(self.records["risk"].to_numpy())
         return out
+
+
+def _model_lines(s: dict) -> list[str]:
+    """Text lines of the model-based measures of a summary (log-linear, population, attacker)."""
+    lines = []
+    if "loglinear_model" in s:
+        m = s["loglinear_model"]
+        d = m["diagnostic"]
+        lines += [f"log-linear risk ({m['method']}, {m['formula']}): tau1 {m['tau1']:.4f} expected "
+                  f"population uniques, tau2 {m['tau2']:.4f} expected correct matches "
+                  f"(of {m['n_sample_uniques']:,} sample uniques)",
+                  f"  model diagnostic: tau1 score {d['tau1']['score']:.3g} ({d['tau1']['verdict']}), "
+                  f"tau2 score {d['tau2']['score']:.3g} ({d['tau2']['verdict']})"]
+        lines += [f"  note: {n}" for n in m["notes"]]
+    if "population_uniques" in s:
+        p = s["population_uniques"]
+        def f(v):
+            return "n/a" if v is None else f"{v:,.1f}"
+        lines.append(f"population uniques: {f(p['population_uniques'])} ({p['dankar_model']} by Dankar "
+                     f"et al.'s rule; Zayatz {f(p['zayatz'])}, Pitman {f(p['pitman'])}, SNB {f(p['snb'])}; "
+                     f"sampling fraction {p['sampling_fraction']:.4g})")
+    if "key_contributions" in s:
+        lines.append("sample uniques lost per key (dropped / coarsened): " + ", ".join(
+            f"{r['variable']} {r['lost_dropped']} / {r['lost_coarsened']}" for r in s["key_contributions"]))
+    if "attacker" in s:
+        for m, r in s["attacker"].items():
+            lines.append(f"{m} risk: highest {r['highest']:.4g}, average {r['average']:.4g}, "
+                         f"{100 * r['share_above']:.2f} % of records above {r['threshold']:g}")
+    return lines
 
 
 def _fmt(v) -> str:
@@ -182,7 +219,10 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
                  dis_fraction: float | None = None, risk_method: str = "approx",
                  max_global_risk: float = 0.01, suda_weights: str = "elliot",
                  recursive_c: float = 2.0, uniqueness_max_size: int | None = None,
-                 ordinal: Sequence[str] | None = None) -> RiskReport:
+                 ordinal: Sequence[str] | None = None, loglinear_method: str | None = None,
+                 loglinear_formula: str | None = None, population_uniques: bool = False,
+                 attacker_threshold: float | None = None, contributions: bool = False,
+                 attacker_population: pd.DataFrame | None = None) -> RiskReport:
     """Measure the disclosure risk of ``microdata`` on its key variables.
 
     Parameters
@@ -293,7 +333,40 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
         table = uniqueness_by_combination(microdata, max_size=uniqueness_max_size,
                                           k=max([k for k in ks if k >= 2] or [2]))
         summary["uniqueness"] = table.head(10).to_dict(orient="records")
+    _model_risks(microdata, records, summary, loglinear_method, loglinear_formula,
+                 population_uniques, attacker_threshold, attacker_population)
+    if suda_res is not None:
+        from .contributions import suda_contributions
+        summary["suda"]["dis_contributions"] = suda_contributions(suda=suda_res).dis_percent
+    if contributions:
+        from .contributions import uniqueness_contributions
+        summary["key_contributions"] = uniqueness_contributions(microdata).to_dict(orient="records")
     return RiskReport(records, summary, freq, suda_res, ldiv, tclose, table)
+
+
+def _model_risks(microdata: Microdata, records: pd.DataFrame, summary: dict,
+                 loglinear_method: str | None, loglinear_formula: str | None,
+                 population_uniques: bool, attacker_threshold: float | None,
+                 attacker_population: pd.DataFrame | None = None) -> None:
+    """Model-based measures (plain dicts in the summary): ``loglinear`` = {method, tau1, tau2}
+    with the full figures in ``loglinear_model`` (:mod:`sdckit.risk.loglinear`),
+    ``population_uniques`` (:mod:`sdckit.risk.population`), ``attacker``
+    (:mod:`sdckit.risk.attacker`); per-record ``ll_risk`` and ``ll_pop_unique``."""
+    if loglinear_method is not None or loglinear_formula is not None:
+        from .loglinear import microdata_loglinear_risk
+        ll = microdata_loglinear_risk(microdata, formula=loglinear_formula,
+                                      method=loglinear_method or "default")
+        records["ll_risk"] = ll.record_risk
+        records["ll_pop_unique"] = ll.record_pop_unique
+        summary["loglinear"] = {"method": ll.method, "tau1": ll.tau1, "tau2": ll.tau2}
+        summary["loglinear_model"] = ll.summary()
+    if population_uniques:
+        from .population import microdata_population_uniques
+        summary["population_uniques"] = microdata_population_uniques(microdata).summary()
+    if attacker_threshold is not None:
+        from .attacker import attacker_risks
+        summary["attacker"] = attacker_risks(microdata, threshold=attacker_threshold,
+                                             population=attacker_population).summary()
 
 
 #: measures set side by side by :func:`compare_risk`: (summary key, label, lower is safer)

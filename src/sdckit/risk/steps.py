@@ -1,5 +1,5 @@
-"""Gate thresholds on disclosure risk: ``max_global_risk``, ``max_individual_risk``,
-``l_diversity`` (``k_anonymity`` is in :mod:`sdckit.gate`).
+"""Gate thresholds on disclosure risk: ``k_anonymity``, ``max_global_risk``,
+``max_individual_risk``, ``l_diversity``.
 
 Each check measures the released data independently of the steps' own claims: it recomputes
 the frequencies, the individual risks or the classes' sensitive values from the released
@@ -17,6 +17,35 @@ from ..errors import InputError
 from ..microdata import Microdata
 from ..registry import GateOutcome, register_gate_check
 from ..result import StepResult
+
+
+def _validate_k(value: Any) -> int:
+    return check_int("the gate", "k_anonymity", value, min_value=2)
+
+
+@register_gate_check("k_anonymity", _validate_k,
+                     "every record's key combination occurs at least k times (f_k >= k)")
+def check_k_anonymity(original: Microdata, released: Microdata, results: Sequence[StepResult],
+                      threshold: int) -> GateOutcome:
+    """k-anonymity: every record's f_k >= k on the released key variables.
+
+    Missing key values count as wildcards (sdcMicro's rule with alpha = 1), so values removed
+    by local suppression are credited; without missing values this is the plain count.
+    """
+    from .missing import wildcard_frequencies
+
+    keys = list(released.key_vars)
+    freq = wildcard_frequencies([released.codes(v) for v in keys],
+                                [released.n_categories(v) for v in keys], alpha=1.0, names=keys)
+    n = freq.n_records
+    bad = int((freq.fk < threshold).sum())
+    reached = int(freq.fk.min())
+    detail = (f"all {n} records have f_k >= {threshold} (smallest f_k = {reached})"
+              if bad == 0 else
+              f"{bad} of {n} records have f_k < {threshold} (smallest f_k = {reached}); "
+              f"{bad} records must be protected further")
+    return GateOutcome("k_anonymity", threshold, {"violations": bad, "k_reached": reached},
+                       bad == 0, detail)
 
 
 def _validate_risk(name: str):
@@ -93,4 +122,4 @@ def check_l_diversity(original: Microdata, released: Microdata,
     return GateOutcome("l_diversity", threshold, per_var, ok, detail)
 
 
-__all__ = ["check_l_diversity", "check_max_global_risk", "check_max_individual_risk"]
+__all__ = ["check_k_anonymity", "check_l_diversity", "check_max_global_risk", "check_max_individual_risk"]

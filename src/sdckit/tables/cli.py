@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from .spec import TableRun, run_table_spec
 
-__all__ = ["table_command"]
+__all__ = ["table_command", "argus_command"]
+
+
+def argus_command(arb_path) -> dict:
+    """Run a tau-Argus batch file; the jobs run and the files written (see :mod:`sdckit.tables.argus.batch`)."""
+    from .argus.batch import run_arb
+
+    return run_arb(arb_path)
 
 
 def table_command(spec_path: str) -> tuple[dict, TableRun]:
     """Run the table spec at ``spec_path``; write the published table and the HTML report atomically."""
-    run = run_table_spec(spec_path)
+    from ..progress import task
+
+    with task("table protection"):  # a bar on a terminal after 2 s, events for listeners
+        run = run_table_spec(spec_path)
     return run.to_dict(), run

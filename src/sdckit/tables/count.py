@@ -4,7 +4,11 @@ What an intruder who sees only the margins of a table can learn starts with how 
 share them: the margins of seed 002's delinquent-children table (rows 20, 55, 25, 35; columns
 50, 35, 30, 20) are shared by exactly 18,272,363,056 tables.
 
-* :func:`count_tables` — 2-way tables with fixed row and column sums: dynamic programming over
+* :func:`count_tables` / :func:`count_tables_exact` — 2-way tables with fixed row and column
+  sums by the fastest exact method for the margins (:mod:`sdckit.tables.count_dp`: the RSK
+  identity with Pieri's rule, or inclusion-exclusion meet in the middle for at most four
+  columns; compiled, modulo primes, rebuilt by CRT); the result says which method ran.
+* :func:`row_dp_count` — the reference method: dynamic programming over
   rows with exact Python integers, memoised on the *sorted* remaining column sums (the number
   of completions depends only on the multiset of what is left in the columns); the last two
   rows are counted in closed form (bounded compositions).
@@ -38,12 +42,13 @@ import math
 import numbers
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, SDCError
 
-__all__ = ["CountTimeout", "FibreTooLarge", "count_tables", "count_tables_3way", "count_bounded",
+__all__ = ["CountTimeout", "FibreTooLarge", "CountResult", "count_tables", "count_tables_exact", "row_dp_count", "count_tables_3way", "count_bounded",
            "count_rounded", "count_suppressed", "enumerate_tables", "enumerate_bounded",
            "bounded_compositions", "check_margins", "as_count_array"]
 
@@ -160,7 +165,7 @@ def _row_fills(r: int, cols: tuple[int, ...], deadline: float | None = None) -> 
     return {part: mult for (left, part), mult in states.items()}
 
 
-def count_tables(rows, cols, *, time_limit: float | None = None) -> int:
+def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
     """Exact number of non-negative integer tables with the given row and column sums.
 
     Parameters
@@ -189,7 +194,7 @@ def count_tables(rows, cols, *, time_limit: float | None = None) -> int:
 
     Examples
     --------
-    >>> count_tables([20, 55, 25, 35], [50, 35, 30, 20])
+    >>> row_dp_count([20, 55, 25, 35], [50, 35, 30, 20])
     18272363056
     """
     r, c = check_margins(rows, cols)
@@ -222,6 +227,109 @@ def count_tables(rows, cols, *, time_limit: float | None = None) -> int:
         return total
 
     return f(0, tuple(sorted(c)))
+
+
+_METHODS = ("auto", "kostka", "ie-mitm", "row-dp")
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """An exact count of tables with given margins and how it was obtained.
+
+    Attributes
+    ----------
+    count : int
+        The exact number of tables (a Python integer).
+    method : str
+        ``"kostka"`` (RSK and Pieri's rule, compiled, modulo primes with CRT),
+        ``"ie-mitm"`` (meet in the middle with inclusion-exclusion, at most 4 columns or rows),
+        ``"row-dp"`` (dynamic programme over rows with exact Python integers) or
+        ``"trivial"`` (one row or column, or a zero total).
+    seconds : float
+        Wall time of the count.
+    """
+
+    count: int
+    method: str
+    seconds: float
+
+    def to_dict(self) -> dict:
+        """``count`` as a JSON number up to ``2**53`` and as a decimal string above (exact)."""
+        c = self.count if self.count <= 2 ** 53 else str(self.count)
+        return {"count": c, "method": self.method, "seconds": round(self.seconds, 6)}
+
+
+def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | None = None) -> CountResult:
+    """Exact number of tables with the given margins, with the method that ran.
+
+    Parameters
+    ----------
+    rows, cols : sequence of int
+        Row and column sums (non-negative integers with the same total).
+    method : {"auto", "kostka", "ie-mitm", "row-dp"}
+        ``"auto"`` picks the compiled method with the smaller predicted work
+        (:func:`sdckit.tables.count_dp.kostka_work`, :func:`~sdckit.tables.count_dp.ie_mitm_work`).
+    time_limit : float, optional
+        Seconds; only the ``"row-dp"`` method checks it while running. The compiled methods
+        cannot be interrupted: with a limit, ``"auto"`` refuses (raises :class:`CountTimeout`)
+        a problem whose predicted work exceeds about ``5e7`` partition steps per second of the
+        limit.
+
+    Returns
+    -------
+    CountResult
+
+    References
+    ----------
+    See :mod:`sdckit.tables.count_dp` (RSK identity ``N(r, c) = sum_nu K_{nu r} K_{nu c}``,
+    Pieri's rule; inclusion-exclusion meet in the middle).
+
+    Examples
+    --------
+    >>> count_tables_exact([108, 286, 71, 127], [220, 215, 93, 64]).count
+    1225914276768514
+    """
+    from .._validation import check_choice
+    from . import count_dp
+
+    check_choice("count_tables_exact", "method", method, _METHODS)
+    r, c = check_margins(rows, cols)
+    t0 = time.perf_counter()
+    rn = [x for x in r if x]
+    cn = [x for x in c if x]
+    if len(rn) <= 1 or len(cn) <= 1:
+        return CountResult(1, "trivial", time.perf_counter() - t0)
+    if method == "auto":
+        kw, iw = count_dp.kostka_work(rn, cn), count_dp.ie_mitm_work(rn, cn)
+        method = "ie-mitm" if iw < kw else "kostka"
+        if time_limit is not None and min(kw, iw) > 5e7 * time_limit:
+            raise CountTimeout(f"counting tables with margins rows={list(r)}, cols={list(c)} is predicted to "
+                               f"take about {min(kw, iw) / 5e7:.0f} s, more than the {time_limit} s limit; "
+                               "raise the limit or estimate the count (sdckit.tables.sis)")
+    if method == "kostka":
+        n = count_dp.kostka_count(rn, cn)
+    elif method == "ie-mitm":
+        if min(len(rn), len(cn)) > 4:
+            raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "
+                             f"{len(rn)} and {len(cn)}: use method='kostka' or 'auto'")
+        n = count_dp.ie_mitm_count(rn, cn)
+    else:
+        n = row_dp_count(rn, cn, time_limit=time_limit)
+    return CountResult(int(n), method, time.perf_counter() - t0)
+
+
+def count_tables(rows, cols, *, time_limit: float | None = None) -> int:
+    """Exact number of non-negative integer tables with the given row and column sums.
+
+    The fastest exact method for the margins (:func:`count_tables_exact` with
+    ``method="auto"``); a Python integer, no overflow.
+
+    Examples
+    --------
+    >>> count_tables([20, 55, 25, 35], [50, 35, 30, 20])
+    18272363056
+    """
+    return count_tables_exact(rows, cols, time_limit=time_limit).count
 
 
 def enumerate_tables(rows, cols, *, max_tables: int = 1_000_000) -> np.ndarray:

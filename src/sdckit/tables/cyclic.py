@@ -41,10 +41,19 @@ from ..errors import InputError
 from ..result import Guarantee, jsonable
 from .count import as_count_array
 
-__all__ = ["shift_cycles", "basic_cycles", "shift_cycles_3way", "cycle_design", "coverage",
+__all__ = ["PERTURBATION_MODELS", "shift_cycles", "basic_cycles", "shift_cycles_3way", "cycle_design", "coverage",
            "check_cycles", "perturb_once", "CyclicPerturbation", "CyclicResult", "check_cyclic"]
 
 _DESIGNS = ("shift", "basic")
+
+#: Rules near zero for the likelihood of a published table (:mod:`sdckit.tables.posterior`).
+#: ``"no-change"`` is what :func:`perturb_once` does (a move that would make a cell negative
+#: is skipped, the coin's probability going to "no change"; a proper probability model).
+#: ``"skip-cycle"`` reads the seed's "unless there is a zero in the cycle" as: a cycle with a
+#: blocked move is skipped with probability 1 while the possible move keeps its alpha or beta
+#: (weights sum to more than 1, so it cannot be simulated; it reproduces the seed's
+#: published posterior table).
+PERTURBATION_MODELS = ("no-change", "skip-cycle")
 
 
 def shift_cycles(n_rows: int, n_cols: int) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import jsonable
-from .count import as_count_array, count_tables
+from .count import as_count_array, count_tables_exact
 from .cyclic import CyclicPerturbation, check_cycles, cycle_design
 from .posterior import perturbation_posterior, prior_at_least
 
@@ -67,9 +67,21 @@ def read_int_table(source, name: str = "the table") -> np.ndarray:
     return as_count_array(source, name, ndim=2)
 
 
-def count_command(rows: list[int], cols: list[int]) -> dict:
-    """Exact number of tables with the given row and column sums: ``{"count": int}``."""
-    return {"count": count_tables(rows, cols)}
+def count_command(rows: list[int], cols: list[int], *, estimate: bool = False, n_samples: int = 10_000,
+                  seed: int | None = None, method: str = "auto") -> dict:
+    """Number of tables with the given row and column sums.
+
+    Exact (default): ``{"count", "method", "seconds"}`` where ``count`` is a JSON number up to
+    ``2**53`` and a decimal string above (so no JSON reader rounds it). With ``estimate``:
+    sequential importance sampling, ``{"estimate", "std_error", "ess", "log10_estimate",
+    "n_samples", "seconds", ...}`` (``estimate`` and ``std_error`` are floats, or strings
+    such as ``"2.45e+399"`` beyond the float range).
+    """
+    if estimate:
+        from .sis import sis_count
+
+        return sis_count(rows, cols, n_samples=n_samples, rng=seed).to_dict()
+    return count_tables_exact(rows, cols, method=method).to_dict()
 
 
 def perturb_command(table, alpha: float = 0.25, beta: float = 0.25, design: str = "shift",
@@ -87,7 +99,7 @@ def perturb_command(table, alpha: float = 0.25, beta: float = 0.25, design: str 
 
 
 def posterior_command(table, alpha: float = 0.25, beta: float = 0.25, design: str = "shift",
-                      cycles=None, cells=None, at_least: str | None = None) -> dict:
+                      cycles=None, cells=None, at_least: str | None = None, model: str = "no-change") -> dict:
     """Posterior cell distributions of a cyclically perturbed table.
 
     Parameters
@@ -104,6 +116,9 @@ def posterior_command(table, alpha: float = 0.25, beta: float = 0.25, design: st
         Cells to report; a string uses 1-based ``"1,2;1,4"``; default all.
     at_least : str, optional
         Insider prior ``"row,col,value"`` (1-based cell): that cell is at least ``value``.
+    model : {"no-change", "skip-cycle"}
+        Rule near zero assumed by the likelihood (see
+        :func:`sdckit.tables.posterior.perturbation_likelihood`).
 
     Returns
     -------
@@ -117,10 +132,14 @@ def posterior_command(table, alpha: float = 0.25, beta: float = 0.25, design: st
     if at_least:
         i, j, v = parse_ints(at_least, "--at-least")
         prior = prior_at_least((i - 1, j - 1), v)
-    post = perturbation_posterior(P, cyc, alpha, beta, prior=prior)
+    post = perturbation_posterior(P, cyc, alpha, beta, prior=prior, model=model)
     chosen = parse_cells(cells) if isinstance(cells, str) else ([tuple(c) for c in cells] if cells else None)
     chosen = chosen or list(np.ndindex(*P.shape))
-    return jsonable({"method": post.method, "alpha": alpha, "beta": beta, "n_cycles": len(cyc),
+    for i, j in chosen:
+        if not (0 <= i < P.shape[0] and 0 <= j < P.shape[1]):
+            raise InputError(f"--cells: cell {i + 1},{j + 1} is outside the table, which has {P.shape[0]} rows "
+                             f"and {P.shape[1]} columns (cells are 1-based row,column)")
+    return jsonable({"method": post.method, "model": model, "alpha": alpha, "beta": beta, "n_cycles": len(cyc),
                      "n_candidates": post.n_candidates,
                      "cells": {f"{i + 1},{j + 1}": [round(float(p), 6) for p in post.cell((i, j))] for i, j in chosen},
                      "mode": post.mode(), "published": P,

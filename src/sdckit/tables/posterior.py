@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_float, check_int
+from .._validation import check_choice, check_float, check_int
 from ..errors import InputError
 from ..result import jsonable
 from .count import FibreTooLarge, as_count_array, check_margins, count_tables, enumerate_bounded, enumerate_tables
-from .cyclic import check_cycles
+from .cyclic import PERTURBATION_MODELS, check_cycles
 
 __all__ = ["Posterior", "perturbation_likelihood", "perturbation_posterior", "rounding_posterior",
            "margins_posterior", "prior_at_least", "prior_from_table", "uniform_prior"]
@@ -199,8 +199,20 @@ def _finish(tables, likelihood, prior, published, method, t0, params, n_fibre=No
 # ----------------------------------------------------------------------------- cyclic perturbation
 
 def perturbation_likelihood(published, cycles, alpha: float, beta: float, *,
-                            max_states: int = 2_000_000) -> tuple[np.ndarray, np.ndarray]:
+                            max_states: int = 2_000_000, model: str = "no-change") -> tuple[np.ndarray, np.ndarray]:
     """Every table ``T_k`` that can produce ``published`` and ``Pr(published | T_k)``.
+
+    ``model`` is the rule near zero (:data:`sdckit.tables.cyclic.PERTURBATION_MODELS`):
+
+    * ``"no-change"`` (default) — a move that would make a cell negative becomes no change,
+      so the cycle stays with probability ``gamma`` plus the probability of each blocked
+      move (a proper probability model: the likelihoods over all published tables sum to 1);
+    * ``"skip-cycle"`` — a cycle with a blocked move ("unless there is a zero in the cycle",
+      seed 002) is skipped with probability 1, while the move in the other direction, when
+      possible, keeps its probability alpha or beta. The per-cycle weights then sum to
+      ``1 + alpha`` or ``1 + beta`` at the boundary, so this is not a probability model; it
+      is the reading under which the seed's published posterior table follows (all 24
+      entries to 2 decimals with alpha = beta = 1/4).
 
     Backward dynamic programme over the cycles: ``V_K(S) = [S = T_P]`` and, for cycle ``m``
     (0-based) applied to the state ``S`` before it,
@@ -229,14 +241,19 @@ def perturbation_likelihood(published, cycles, alpha: float, beta: float, *,
         stay = np.array([lookup.get(r.tobytes(), 0.0) for r in cand])
         vp = np.array([lookup.get(r.tobytes(), 0.0) for r in plus])
         vm = np.array([lookup.get(r.tobytes(), 0.0) for r in minus])
-        v = alpha * np.where(ok_p, vp, stay) + beta * np.where(ok_m, vm, stay) + gamma * stay
+        if model == "skip-cycle":
+            blocked = ~(ok_p & ok_m)
+            v = np.where(blocked, stay + alpha * np.where(ok_p, vp, 0.0) + beta * np.where(ok_m, vm, 0.0),
+                         alpha * vp + beta * vm + gamma * stay)
+        else:
+            v = alpha * np.where(ok_p, vp, stay) + beta * np.where(ok_m, vm, stay) + gamma * stay
         live = v > 0
         level, values = cand[live], v[live]
     return level.reshape((-1,) + shape), values
 
 
 def perturbation_posterior(published, cycles, alpha: float, beta: float, *, prior: Prior | None = None,
-                           max_states: int = 2_000_000) -> Posterior:
+                           max_states: int = 2_000_000, model: str = "no-change") -> Posterior:
     """Posterior of every cell of a cyclically perturbed table (seed 002's Bayesian analysis).
 
     Parameters
@@ -250,6 +267,11 @@ def perturbation_posterior(published, cycles, alpha: float, beta: float, *, prio
     prior : callable, optional
         ``prior(tables) -> weights`` on an ``(n, *shape)`` array; default uniform.
         See :func:`prior_at_least` and :func:`prior_from_table`.
+    model : {"no-change", "skip-cycle"}
+        The rule near zero assumed for the likelihood (see :func:`perturbation_likelihood`):
+        ``"no-change"`` is the mechanism :class:`~sdckit.tables.cyclic.CyclicPerturbation`
+        runs and a proper probability model; ``"skip-cycle"`` reproduces the seed's
+        published posterior table but is not a probability model.
 
     Returns
     -------
@@ -261,8 +283,10 @@ def perturbation_posterior(published, cycles, alpha: float, beta: float, *, prio
     a = check_float("perturbation_posterior", "alpha", alpha, low=0, high=1)
     b = check_float("perturbation_posterior", "beta", beta, low=0, high=1)
     check_float("perturbation_posterior", "alpha + beta", a + b, low=0, high=1)
-    tables, lik = perturbation_likelihood(P, cyc, a, b, max_states=max_states)
-    return _finish(tables, lik, prior, P, "cyclic", t0, {"alpha": a, "beta": b, "n_cycles": len(cyc)})
+    check_choice("perturbation_posterior", "model", model, PERTURBATION_MODELS)
+    tables, lik = perturbation_likelihood(P, cyc, a, b, max_states=max_states, model=model)
+    return _finish(tables, lik, prior, P, "cyclic", t0, {"alpha": a, "beta": b, "n_cycles": len(cyc),
+                                                        "model": model})
 
 
 # ----------------------------------------------------------------------------- controlled rounding

@@ -17,7 +17,7 @@ Example::
     n = 3
 
     [protection]
-    method = "optimal"                # optimal | modular | heuristic | rounding | margins
+    method = "optimal"                # optimal | modular | heuristic | rounding | margins | ckm
     cost = "value"                    # value | freq | log | unity | tauargus (tau-Argus scaling)
     time_limit = 60
     # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
@@ -29,6 +29,8 @@ Example::
     report = "report.html"            # internal: marks primary and secondary cells
     public_report = "public.html"     # to publish: suppressed cells as x with their intervals
                                       # (default <report stem without _report>_public.html)
+    public_table = "public.csv"       # to publish: value (number or code) and status per cell
+    suppression_code = "x"            # what a suppressed cell shows (default x)
 
 Relative paths are relative to the spec file. Outputs are written atomically.
 """
@@ -53,18 +55,20 @@ from .modular import ModularSuppression
 from .rounding import ControlledRounding
 from .rules import primary_cells, rule_from_dict
 from .suppression import HeuristicSuppression, OptimalSuppression, table_html
+from .public import DEFAULT_CODE, check_code, public_frame, public_page
 from .table import Hierarchy, Table
 
 __all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
 
-METHODS = ("optimal", "modular", "heuristic", "rounding", "margins")
+METHODS = ("optimal", "modular", "heuristic", "rounding", "margins", "ckm")
 _SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression}
 _SECTIONS = {
     "input": {"microdata", "table", "value", "freq", "top"},
     "table": {"dimensions", "response", "weight", "holding", "total", "n_top"},
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
-                   "base", "rounding", "seed", "zero_restricted", "carry_percent"},
-    "output": {"table", "audit", "report", "public_report"},
+                   "base", "rounding", "seed", "zero_restricted", "carry_percent",
+                   "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable"},
+    "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code"},
 }
 
 
@@ -165,9 +169,22 @@ def load_table_spec(path: str | Path) -> dict:
 
 
 def _read_csv(path: Path, where: str, dims) -> pd.DataFrame:
+    from ..io.atomic import register_input
+
     if not path.is_file():
         raise SpecError(f"{where}: file {str(path)!r} does not exist")
-    return pd.read_csv(path, dtype={d: str for d in dims})
+    register_input(path)  # no output of this process may be written over it
+    try:
+        df = pd.read_csv(path, dtype={d: str for d in dims})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path.name}: {where}: cannot be read as CSV: {first}") from None
+    dup = [c for c in df.columns if "." in str(c) and str(c).rsplit(".", 1)[0] in df.columns
+           and str(c).rsplit(".", 1)[1].isdigit()]
+    if dup:
+        raise InputError(f"{path.name}: {where}: the column name {dup[0].rsplit('.', 1)[0]!r} appears "
+                         "more than once; column names must be unique: rename one.")
+    return df
 
 
 def _build_table(spec: dict, base: Path) -> Table:
@@ -202,8 +219,14 @@ def _build_table(spec: dict, base: Path) -> Table:
                                     n_top=int(tab.get("n_top", 3)))
     if "table" in inp:
         df = _read_csv(base / inp["table"], "input.table", dims)
-        return Table.from_cells(df, dims, _get(inp, "value", "input", str), freq=inp.get("freq"),
-                                top=tuple(inp.get("top", ())), hierarchies=hier, total=total)
+        try:
+            return Table.from_cells(df, dims, _get(inp, "value", "input", str), freq=inp.get("freq"),
+                                    top=tuple(inp.get("top", ())), hierarchies=hier, total=total)
+        except InputError as exc:  # name the file the cells came from
+            msg = str(exc)
+            name = Path(inp["table"]).name
+            raise InputError(msg.replace("table file:", f"{name}:", 1) if msg.startswith("table file:")
+                             else f"{name}: {msg}") from None
     raise SpecError("input: give microdata = 'file.csv' or table = 'cells.csv' (with value = 'column')")
 
 
@@ -227,6 +250,9 @@ def run_table_spec(path: str | Path) -> TableRun:
     method = prot.get("method", "optimal")
     if method not in METHODS:
         raise SpecError(f"protection.method: must be one of {', '.join(METHODS)}; got {method!r}")
+    if method == "ckm":  # cell key method: see sdckit.tables.ckm.run
+        from .ckm.run import run_ckm
+        return run_ckm(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
     rules_spec = _get(spec, "rules", "spec", list, [])
     rules = []
     for k, r in enumerate(rules_spec):
@@ -255,6 +281,10 @@ def run_table_spec(path: str | Path) -> TableRun:
     targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}
     if "audit" in out:
         targets["audit"] = out["audit"]
+    from ..io.atomic import guard_target
+
+    for target in targets.values():  # before anything is written: never over an input
+        guard_target(base / target)
     run = TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, {})
     outputs = {}
     outputs["table"] = str(atomic_write_text(base / targets["table"], published_frame(run).to_csv(index=False)))
@@ -269,41 +299,46 @@ def run_table_spec(path: str | Path) -> TableRun:
             + "<p><strong>Internal report</strong>: it marks which suppressed cells are sensitive; "
             "publish the table file and the public page (*_public.html), not this page.</p>" + run.report_html() + "</body></html>")
     outputs["report"] = str(atomic_write_text(base / targets["report"], page))
-    public = public_report_html(run)
+    code = check_code(out.get("suppression_code", DEFAULT_CODE))
+    public = public_report_html(run, code=code)
     if public is not None:
         rep = Path(targets["report"])
-        name = out.get("public_report", str(rep.with_name(f"{rep.stem.removesuffix('_report')}_public.html")))
+        stem_public = rep.stem.removesuffix('_report')
+        name = out.get("public_report", str(rep.with_name(f"{stem_public}_public.html")))
         outputs["public_report"] = str(atomic_write_text(base / name, public))
+        values, status = public_cells(run)
+        csv_name = out.get("public_table", str(rep.with_name(f"{stem_public}_public.csv")))
+        outputs["public_table"] = str(atomic_write_text(
+            base / csv_name, public_frame(run.table, values, status, code=code).to_csv(index=False)))
     return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs)
 
 
-def public_report_html(run: TableRun) -> str | None:
-    """The page to publish with a suppressed table (or released margins): every suppressed
-    cell shown as 'x', primary and secondary alike, and the interval [min, max] that anyone
-    can derive for it from the published cells (the audit, without the protection levels,
-    which would tell the sensitive cells apart). None for controlled rounding."""
+def public_cells(run: TableRun) -> tuple[np.ndarray, np.ndarray]:
+    """Published value and public status (:data:`sdckit.tables.public.STATUSES`) of every cell."""
     t = run.table
     if run.method == "rounding":
-        return None
+        return np.asarray(run.result.rounded, dtype=float), np.full(t.n_cells, "rounded", dtype=object)
     if run.method == "margins":
         suppressed = ~np.asarray(run.result.published, dtype=bool)
     else:
         suppressed = np.asarray(run.result.primary.sensitive, dtype=bool) | np.asarray(run.result.secondary, dtype=bool)
-    grid = table_html(t, np.zeros(t.n_cells, dtype=bool), suppressed).replace(">s</td>", ">x</td>")
-    aud = getattr(run.result, "audit", None)
-    rows = ""
-    if aud is not None:
-        f = aud.frame()
-        rows = "".join(f"<tr><td>{html.escape(str(r.codes))}</td><td>{r.lower:g}</td><td>{r.upper:g}</td></tr>"
-                       for r in f.itertuples(index=False))
-    intervals = (f"<table><tr><th>suppressed cell</th><th>min</th><th>max</th></tr>{rows}</table>" if rows else "")
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Published table</title>"
-            "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
-            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.secondary{background:#eee}</style>"
-            f"</head><body><h1>Published table</h1><p>{html.escape(t.describe())}</p>"
-            "<p>x = suppressed cell. The second table gives, for every suppressed cell, the smallest and "
-            "largest value consistent with the published cells and the table's totals.</p>"
-            f"{grid}{intervals}</body></html>")
+    return np.asarray(t.value, dtype=float), np.where(suppressed, "suppressed", "safe").astype(object)
+
+
+def public_report_html(run: TableRun, *, code: str = DEFAULT_CODE) -> str | None:
+    """The page to publish with a protected table: every suppressed cell shown as the
+    suppression code (``x`` by default), primary and secondary alike, with the interval
+    [min, max] that anyone can derive for it from the published cells (the audit, without the
+    protection levels, which would tell the sensitive cells apart); rounded cells marked
+    with a superscript r (see :mod:`sdckit.tables.public`)."""
+    values, status = public_cells(run)
+    aud = getattr(run.result, "audit", None) if run.method != "rounding" else None
+    note = ""
+    if run.method == "rounding":
+        note = (f"<p>Every cell is rounded to a multiple of {run.result.base:g}; rows and columns still add up "
+                "(controlled rounding).</p>")
+    return public_page(run.table, values, status, code=code, title="Published table",
+                       intervals=aud.frame() if aud is not None else None, note=note)
 
 
 def published_frame(run: TableRun) -> pd.DataFrame:

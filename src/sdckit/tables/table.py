@@ -372,6 +372,8 @@ class Table:
         has = np.zeros(n_cells, bool)
         has[flat] = True
         kind = kind or ("frequency" if top == () and freq is None else "magnitude")
+        for col in [value] + ([freq] if freq else []) + list(top):
+            _check_cell_numbers(df, col, dims, frequency=(kind == "frequency" and col == value) or col == freq)
         t_inner = np.logical_and.reduce([g.reshape(-1) for g in np.meshgrid(*[h.is_leaf for h in hs], indexing="ij")])
         vals = np.zeros(n_cells)
         vals[flat] = df[value].to_numpy(dtype=float)
@@ -445,3 +447,25 @@ def _relations(shape: tuple, hs: Sequence[Hierarchy]) -> sp.csr_matrix:
         return sp.csr_matrix((0, n_cells))
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(r0, n_cells))
+
+
+def _check_cell_numbers(df: pd.DataFrame, col: str, dims: Sequence[str], *, frequency: bool) -> None:
+    """Refuse text, missing, infinite and (for counts) negative or fractional cell values,
+    naming the first offending cell and its value."""
+    raw = df[col]
+    num = pd.to_numeric(raw, errors="coerce") if not pd.api.types.is_bool_dtype(raw) else raw.astype(float) * np.nan
+    vals = num.to_numpy(dtype=float, na_value=np.nan)
+    checks = [(np.isnan(vals), "is not a number (text or missing)", "give a number in every cell"),
+              (np.isinf(vals), "is infinite", "give a finite number")]
+    if frequency:
+        checks += [(vals < 0, "is negative", "a count cannot be negative: correct the cell"),
+                   (np.isfinite(vals) & (vals != np.round(vals)), "is not a whole number",
+                    "a count must be a whole number")]
+    for bad, what, todo in checks:
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            cell = ", ".join(f"{d}={df[d].iloc[i]}" for d in dims)
+            v = raw.iloc[i]
+            v = v.item() if hasattr(v, "item") else v
+            raise InputError(f"table file: column {col!r}, cell ({cell}): value {v!r} {what}; "
+                             f"{todo} ({int(bad.sum())} such cells)")

@@ -1,0 +1,222 @@
+"""The figures of the workbench pages, as JSON the browser draws with Vega-Lite.
+
+Every number comes from the library's own measures (:func:`sdckit.risk.report.measure_risk`,
+SUDA2, the step results' guarantees and evidence); this module only bins and arranges them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..microdata import Microdata
+from ..result import jsonable
+
+#: f_k classes of the f_k distribution chart (records per class)
+FK_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"),
+           (20, 49, "20-49"), (50, math.inf, "50+")]
+#: individual-risk bands (the same as the release report's histogram)
+RISK_EDGES = [0, 0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0000001]
+RISK_LABELS = ["<0.1%", "0.1-1%", "1-5%", "5-10%", "10-20%", "20-50%", ">=50%"]
+#: largest data for which the live panel runs SUDA2 by default
+SUDA_LIVE_MAX = 200_000
+
+
+def _hist(values: np.ndarray) -> list[dict]:
+    counts, _ = np.histogram(np.clip(values, 0, 1), bins=RISK_EDGES)
+    return [{"band": b, "order": i, "records": int(c)} for i, (b, c) in enumerate(zip(RISK_LABELS, counts))]
+
+
+def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None = None) -> dict:
+    """Risk at a glance: f_k distribution, uniques, k violations, risk histograms, SUDA2."""
+    from ..risk.report import measure_risk
+
+    run_suda = bool(suda and md.n_records <= SUDA_LIVE_MAX)
+    rep = measure_risk(md, suda=run_suda)
+    s = rep.summary
+    fk = rep.records["fk"].to_numpy()
+    fk_dist = [{"class": lab, "order": i, "records": int(((fk >= lo) & (fk <= hi)).sum())}
+               for i, (lo, hi, lab) in enumerate(FK_BINS)]
+    out: dict[str, Any] = {
+        "keys": list(md.key_vars),
+        "n_records": s["n_records"], "n_combinations": s["n_combinations"],
+        "n_sample_uniques": s["n_sample_uniques"], "k_violations": s["k_violations"],
+        "k_reached": s["k_reached"], "global_risk": s["global_risk"],
+        "expected_reidentifications": s["expected_reidentifications"],
+        "max_individual_risk": s["max_individual_risk"], "weighted": s["weighted"],
+        "fk_distribution": fk_dist, "risk_histogram": _hist(rep.records["risk"].to_numpy()),
+    }
+    if "hh_risk" in rep.records:
+        out["household_risk"] = s["household_risk"]
+        out["household_histogram"] = _hist(rep.records["hh_risk"].to_numpy())
+    if run_suda and "suda" in s:
+        d = s["suda"]
+        out["suda"] = {"n_scored": d["n_scored"], "n_msu": d["n_msu"], "sum_dis": d["sum_dis"],
+                       "max_score": d["max_score"],
+                       "contributions": [{"variable": k, "percent": float(v)}
+                                         for k, v in sorted(d["attribute_contributions"].items(),
+                                                            key=lambda x: -x[1])]}
+    else:
+        out["suda_note"] = (f"SUDA2 runs live up to {SUDA_LIVE_MAX:,} records; this file has "
+                            f"{md.n_records:,}." if suda else "SUDA2 is off.")
+    out["linkage"] = all_columns_linkage(original if original is not None else md, md)
+    return jsonable(out)
+
+
+def all_columns_linkage(original: Microdata, released: Microdata) -> dict:
+    """The all-columns linkage figure: an intruder who knows every released column of a person
+    links by exact matching (:func:`sdckit.risk.identifiers.linkage_all_columns`)."""
+    from ..risk.identifiers import linkage_all_columns
+
+    d = linkage_all_columns(original, released)
+    return {"columns": len(d["columns"]), "sample_uniques": d["sample_uniques"],
+            "sample_unique_share": d["sample_unique_share"],
+            "expected_correct_links": d["expected_correct_links"],
+            "correct_link_share": d["correct_link_share"]}
+
+
+# ---------------------------------------------------------------------- role suggestions
+_NAME_HINTS = {
+    "weight": re.compile(r"(weight|wgt|^w$|^wt$|gewicht|poids)", re.I),
+    "household": re.compile(r"(household|^hh|hh_?id|hhid|family id)", re.I),
+    "key": re.compile(r"(region|area|sex|gender|age|marital|country|birth|ethnic|religion|occupation|"
+                      r"nationality|citizen|district|municip|education|residence|language|job|employ)", re.I),
+}
+
+
+def suggest_roles(frame: pd.DataFrame) -> dict:
+    """Role suggestions from the identifier and quasi-identifier scan.
+
+    Direct identifiers come from :func:`sdckit.risk.identifiers.identifier_check` (nearly
+    unique columns and identifier names). Key variables: categorical columns (2 to 100
+    categories) named like the classic quasi-identifiers (region, sex, age, marital status,
+    country of birth, ...); every other categorical column is ranked by
+    :func:`sdckit.risk.identifiers.undeclared_scan` (the sample uniques it would add to those
+    keys), so the steward sees which undeclared column is the next risk. Weight and household
+    columns are found by name and type; float columns with many values are numeric.
+    """
+    from ..risk.identifiers import identifier_check, undeclared_scan
+
+    md0 = Microdata(frame)
+    flagged = identifier_check(md0, md0)
+    out: dict[str, Any] = {"identifiers": [f["column"] for f in flagged], "key_vars": [],
+                           "numeric_vars": [], "weight": None, "household": None,
+                           "reasons": {f["column"]: f"direct identifier: {f['reason']}" for f in flagged},
+                           "source": "identifier and quasi-identifier scan (sdckit.risk.identifiers)"}
+    categorical = []
+    for c in frame.columns:
+        name = str(c)
+        if name in out["identifiers"]:
+            continue
+        s = frame[c]
+        nun = int(s.nunique(dropna=True))
+        numeric = pd.api.types.is_numeric_dtype(s)
+        if _NAME_HINTS["household"].search(name) and out["household"] is None and nun > 1:
+            out["household"], out["reasons"][name] = name, "named like a household id (household risk)"
+        elif numeric and _NAME_HINTS["weight"].search(name) and out["weight"] is None and bool((s > 0).all()):
+            out["weight"], out["reasons"][name] = name, "positive numbers named like a weight"
+        elif pd.api.types.is_float_dtype(s) and nun > 100:
+            out["numeric_vars"].append(name)
+            out["reasons"][name] = f"continuous ({nun:,} distinct values)"
+        elif 2 <= nun <= 100:
+            categorical.append(name)
+            if _NAME_HINTS["key"].search(name):
+                out["key_vars"].append(name)
+                out["reasons"][name] = f"{nun} categories; named like a classic quasi-identifier"
+    others = [c for c in categorical if c not in out["key_vars"]]
+    if others:
+        keyed = Microdata(frame, key_vars=out["key_vars"]) if out["key_vars"] else md0
+        out["scan"] = undeclared_scan(keyed, columns=others)
+        for row in out["scan"]:
+            out["reasons"][row["column"]] = (f"not a suggested key; adding it would make "
+                                             f"{row['added_uniques']:,} more records unique")
+    return jsonable(out)
+
+
+# ---------------------------------------------------------------------- step results
+def _labels(s: pd.Series) -> pd.Series:
+    return s.map(lambda v: str(v.item() if hasattr(v, "item") else v), na_action="ignore").fillna("(missing)")
+
+
+def frequency_compare(before: pd.Series, after: pd.Series, limit: int = 25) -> dict:
+    """Frequencies before and after (bars), Hellinger distance and total variation distance."""
+    a = _labels(before).value_counts()
+    b = _labels(after).value_counts()
+    cats = list(dict.fromkeys(list(a.index) + list(b.index)))
+    pa = np.array([a.get(c, 0) for c in cats], dtype=float)
+    pb = np.array([b.get(c, 0) for c in cats], dtype=float)
+    pa, pb = pa / max(pa.sum(), 1), pb / max(pb.sum(), 1)
+    hell = float(np.sqrt(0.5 * ((np.sqrt(pa) - np.sqrt(pb)) ** 2).sum()))
+    tvd = float(0.5 * np.abs(pa - pb).sum())
+    if set(b.index) - set(a.index) - {"(missing)"}:
+        # new categories (a recode): the distributions live on different supports, so the
+        # distances would only say "relabelled"; the bars still show the merge
+        hell = tvd = None
+    order = np.argsort(-(pa + pb), kind="stable")[:limit]
+    bars = []
+    for i in order:
+        bars.append({"category": cats[i], "when": "before", "records": int(a.get(cats[i], 0))})
+        bars.append({"category": cats[i], "when": "after", "records": int(b.get(cats[i], 0))})
+    return {"bars": bars, "hellinger": hell, "tvd": tvd, "n_categories": len(cats),
+            "shown": int(order.size)}
+
+
+def numeric_compare(before: pd.DataFrame, after: pd.DataFrame, cols: list[str]) -> dict:
+    """Means, sds and quartiles before/after, and the change of the correlation matrix."""
+    rows = []
+    for c in cols:
+        x = pd.to_numeric(before[c], errors="coerce")
+        y = pd.to_numeric(after[c], errors="coerce")
+        for stat, fa, fb in [("mean", x.mean(), y.mean()), ("sd", x.std(), y.std()),
+                             ("q25", x.quantile(.25), y.quantile(.25)), ("median", x.median(), y.median()),
+                             ("q75", x.quantile(.75), y.quantile(.75))]:
+            rows.append({"variable": c, "statistic": stat, "before": float(fa), "after": float(fb)})
+    corr = []
+    if len(cols) >= 2:
+        ca = before[cols].apply(pd.to_numeric, errors="coerce").corr().to_numpy()
+        cb = after[cols].apply(pd.to_numeric, errors="coerce").corr().to_numpy()
+        for i, a in enumerate(cols):
+            for j, b in enumerate(cols):
+                corr.append({"row": a, "col": b, "before": float(ca[i, j]), "after": float(cb[i, j]),
+                             "change": float(cb[i, j] - ca[i, j])})
+    return jsonable({"moments": rows, "correlations": corr})
+
+
+def step_view(i: int, result, before: Microdata, after: Microdata, *, risk: dict | None) -> dict:
+    """Everything the step card shows: summary, guarantees, utility, PRAM matrices, risk after."""
+    fb, fa = before.frame, after.frame
+    changed = [c for c in fa.columns if c not in fb.columns or not fb[c].equals(fa[c])]
+    removed = [c for c in fb.columns if c not in fa.columns]
+    cat_cols = [c for c in changed if c in fb.columns and c not in after.numeric_vars][:6]
+    num_cols = [c for c in (after.numeric_vars or ()) if c in fb.columns and c in fa.columns]
+    view: dict[str, Any] = {
+        "index": i, "method": result.method, "params": jsonable(result.params),
+        "summary": jsonable(result.summary),
+        "guarantees": [g.to_dict() for g in result.guarantees],
+        "artifacts": sorted(result.artifacts),
+        "changed_columns": changed, "removed_columns": removed,
+        "frequencies": {c: frequency_compare(fb[c], fa[c]) for c in cat_cols},
+        "numeric": numeric_compare(fb, fa, num_cols) if any(c in changed for c in num_cols) else None,
+        "matrices": [], "risk_after": risk,
+    }
+    for key, m in (getattr(result, "matrices", None) or {}).items():
+        if m.n_categories > 40:
+            view["matrices"].append({"title": str(key), "note": f"{m.n_categories} categories: too many to draw"})
+            continue
+        P = m.to_dense()
+        labs = [str(c) for c in m.categories]
+        cells = [{"from": labs[r], "to": labs[c], "p": float(P[r, c])}
+                 for r in range(len(labs)) for c in range(len(labs))]
+        view["matrices"].append({"title": _matrix_title(key), "cells": cells,
+                                 "min_diagonal": float(np.min(np.diag(P)))})
+    return jsonable(view)
+
+
+def _matrix_title(key: Any) -> str:
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple):
+        return ", ".join(map(str, key[0])) + ("" if key[1] == "all" else f" (stratum {key[1]})")
+    return str(key)

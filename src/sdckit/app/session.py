@@ -1,0 +1,439 @@
+"""The workbench session: a history of release specs (with undo, redo and branches) and the
+figures every page shows, computed from the same functions the command line uses.
+
+The session never holds a step object as its state: each state is a release-spec dict (the
+TOML the steward can export), validated by :func:`sdckit.spec.spec_from_dict` whenever it
+changes. A preview runs the spec's steps the way :meth:`sdckit.release.Release.run` does (one
+child seed stream per step, spawned from the run seed) with results cached by the spec prefix
+that produced them, so changing step 3 re-runs steps 3.. only. A release goes through
+:func:`sdckit.release.protect` on the exported TOML itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError, SpecError
+from ..io.files import read_data
+from ..microdata import Microdata
+from ..result import jsonable
+
+#: suffixes the file picker lists
+DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".sav", ".zsav", ".dta", ".sas7bdat")
+_LIST_ROLES = ("key_vars", "numeric_vars", "strata", "sensitive")
+_ONE_ROLES = ("weight", "household")
+
+
+@dataclass
+class Branch:
+    """One line of history: a list of spec dicts and the position of the current one."""
+
+    states: list[dict]
+    pos: int = 0
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> dict:
+        return self.states[self.pos]
+
+
+@dataclass
+class Preview:
+    """The steps of a spec applied to the data: results, the data after each, the gate."""
+
+    original: Microdata
+    results: list
+    datas: list  # Microdata before step 0, after step 0, ...
+    gate: list
+    error: str | None = None
+    failed_step: int | None = None
+
+    @property
+    def released(self) -> Microdata:
+        return self.datas[-1]
+
+
+def _canon(obj: Any) -> str:
+    return json.dumps(jsonable(obj), sort_keys=True, default=str)
+
+
+def new_seed() -> int:
+    """A fresh run seed (a secret: shown only on the internal page and in the exported spec)."""
+    return secrets.randbelow(2**31 - 1) + 1
+
+
+class Session:
+    """State of one workbench: the data, the release-spec history, caches.
+
+    Parameters
+    ----------
+    workdir : Path
+        Folder for uploads (created on first upload).
+    roots : list of Path
+        Folders the file picker may list and open files from (no path outside them).
+    """
+
+    def __init__(self, workdir: Path, roots: list[Path]) -> None:
+        self.workdir = Path(workdir)
+        self.roots = [Path(r).resolve() for r in roots]
+        self.lock = threading.RLock()
+        self.branches: dict[str, Branch] = {}
+        self.current = "main"
+        self._frame: pd.DataFrame | None = None
+        self._meta = None
+        self._data_key: str | None = None
+        self._md_cache: OrderedDict[str, Microdata] = OrderedDict()
+        self._step_cache: OrderedDict[str, Any] = OrderedDict()
+        self._risk_cache: OrderedDict[str, dict] = OrderedDict()
+        self.releases: list[dict] = []
+        self._suggestions: _Background | None = None
+
+    # ------------------------------------------------------------------ data
+    @property
+    def has_data(self) -> bool:
+        return self._frame is not None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        if self._frame is None:
+            raise InputError("no data is open: open a data file first (Data page).")
+        return self._frame
+
+    def open(self, path: str | Path, *, file_format: str | None = None,
+             na_values: list | None = None, roles: dict | None = None) -> dict:
+        """Read ``path`` and start a new history whose first state is a spec of it."""
+        path = Path(path).resolve()
+        df, meta = read_data(path, file_format=file_format, na_values=na_values or None)
+        with self.lock:
+            self._frame, self._meta = df, meta
+            self._data_key = hashlib.sha256(
+                f"{path}|{path.stat().st_mtime_ns}|{file_format}|{na_values}".encode()).hexdigest()[:16]
+            self._md_cache.clear()
+            self._step_cache.clear()
+            self._risk_cache.clear()
+            inp: dict[str, Any] = {"path": str(path)}
+            if file_format:
+                inp["format"] = file_format
+            if na_values:
+                inp["na_values"] = list(na_values)
+            state = {"input": inp, "roles": dict(roles or {}), "run": {"seed": new_seed()},
+                     "steps": [], "gate": {}, "output": {"directory": str(self.workdir / "release"),
+                                                          "data": "released" + (path.suffix if path.suffix in (".csv", ".parquet") else ".csv")}}
+            self.branches = {"main": Branch([state], 0, ["open " + path.name])}
+            self.current = "main"
+            # the identifier scan runs while the steward reads the variables
+            self._suggestions = _Background(lambda f=df: _suggest(f))
+        return self.variables()
+
+    def suggestions(self) -> dict:
+        """Role suggestions of the open data (computed in the background since it opened)."""
+        if self._suggestions is None:
+            raise InputError("no data is open: open a data file first (Data page).")
+        return self._suggestions.result()
+
+    def resolve_pick(self, root: int, name: str) -> Path:
+        """The file ``name`` inside picker root ``root``; refuses anything else."""
+        if not (0 <= root < len(self.roots)):
+            raise InputError(f"no such folder #{root}")
+        base = self.roots[root]
+        if not name or "/" in name or "\\" in name or name in (".", "..") or "\x00" in name:
+            raise InputError(f"{name!r}: give a file name from the list (no folders or '..').")
+        p = (base / name).resolve()
+        if p.parent != base or not p.is_file():
+            raise InputError(f"{name!r} is not a file in {base}.")
+        return p
+
+    def list_files(self) -> list[dict]:
+        out = []
+        for i, r in enumerate(self.roots):
+            if not r.is_dir():
+                continue
+            files = sorted(p.name for p in r.iterdir() if p.is_file() and p.suffix.lower() in DATA_SUFFIXES)
+            out.append({"root": i, "folder": str(r), "files": files})
+        return out
+
+    def variables(self) -> dict:
+        """Every column: type, number of categories, missing values, labels, examples."""
+        df = self.frame
+        meta = self._meta
+        cols = []
+        for c in df.columns:
+            s = df[c]
+            n_missing = int(s.isna().sum())
+            nun = int(s.nunique(dropna=True))
+            kind = ("numeric" if pd.api.types.is_float_dtype(s) and nun > 50 else
+                    "integer" if pd.api.types.is_integer_dtype(s) or pd.api.types.is_float_dtype(s) else
+                    "text")
+            vl = dict(meta.value_labels.get(c, {})) if meta is not None else {}
+            top = s.value_counts(dropna=True).head(6)
+            cols.append({"name": str(c), "dtype": str(s.dtype), "kind": kind, "n_categories": nun,
+                         "n_missing": n_missing, "label": (meta.column_labels.get(c) if meta else None),
+                         "value_labels": {str(k): str(v) for k, v in list(vl.items())[:20]},
+                         "n_value_labels": len(vl),
+                         "examples": [_show(v) for v in top.index]})
+        return {"file": self.state["input"]["path"], "format": getattr(meta, "file_format", None),
+                "n_records": int(len(df)), "n_columns": int(df.shape[1]), "columns": cols}
+
+    # ------------------------------------------------------------------ history
+    @property
+    def branch(self) -> Branch:
+        if not self.branches:
+            raise InputError("no data is open: open a data file first (Data page).")
+        return self.branches[self.current]
+
+    @property
+    def state(self) -> dict:
+        return self.branch.state
+
+    def push(self, state: dict, label: str) -> dict:
+        """Validate ``state`` and make it the current one (dropping the redo part)."""
+        self.validate(state)
+        with self.lock:
+            b = self.branch
+            del b.states[b.pos + 1:]
+            del b.labels[b.pos + 1:]
+            b.states.append(state)
+            b.labels.append(label)
+            b.pos = len(b.states) - 1
+        return state
+
+    def edit(self, label: str, fn) -> dict:
+        """Apply ``fn`` to a copy of the current state and push the result."""
+        state = copy.deepcopy(self.state)
+        fn(state)
+        return self.push(state, label)
+
+    def undo(self) -> None:
+        b = self.branch
+        if b.pos == 0:
+            raise InputError("nothing to undo")
+        b.pos -= 1
+
+    def redo(self) -> None:
+        b = self.branch
+        if b.pos >= len(b.states) - 1:
+            raise InputError("nothing to redo")
+        b.pos += 1
+
+    def goto(self, pos: int) -> None:
+        b = self.branch
+        if not 0 <= pos < len(b.states):
+            raise InputError(f"history has no entry {pos}")
+        b.pos = pos
+
+    def new_branch(self, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > 40:
+            raise InputError("a branch needs a name of 1 to 40 characters")
+        if name in self.branches:
+            raise InputError(f"a branch named {name!r} exists already")
+        b = self.branch
+        self.branches[name] = Branch(copy.deepcopy(b.states[:b.pos + 1]), b.pos, list(b.labels[:b.pos + 1]))
+        self.current = name
+
+    def switch(self, name: str) -> None:
+        if name not in self.branches:
+            raise InputError(f"no branch named {name!r}; the branches are {', '.join(self.branches)}")
+        self.current = name
+
+    def history(self) -> dict:
+        b = self.branch
+        return {"branch": self.current, "branches": list(self.branches), "pos": b.pos,
+                "entries": [{"i": i, "label": lab} for i, lab in enumerate(b.labels)],
+                "can_undo": b.pos > 0, "can_redo": b.pos < len(b.states) - 1}
+
+    # ------------------------------------------------------------------ spec
+    def validate(self, state: dict):
+        from ..spec import spec_from_dict
+
+        return spec_from_dict(_spec_only(state), base_dir=self.workdir)
+
+    def spec_toml(self, state: dict | None = None, *, with_seed: bool = True) -> str:
+        """The state as a release spec in TOML (tomli-w), ready for ``sdckit protect``."""
+        import tomli_w
+
+        raw = _spec_only(copy.deepcopy(state or self.state))
+        if not with_seed:
+            raw.pop("run", None)
+        head = ("# Release spec exported by the sdckit workbench; run it with: sdckit protect FILE\n"
+                + ("# It holds the run seed: a secret (whoever knows it can undo PRAM or swapping).\n"
+                   if with_seed else ""))
+        return head + tomli_w.dumps(_drop_none(raw))
+
+    def import_toml(self, text: str, base_dir: Path | None = None) -> dict:
+        import tomllib
+
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"the spec is not valid TOML: {exc}") from None
+        base = base_dir or self.workdir
+        inp = raw.get("input")
+        if not isinstance(inp, dict) or not isinstance(inp.get("path"), str):
+            raise SpecError("input.path: is required: the data file to protect, as a string")
+        for key in ("run", "output"):
+            if not isinstance(raw.get(key, {}), dict):
+                raise SpecError(f"{key}: must be a table")
+        p = Path(inp["path"]).expanduser()
+        if not p.is_absolute():  # relative: to the workbench folder, else to a picker folder
+            tries = [base, self.workdir / "uploads", *self.roots]
+            p = next(((t / p).resolve() for t in tries if (t / p).is_file()), (base / p).resolve())
+        inp["path"] = str(p)
+        out = raw.setdefault("output", {})
+        d = Path(out.get("directory", "release")).expanduser()
+        out["directory"] = str(d if d.is_absolute() else (base / d).resolve())
+        raw.setdefault("run", {})
+        if raw["run"].get("seed") is None:
+            raw["run"]["seed"] = new_seed()
+        for k in list(raw):
+            if k not in ("input", "roles", "run", "steps", "gate", "output"):
+                raise SpecError(f"{k}: unknown section of a release spec")
+        from ..spec import spec_from_dict
+        spec_from_dict(raw, base_dir=base)  # validate before touching the session
+        self.open(p, file_format=inp.get("format"), na_values=inp.get("na_values"),
+                  roles=raw.get("roles"))
+        state = {"input": inp, "roles": raw.get("roles", {}), "run": raw["run"],
+                 "steps": raw.get("steps", []), "gate": raw.get("gate", {}), "output": out}
+        self.push(state, "import spec")
+        return state
+
+    # ------------------------------------------------------------------ computing
+    def microdata(self, roles: dict) -> Microdata:
+        key = _canon(roles)
+        with self.lock:
+            md = self._md_cache.get(key)
+            if md is None:
+                clean = {k: (tuple(v) if k in _LIST_ROLES else v) for k, v in roles.items() if v}
+                md = Microdata(self.frame, meta=self._meta, **clean)
+                self._md_cache[key] = md
+                while len(self._md_cache) > 8:
+                    self._md_cache.popitem(last=False)
+            return md
+
+    def preview(self, state: dict | None = None) -> Preview:
+        """Run the state's steps (cached by prefix) and its gate, without writing anything."""
+        from .._random import seed_sequence
+        from ..gate import run_gate
+
+        state = state or self.state
+        spec = self.validate(state)
+        md = self.microdata(state.get("roles", {}))
+        root, _ = seed_sequence(spec.seed)
+        children = root.spawn(len(spec.steps)) if spec.steps else []
+        results, datas = [], [md]
+        current = md
+        prefix = [self._data_key, _canon(state.get("roles", {})), spec.seed]
+        error = failed = None
+        for i, (step, child, params) in enumerate(zip(spec.steps, children, spec.step_params)):
+            prefix.append(params)
+            key = _canon(prefix)
+            res = self._step_cache.get(key)
+            if res is None:
+                try:
+                    res = step.apply(current, rng=child)
+                except Exception as exc:
+                    error, failed = one_line(exc, f"step {i + 1} ({params['method']})"), i
+                    break
+                with self.lock:
+                    self._step_cache[key] = res
+                    while len(self._step_cache) > 64:
+                        self._step_cache.popitem(last=False)
+            results.append(res)
+            current = res.microdata
+            datas.append(current)
+        gate = []
+        if error is None and spec.gate:
+            try:
+                gate = [o.to_dict() for o in run_gate(spec.gate, md, current, results)]
+            except Exception as exc:
+                error = one_line(exc, "gate")
+        return Preview(md, results, datas, gate, error, failed)
+
+    def risk(self, md: Microdata, *, suda: bool = True, original: Microdata | None = None) -> dict:
+        """The risk panel of ``md`` (cached while ``md`` lives); linkage against ``original``."""
+        if not md.key_vars:
+            return {"empty": "Choose key variables (Roles page) to measure the risk."}
+        key = f"{id(md)}|{id(original)}|{suda}"
+        hit = self._risk_cache.get(key)
+        if hit is not None and hit["_md"] is md and hit["_orig"] is original:
+            return hit["value"]
+        from .figures import risk_panel
+
+        value = risk_panel(md, suda=suda, original=original)
+        with self.lock:
+            self._risk_cache[key] = {"_md": md, "_orig": original, "value": value}
+            while len(self._risk_cache) > 32:
+                self._risk_cache.popitem(last=False)
+        return value
+
+
+class _Background:
+    """A value computed in a daemon thread; :meth:`result` waits for it (and re-raises)."""
+
+    def __init__(self, fn) -> None:
+        self._done = threading.Event()
+        self._value = self._error = None
+
+        def run() -> None:
+            try:
+                self._value = fn()
+            except Exception as exc:  # handed to the caller of result()
+                self._error = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, daemon=True, name="sdckit-app-scan").start()
+
+    def result(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _suggest(frame: pd.DataFrame) -> dict:
+    from .figures import suggest_roles
+
+    return suggest_roles(frame)
+
+
+def _spec_only(state: dict) -> dict:
+    return {k: state[k] for k in ("input", "roles", "run", "steps", "gate", "output") if k in state}
+
+
+def _drop_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _drop_none(v) for k, v in obj.items() if v is not None and v != [] or k == "steps"}
+    if isinstance(obj, (list, tuple)):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def _show(v: Any) -> Any:
+    if isinstance(v, (np.generic,)):
+        v = v.item()
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return str(v)
+    return v if isinstance(v, (int, float, bool)) else str(v)
+
+
+def one_line(exc: BaseException, where: str | None = None) -> str:
+    """The one-line message shown for a failure (never a traceback)."""
+    from ..errors import SDCError
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if not isinstance(exc, SDCError):
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{where}: {text}" if where else text

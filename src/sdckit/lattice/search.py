@@ -1,0 +1,484 @@
+"""Search the generalisation lattice: exact (proven optimum), exhaustive, bounded heuristic, Pareto.
+
+The exact search has two phases.
+
+A. **The satisfying region** (only when every model is monotone for the suppression setting,
+   see :mod:`.models`). Satisfying nodes form an up-set, failing nodes a down-set. As in Flash
+   (Kohlmayer et al. 2012), nodes are visited by height; from each untagged node a path of
+   untagged nodes is built upwards and binary-searched for its lowest satisfying node; a
+   satisfying node tags its whole up-set, a failing node its whole down-set (predictive
+   tagging, :func:`._kernels.tag`). Every minimal satisfying node is checked (it cannot be
+   tagged from another node).
+
+B. **The optimum over the satisfying region** by best-first branch and bound. The metric
+   need not be monotone (discernibility with suppression is not); it needs a lower bound
+   ``LB(N)`` valid for every node above ``N`` (:mod:`.metrics`). Starting from the minimal
+   satisfying nodes (every satisfying node lies above one), nodes are popped in order of the
+   bound inherited from the node below; the search stops when the smallest bound left is not
+   below the best metric found: every unchecked satisfying node lies above a node whose bound
+   is at least that metric, so the best found is the proven optimum.
+
+With a non-monotone model, phase B runs from the bottom node over the whole lattice, checking
+the models at every node it visits (the bound still prunes). The heuristic is the same
+branch and bound with a node and time budget and a greedy first solution; when the budget
+runs out it reports the best node found and the smallest bound left in the queue, a lower
+bound of the optimum.
+
+References
+----------
+Kohlmayer, F., Prasser, F., Eckert, C., Kemper, A., Kuhn, K. A. (2012). Flash: efficient,
+stable and optimal k-anonymity. *PASSAT/SocialCom 2012*, 708-717.
+El Emam, K., Dankar, F. K., Issa, R., et al. (2009). A globally optimal k-anonymity method
+for the de-identification of health data. *JAMIA* 16(5), 670-682 (OLA).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, ParameterError
+from . import _kernels as K
+from .metrics import METRICS, has_bound, lower_bound, metric_value
+from .models import Model, NodeView
+from .problem import Problem
+
+#: largest lattice the exact search keeps a status array for
+MAX_EXACT_NODES = 50_000_000
+
+
+@dataclass(frozen=True)
+class NodeEval:
+    """One checked node: does it satisfy the models, what it suppresses, its metric and bound."""
+
+    node: int
+    levels: tuple
+    satisfied: bool
+    n_suppressed: int
+    n_classes: int
+    metric: float | None
+    bound: float
+    average_risk: float
+    max_risk: float
+    failing: dict = field(default_factory=dict)
+
+
+class Evaluator:
+    """Checks nodes of a problem against models, a suppression limit and a metric."""
+
+    def __init__(self, problem: Problem, models: Sequence[Model], suppression: float, metric: str) -> None:
+        if metric not in METRICS:
+            raise ParameterError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}.",
+                                 param="metric", rule="one of " + ", ".join(METRICS), value=metric)
+        if not models:
+            raise ParameterError("give at least one privacy model (for example k-anonymity, --k 5).")
+        if not 0.0 <= suppression <= 1.0:
+            raise ParameterError(f"the suppression limit must be a share of n in [0, 1]; got {suppression}.",
+                                 param="suppression", rule="a number in [0, 1]", value=suppression)
+        for m in models:
+            if m.needs_sensitive and problem.sensitive is None:
+                raise InputError(f"{m.describe()} needs a sensitive attribute; name it (--sensitive).")
+            if m.needs_population and problem.population is None:
+                raise InputError(f"{m.describe()} needs a population table.")
+        self.problem, self.models, self.metric = problem, list(models), metric
+        self.suppression = float(suppression)
+        # records that may be suppressed: floor(share * n)
+        self.max_suppressed = int(math.floor(self.suppression * problem.n + 1e-9))
+        self.k_min = max([m.min_class_size() for m in models if m.class_based] or [1])
+        self.monotone = all(m.monotone(self.max_suppressed > 0) for m in models)
+        self.evals: dict[int, NodeEval] = {}
+        self.nodes_checked = 0
+
+    def evaluate(self, node: int) -> NodeEval:
+        e = self.evals.get(node)
+        if e is not None:
+            return e
+        p = self.problem
+        levels = p.levels_of(node)
+        view = NodeView(p, levels, p.table(levels))
+        size = view.table.class_size
+        ok = np.ones(size.size, dtype=bool)
+        failing = {}
+        for m in self.models:
+            if m.class_based:
+                okm = m.class_ok(view)
+                failing[m.describe()] = int(size[~okm].sum())
+                ok &= okm
+        n_sup = int(size[~ok].sum())
+        sat = n_sup <= self.max_suppressed
+        for m in self.models:
+            if not m.class_based:
+                good, _ = m.global_ok(view, ok)
+                failing[m.describe()] = 0 if good else -1
+                sat = sat and good
+        n_kept_classes = int(ok.sum())
+        n_kept = p.n - n_sup
+        avg_risk = n_kept_classes / n_kept if n_kept else 0.0
+        max_risk = 1.0 / float(size[ok].min()) if n_kept_classes else 0.0
+        value = metric_value(self.metric, view, ok) if sat else None
+        bound = lower_bound(self.metric, view, self.k_min)
+        e = NodeEval(node, tuple(int(v) for v in levels), bool(sat), n_sup, n_kept_classes, value, bound,
+                     avg_risk, max_risk, failing)
+        self.evals[node] = e
+        self.nodes_checked += 1
+        return e
+
+    def binding_message(self, e: NodeEval) -> str:
+        """Which model binds at a failing node (used for the top node)."""
+        parts = []
+        for name, n_fail in e.failing.items():
+            if n_fail == -1:
+                parts.append(f"{name} fails on the kept records")
+            elif n_fail > self.max_suppressed:
+                parts.append(f"{name} would suppress {n_fail} records")
+        if not parts:
+            parts.append(f"together the models suppress {e.n_suppressed} records")
+        return "; ".join(parts)
+
+    def successors(self, node: int) -> list[int]:
+        p = self.problem
+        lv = p.levels_of(node)
+        return [node + int(p.strides[j]) for j in range(len(lv)) if lv[j] < p.heights[j]]
+
+    def predecessors(self, node: int) -> list[int]:
+        p = self.problem
+        lv = p.levels_of(node)
+        return [node - int(p.strides[j]) for j in range(len(lv)) if lv[j] > 0]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The node chosen by a search and the evidence of how it was found."""
+
+    qis: tuple
+    levels: tuple
+    node: int
+    metric: str
+    value: float
+    n_suppressed: int
+    n_classes: int
+    nodes_checked: int
+    n_nodes: int
+    optimal: bool
+    bound: float
+    method: str
+    seconds: float
+    n_patterns: int
+
+    def level_map(self) -> dict[str, int]:
+        return dict(zip(self.qis, self.levels))
+
+    def to_dict(self) -> dict:
+        return {"levels": self.level_map(), "node": self.node, "metric": self.metric, "value": self.value,
+                "n_suppressed": self.n_suppressed, "n_classes": self.n_classes,
+                "nodes_checked": self.nodes_checked, "n_nodes": self.n_nodes, "optimal": self.optimal,
+                "bound": self.bound, "method": self.method, "seconds": self.seconds,
+                "n_patterns": self.n_patterns}
+
+
+def _result(ev: Evaluator, best: NodeEval, optimal: bool, bound: float, method: str, t0: float) -> SearchResult:
+    return SearchResult(tuple(ev.problem.qis), best.levels, best.node, ev.metric, float(best.metric),
+                        best.n_suppressed, best.n_classes, ev.nodes_checked, ev.problem.n_nodes,
+                        bool(optimal), float(bound), method, time.perf_counter() - t0, ev.problem.m)
+
+
+def _no_solution(ev: Evaluator) -> InputError:
+    top = ev.evaluate(ev.problem.node_id(ev.problem.top))
+    return InputError(f"no node satisfies {', '.join(m.describe() for m in ev.models)} within the "
+                      f"suppression limit of {ev.max_suppressed} records ({ev.suppression:g} of n): at the "
+                      f"top node {ev.binding_message(top)}; raise the suppression limit or relax the model.")
+
+
+def _better(e: NodeEval, best: NodeEval | None) -> bool:
+    if best is None:
+        return True
+    return (e.metric, e.node) < (best.metric, best.node)
+
+
+def exhaustive(ev: Evaluator) -> SearchResult:
+    """Check every node (the reference the other searches are tested against)."""
+    t0 = time.perf_counter()
+    p = ev.problem
+    if p.n_nodes > MAX_EXACT_NODES:
+        raise InputError(f"the lattice has {p.n_nodes} nodes, too many to check each; use the exact or heuristic search.")
+    best = None
+    for node in range(p.n_nodes):
+        e = ev.evaluate(node)
+        if e.satisfied and _better(e, best):
+            best = e
+    if best is None:
+        raise _no_solution(ev)
+    return _result(ev, best, True, best.metric, "exhaustive", t0)
+
+
+def _heights(p: Problem) -> np.ndarray:
+    ids = np.arange(p.n_nodes, dtype=np.int64)
+    h = np.zeros(p.n_nodes, dtype=np.int64)
+    for j in range(len(p.qis)):
+        h += (ids // p.strides[j]) % p.radix[j]
+    return h
+
+
+def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None) -> tuple[np.ndarray, NodeEval | None]:
+    """Phase A: tag every node satisfying (1) or failing (2), except where the bound prunes.
+
+    ``pruned`` marks the up-set of every checked node whose bound is not below the best
+    metric found: no node there can improve on it, so its status is not needed.
+    """
+    p = ev.problem
+    status = np.zeros(p.n_nodes, dtype=np.int8)
+    pruned = np.zeros(p.n_nodes, dtype=np.int8)
+    strides, radix = p.strides, p.radix
+    rel = 1.0 / np.maximum(p.heights, 1)
+    for e in list(ev.evals.values()):  # nodes checked before (top, first dive)
+        K.tag(status, e.node, strides, radix, np.int8(1 if e.satisfied else 2), e.satisfied)
+    for e in list(ev.evals.values()):
+        if best is not None and e.bound >= best.metric:
+            K.tag(pruned, e.node, strides, radix, np.int8(1), True)
+    order = np.argsort(_heights(p), kind="stable").tolist()
+    for start in order:
+        if status[start] or pruned[start]:
+            continue
+        if time.perf_counter() > deadline:
+            raise _Interrupted(status, pruned, best)
+        path = [start]
+        cur = start
+        while True:
+            lv = (cur // strides) % radix
+            best_j, best_r = -1, np.inf
+            for j in range(len(lv)):
+                if lv[j] < p.heights[j]:
+                    nb = cur + strides[j]
+                    if status[nb] == 0 and pruned[nb] == 0:
+                        r = lv[j] * rel[j]
+                        if r < best_r:
+                            best_j, best_r = j, r
+            if best_j < 0:
+                break
+            cur = cur + int(strides[best_j])
+            path.append(cur)
+        lo, hi = 0, len(path) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            node = path[mid]
+            if pruned[node]:
+                hi = mid - 1      # the path above is pruned too
+                continue
+            st = status[node]
+            if st == 0:
+                e = ev.evaluate(node)
+                sat = e.satisfied
+                K.tag(status, node, strides, radix, np.int8(1 if sat else 2), sat)
+                if sat and _better(e, best):
+                    best = e
+                if best is not None and e.bound >= best.metric:
+                    K.tag(pruned, node, strides, radix, np.int8(1), True)
+            else:
+                sat = st == 1
+            if sat:
+                hi = mid - 1
+            else:
+                lo = mid + 1
+    status[pruned.astype(bool) & (status == 0)] = 3
+    return status, best
+
+
+class _Interrupted(Exception):
+    """Phase A ran out of time: the tags so far and the best node found."""
+
+    def __init__(self, status: np.ndarray, pruned: np.ndarray, best: NodeEval | None) -> None:
+        super().__init__("time limit")
+        self.status, self.pruned, self.best = status, pruned, best
+
+
+def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
+    """A lower bound of the optimum when phase A stops early.
+
+    A node not known to fail and not pruned may still be the optimum; its metric is at least
+    the largest bound of any checked node below it (:func:`._kernels.inherited_bounds`).
+    The optimum is therefore at least the least such value over those nodes, or the best found.
+    """
+    p = ev.problem
+    lb = np.full(p.n_nodes, -np.inf)
+    for node, e in ev.evals.items():
+        lb[node] = e.bound
+    inh = K.inherited_bounds(lb, p.strides, p.radix)
+    open_nodes = (stop.status != 2) & (stop.pruned == 0)
+    for node, e in ev.evals.items():  # checked satisfying nodes: their metric is >= best
+        open_nodes[node] = False
+    best = stop.best.metric if stop.best is not None else np.inf
+    return float(min(best, inh[open_nodes].min())) if open_nodes.any() else best
+
+
+def _dive(ev: Evaluator, best: NodeEval | None, deadline: float, max_nodes: int | None) -> NodeEval | None:
+    """A first satisfying node (monotone models): binary search on one bottom-top path that
+    raises the QI with the lowest relative level first, then local moves while they improve."""
+    p = ev.problem
+    path, lv = [0], np.zeros(len(p.qis), dtype=np.int64)
+    rel = 1.0 / np.maximum(p.heights, 1)
+    while np.any(lv < p.heights):
+        j = int(np.argmin(np.where(lv < p.heights, lv * rel, np.inf)))
+        lv[j] += 1
+        path.append(p.node_id(lv))
+    lo, hi, found = 0, len(path) - 1, len(path) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if ev.evaluate(path[mid]).satisfied:
+            found, hi = mid, mid - 1
+        else:
+            lo = mid + 1
+    cur = ev.evaluate(path[found])
+    if not cur.satisfied:
+        return best
+    if _better(cur, best):
+        best = cur
+    improved = ev.max_suppressed > 0  # without suppression the bound prunes well from the start
+    while improved and time.perf_counter() < deadline and (max_nodes is None or ev.nodes_checked < max_nodes):
+        improved = False
+        for q in ev.predecessors(cur.node):
+            e = ev.evaluate(q)
+            if e.satisfied and _better(e, cur):
+                cur, improved = e, True
+                break
+        if _better(cur, best):
+            best = cur
+    return best
+
+
+def _branch_and_bound(ev: Evaluator, starts: list[tuple[float, int]], best: NodeEval | None,
+                      expand_any: bool, deadline: float, max_nodes: int | None) -> tuple[NodeEval | None, bool, float]:
+    """Phase B: best-first branch and bound from ``starts``; returns (best, proven, bound)."""
+    heap = list(starts)
+    heapq.heapify(heap)
+    done: set[int] = set()
+    while heap:
+        prio, node = heap[0]
+        if best is not None and prio >= best.metric:
+            return best, True, best.metric
+        if time.perf_counter() > deadline or (max_nodes is not None and ev.nodes_checked >= max_nodes):
+            bound = min(prio, best.metric) if best is not None else prio
+            return best, False, bound
+        heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        if best is not None and node not in ev.evals:
+            # a bound inherited from any checked node below prunes without checking
+            if any((q in ev.evals and ev.evals[q].bound >= best.metric) for q in ev.predecessors(node)):
+                continue
+        e = ev.evaluate(node)
+        if e.satisfied and _better(e, best):
+            best = e
+        if best is None or e.bound < best.metric:
+            for s in ev.successors(node):
+                if s not in done:
+                    heapq.heappush(heap, (e.bound, s))
+        if not expand_any and not e.satisfied:  # pragma: no cover - a monotonicity violation
+            raise RuntimeError(f"node {e.levels} is tagged satisfying but fails the models")
+    return best, True, best.metric if best is not None else np.inf
+
+
+def exact(ev: Evaluator, *, time_limit: float | None = None) -> SearchResult:
+    """The proven optimum (see the module notes); refuses metrics without a lower bound."""
+    t0 = time.perf_counter()
+    p = ev.problem
+    if not has_bound(ev.metric):
+        raise ParameterError(f"metric {ev.metric!r} is not monotone and has no lower bound, so the exact "
+                             "search cannot prune with it; use search='exhaustive' or 'heuristic'.",
+                             param="metric", rule="a monotone metric for exact search", value=ev.metric)
+    if p.n_nodes > MAX_EXACT_NODES:
+        raise InputError(f"the lattice has {p.n_nodes} nodes (more than {MAX_EXACT_NODES}); use the "
+                         "heuristic search, which reports the best node found and a bound.")
+    deadline = t0 + time_limit if time_limit else np.inf
+    top = ev.evaluate(p.node_id(p.top))
+    if ev.monotone:
+        if not top.satisfied:
+            raise _no_solution(ev)
+        best = _dive(ev, top, deadline, None)
+        try:
+            status, best = _satisfying_region(ev, deadline, best)
+        except _Interrupted as stop:
+            if stop.best is None:
+                raise InputError(f"the time limit of {time_limit} s ran out before a satisfying node was "
+                                 "found; raise --time-limit or use the heuristic search.") from None
+            return _result(ev, stop.best, False, _interrupted_bound(ev, stop), "exact (time limit)", t0)
+        starts = []
+        for node, e in ev.evals.items():
+            if e.satisfied:
+                if _better(e, best):
+                    best = e
+                if status[node] == 1 and all(status[q] == 2 for q in ev.predecessors(node)):
+                    starts.append((e.bound, node))
+        best, proven, bound = _branch_and_bound(ev, starts, best, False, deadline, None)
+    else:
+        bottom = 0
+        best = top if top.satisfied else None
+        best, proven, bound = _branch_and_bound(ev, [(-np.inf, bottom)], best, True, deadline, None)
+    if best is None:
+        raise _no_solution(ev)
+    return _result(ev, best, proven, bound, "exact", t0)
+
+
+def heuristic(ev: Evaluator, *, max_nodes: int = 2000, time_limit: float | None = 60.0) -> SearchResult:
+    """Bounded search for huge lattices: greedy first solution, then branch and bound with a budget.
+
+    Returns the best node found, ``optimal`` True only if the search finished within the
+    budget, and ``bound``: a lower bound of the optimum (the smallest bound left in the queue).
+    """
+    t0 = time.perf_counter()
+    p = ev.problem
+    deadline = t0 + time_limit if time_limit else np.inf
+    top = ev.evaluate(p.node_id(p.top))
+    best = top if top.satisfied else None
+    if ev.monotone and best is None:
+        raise _no_solution(ev)
+    if ev.monotone:
+        best = _dive(ev, best, deadline, max_nodes)
+    if has_bound(ev.metric):
+        best, proven, bound = _branch_and_bound(ev, [(-np.inf, 0)], best, True, deadline, max_nodes)
+    else:
+        proven, bound = False, -np.inf
+    if best is None:
+        raise _no_solution(ev)
+    return _result(ev, best, proven, bound, "heuristic", t0)
+
+
+def search(ev: Evaluator, method: str = "exact", *, max_nodes: int = 2000,
+           time_limit: float | None = None) -> SearchResult:
+    """Run ``exact``, ``exhaustive`` or ``heuristic`` search."""
+    if method == "exact":
+        return exact(ev, time_limit=time_limit)
+    if method == "exhaustive":
+        return exhaustive(ev)
+    if method == "heuristic":
+        return heuristic(ev, max_nodes=max_nodes, time_limit=time_limit or 60.0)
+    raise ParameterError(f"search {method!r} is not known; use exact, exhaustive or heuristic.",
+                         param="search", rule="one of 'exact', 'exhaustive', 'heuristic'", value=method)
+
+
+def pareto(ev: Evaluator, risk: str = "average", nodes: Sequence[int] | None = None) -> list[NodeEval]:
+    """The satisfying nodes not dominated in (metric, risk), both minimised, sorted by metric.
+
+    ``risk`` is the ``average`` or ``max`` prosecutor re-identification risk of the kept
+    records; ``nodes`` defaults to every node of the lattice.
+    """
+    if risk not in ("average", "max"):
+        raise ParameterError(f"risk {risk!r} is not known; use 'average' or 'max'.")
+    if nodes is None:
+        if ev.problem.n_nodes > MAX_EXACT_NODES:
+            raise InputError("the lattice is too large to evaluate every node; pass the nodes to compare.")
+        nodes = range(ev.problem.n_nodes)
+    sat = [e for e in (ev.evaluate(n) for n in nodes) if e.satisfied]
+    key = (lambda e: e.average_risk) if risk == "average" else (lambda e: e.max_risk)
+    sat.sort(key=lambda e: (e.metric, key(e), e.node))
+    front, best_risk = [], np.inf
+    for e in sat:
+        if key(e) < best_risk:
+            front.append(e)
+            best_risk = key(e)
+    return front

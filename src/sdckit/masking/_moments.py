@@ -1,0 +1,89 @@
+"""The noise scale from exact sums, shared by the in-memory ``noise`` step and the Dask engine.
+
+Means, standard deviations (ddof = 1) and the covariance matrix of the complete records are
+computed from double-double sums (:mod:`sdckit._sums`), merged across partitions without
+rounding, so the in-memory step and the engine scale the noise alike bit for bit. The factor
+F of a covariance matrix (F F^T = Sigma) comes from its eigen-decomposition, so singular
+matrices are accepted.
+
+References
+----------
+Brand, R. (2002). Microdata protection through noise addition. In *Inference Control in
+Statistical Databases*, LNCS 2316, 97-116.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from .._sums import dd_bincount, dd_moments, mean_sd, merge_moments
+from ..errors import InputError
+
+#: key of the complete records' count, sums and cross-products in a moments dict
+CROSS = "__cross__"
+
+
+def psd_factor(S: np.ndarray) -> np.ndarray:
+    """A factor F with F F^T = S for a positive semi-definite S (eigen-decomposition, so
+    singular covariance matrices are accepted)."""
+    vals, vecs = np.linalg.eigh(S)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...], cross: bool = False) -> dict:
+    """{var: (n, sum hi, lo, sum of squares hi, lo)} of one frame; with ``cross`` also the
+    complete records' count, sums and cross-products under :data:`CROSS`."""
+    out = {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
+    if cross:
+        X = pdf[list(variables)].to_numpy(dtype=np.float64, na_value=np.nan)
+        X = X[np.isfinite(X).all(axis=1)]
+        p = X.shape[1]
+        # sums and cross-products of the complete records, each a double-double pair
+        prods = np.concatenate([X, (X[:, :, None] * X[:, None, :]).reshape(-1, p * p)], axis=1)
+        hi, lo = dd_bincount(np.tile(np.arange(prods.shape[1]), X.shape[0]), prods.reshape(-1), prods.shape[1])
+        out[CROSS] = (X.shape[0], hi, lo)
+    return out
+
+
+def merge_moment_dicts(parts: list[dict]) -> dict:
+    """Merge the :func:`moments_partition` dicts of several partitions exactly."""
+    out = {v: merge_moments([p[v] for p in parts]) for v in parts[0] if v != CROSS}
+    if CROSS in parts[0]:
+        n = sum(p[CROSS][0] for p in parts)
+        m = parts[0][CROSS][1].size
+        hi, lo = dd_bincount(np.tile(np.arange(m), len(parts)), np.concatenate([p[CROSS][1] for p in parts]),
+                             m, np.concatenate([p[CROSS][2] for p in parts]))
+        out[CROSS] = (n, hi, lo)
+    return out
+
+
+def covariance_from_sums(cross: tuple, p: int) -> np.ndarray:
+    """Covariance (ddof = 1) of the complete records from the merged sums, in exact rationals:
+    S_ij = (sum x_i x_j - sum x_i sum x_j / n) / (n - 1)."""
+    n, hi, lo = cross
+    if n < 2:
+        raise InputError("noise: fewer than 2 records have all the variables; the covariance matrix cannot "
+                         "be estimated: use method = \"additive\" or impute.")
+    tot = [Fraction(float(a)) + Fraction(float(b)) for a, b in zip(hi, lo)]
+    sums, prods = tot[:p], tot[p:]
+    S = np.empty((p, p))
+    for i in range(p):
+        for j in range(p):
+            S[i, j] = float((prods[i * p + j] - sums[i] * sums[j] / n) / (n - 1))
+    return S
+
+
+def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """In memory, the noise scale the Dask engine fits: means and sds (ddof = 1) of each
+    column's finite values, and for ``"correlated"`` the covariance of the complete rows, from
+    the same double-double sums (so both engines scale the noise alike)."""
+    X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
+    ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
+    cov = None
+    if method == "correlated":
+        frame = pd.DataFrame(X, columns=[str(j) for j in range(X.shape[1])])
+        cov = covariance_from_sums(moments_partition(frame, tuple(frame.columns), True)[CROSS], X.shape[1])
+    return np.array([m for m, _ in ms]), np.array([s for _, s in ms]), cov

@@ -1,0 +1,192 @@
+"""The release certificate: ``certificate.json`` beside the report, in the manner of ARX's
+certificates for its outputs.
+
+The public certificate holds
+
+* the SHA-256 of the released data file, of every published file (PRAM matrices) and of the
+  public report;
+* sdckit's version and the versions of its dependencies as installed (the locked versions:
+  read with :mod:`importlib.metadata` for every requirement of the sdckit distribution);
+* the release spec without its seed (the input path reduced to its file name);
+* every gate threshold with its measured value and verdict;
+* every step's guarantees with the checker's verdict;
+* what :mod:`sdckit.verify` re-checks from the released files alone (key variables and
+  thresholds, and for each published PRAM matrix its promised minimum diagonal and, for an
+  invariant matrix, the frequencies ``p`` with ``p P = p``).
+
+The internal certificate (``internal_certificate.json``) adds the input file's SHA-256 and
+path. Neither holds a seed.
+
+References
+----------
+Prasser, F. and Kohlmayer, F. (2015). Putting statistical disclosure control into practice:
+the ARX data anonymization tool. In *Medical Data Privacy Handbook*, Springer, 111-148.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..io.atomic import atomic_write_text
+from ..result import jsonable, public_params
+from .narrative import gate_headline
+
+#: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
+ReleaseRun = Any
+
+__all__ = ["sha256_file", "dependency_versions", "certificate_dict", "write_certificate",
+           "CERTIFICATE", "INTERNAL_CERTIFICATE", "FORMAT"]
+
+CERTIFICATE = "certificate.json"
+INTERNAL_CERTIFICATE = "internal_certificate.json"
+FORMAT = "sdckit-certificate/1"
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dependency_versions(*, extras: bool = False) -> dict[str, str]:
+    """Installed version of every requirement of sdckit, by distribution name: the runtime
+    requirements, or with ``extras=True`` those of the optional extras (test, dask) that are
+    installed."""
+    try:
+        reqs = metadata.requires("sdckit") or []
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        reqs = []
+    out: dict[str, str] = {}
+    for req in reqs:
+        if ("extra ==" in req) != extras:
+            continue
+        name = re.split(r"[\s;\[<>=!~]", req, maxsplit=1)[0]
+        if not name or name in out:
+            continue
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional extra that is not installed
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+def _public_spec(run: "ReleaseRun") -> dict | None:
+    if run.spec is None:
+        return None
+    raw = copy.deepcopy(run.spec.raw)
+    run_sec = raw.get("run")
+    if isinstance(run_sec, dict):
+        run_sec.pop("seed", None)  # a seed is a secret
+        if not run_sec:
+            raw.pop("run")
+    inp = raw.get("input")
+    if isinstance(inp, dict) and "path" in inp:
+        inp["path"] = Path(str(inp["path"])).name
+    out = raw.get("output")
+    if isinstance(out, dict) and "directory" in out:
+        out["directory"] = Path(str(out["directory"])).name
+    for step in raw.get("steps", []) or []:
+        for key in list(step):
+            if (key == "file" or key.endswith("_file")) and isinstance(step[key], str):
+                step[key] = Path(step[key]).name
+    return jsonable(raw)
+
+
+def _matrix_checks(run: "ReleaseRun") -> list[dict]:
+    """Per published PRAM matrix: its file, variables, promised minimum diagonal, and the
+    frequencies p of an invariant matrix (p P = p)."""
+    out = []
+    for r in run.results:
+        matrices = getattr(r, "matrices", None)
+        if not matrices:
+            continue
+        info = (r.summary.get("matrices") or {}) if isinstance(r.summary, dict) else {}
+        for (group, stratum), m in matrices.items():
+            title = " x ".join(group) + ("" if stratum == "all" else f" | {stratum}")
+            meta = info.get(title) or info.get(" x ".join(group)) or {}
+            fname = meta.get("file")
+            entry = {"file": fname, "json": (fname[:-4] + ".json") if fname and fname.endswith(".csv") else None,
+                     "variables": list(group), "stratum": stratum,
+                     "min_diagonal": meta.get("min_diagonal", r.params.get("min_diagonal")),
+                     "invariant": bool(meta.get("invariant", False))}
+            before = getattr(r, "before", {}).get((group, stratum)) if hasattr(r, "before") else None
+            if entry["invariant"] and before is not None:
+                entry["frequencies"] = [float(x) for x in before]
+            out.append(entry)
+    return out
+
+
+def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
+                     data_file: str | None = None, report_file: str | None = None) -> dict:
+    """The certificate of a written release folder (see the module docstring)."""
+    from .. import __version__
+
+    folder = Path(folder)
+    spec = run.spec
+    data_name = data_file or (spec.output.data if spec is not None else "released.csv")
+    report_name = report_file or (spec.output.report if spec is not None else "report.html")
+    artifacts = sorted({name for r in run.results for name in r.artifacts})
+
+    def entry(name: str, role: str) -> dict:
+        p = folder / name
+        return {"name": name, "role": role, "sha256": sha256_file(p), "bytes": p.stat().st_size}
+
+    files = [entry(data_name, "data")]
+    files += [entry(a, "pram_matrix" if a.startswith("pram_") else "published") for a in artifacts
+              if (folder / a).exists()]
+    if (folder / report_name).exists():
+        files.append(entry(report_name, "public_report"))
+    gate = [{"name": o.name, "threshold": o.threshold, "measured": gate_headline(o.name, o.value),
+             "value": o.value, "passed": bool(o.passed), "detail": o.detail} for o in run.gate]
+    steps = [{"method": r.method, "params": public_params(r.params),
+              "guarantees": [g.to_dict() for g in r.guarantees]} for r in run.results]
+    cert: dict[str, Any] = {
+        "format": FORMAT, "kind": "public" if public else "internal",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "sdckit_version": __version__, "dependencies": dependency_versions(),
+        "optional_dependencies": dependency_versions(extras=True),
+        "passed": bool(run.passed),
+        "data": {"file": data_name, "n_records": run.released.n_records,
+                 "columns": list(map(str, run.released.columns)),
+                 "roles": run.released.to_dict()["roles"],
+                 "na_values": list(spec.na_values) if spec is not None else []},
+        "files": files, "gate": gate, "steps": steps,
+        "guarantees_hold": all(g.holds for r in run.results for g in r.guarantees),
+        "checks": {"matrices": _matrix_checks(run)},
+        "spec": _public_spec(run),
+    }
+    if not public:
+        src = run.original.meta.source
+        cert["input"] = {"path": str(src) if src else None,
+                         "sha256": sha256_file(src) if src and Path(src).is_file() else None}
+    return jsonable(cert)
+
+
+def write_certificate(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
+                      data_file: str | None = None, report_file: str | None = None) -> Path:
+    """Write ``certificate.json`` (public) or ``internal_certificate.json`` into ``folder``
+    (atomically) after the data, the published files and the report are in place."""
+    folder = Path(folder)
+    cert = certificate_dict(run, folder, public=public, data_file=data_file, report_file=report_file)
+    return atomic_write_text(folder / (CERTIFICATE if public else INTERNAL_CERTIFICATE),
+                             json.dumps(cert, indent=2) + "\n")
+
+
+def write_certificates(run: "ReleaseRun", folder: str | os.PathLike, *, data_file: str | None = None,
+                       report_file: str | None = None) -> dict[str, Path]:
+    """Write the public and the internal certificate into ``folder``; returns
+    ``{"certificate": path, "internal_certificate": path}``."""
+    return {"certificate": write_certificate(run, folder, public=True, data_file=data_file, report_file=report_file),
+            "internal_certificate": write_certificate(run, folder, public=False, data_file=data_file,
+                                                      report_file=report_file)}

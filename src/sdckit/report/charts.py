@@ -1,0 +1,129 @@
+"""Interactive charts for the reports: Vega-Lite specifications built with Altair, rendered in
+the page by vega-embed, whose JavaScript is inlined once per page (from vl-convert's bundle),
+so a report opens offline.
+
+Each chart is a ``<div class="vega-chart">`` plus a small script; the rendered view is kept in
+``window.sdckitViews[id]`` so a browser test can read its data. A ``<noscript>`` note says the
+charts need JavaScript; the tables next to each chart hold the same figures.
+
+References
+----------
+Satyanarayan, A., Moritz, D., Wongsuphasawat, K. and Heer, J. (2017). Vega-Lite: a grammar
+of interactive graphics. *IEEE Transactions on Visualization and Computer Graphics* 23(1).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+import re
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+__all__ = ["vega_script", "embed", "frequency_bars", "histogram", "heatmap", "bars"]
+
+alt.data_transformers.disable_max_rows()
+
+BEFORE_AFTER = alt.Scale(domain=["original", "released"], range=["#8da0cb", "#e78a3c"])
+
+
+@functools.lru_cache(maxsize=1)
+def _bundle() -> str:
+    import vl_convert as vlc
+
+    # "</script" inside the bundle would end the inline script early
+    return vlc.javascript_bundle().replace("</script", "<\\/script")
+
+
+def vega_script() -> str:
+    """The ``<script>`` holding vega, vega-lite and vega-embed (about 0.9 MB), once per page."""
+    return ("<script>/* vega, vega-lite and vega-embed, inlined for offline use */\n" + _bundle()
+            + "\nwindow.sdckitViews = window.sdckitViews || {};</script>")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
+
+
+def embed(chart: alt.TopLevelMixin, chart_id: str, *, caption: str = "", attrs: dict | None = None) -> str:
+    """HTML for one chart: a ``div`` (id ``chart_id``), its script, and an optional caption."""
+    spec = chart.to_dict()
+    text = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
+    extra = "".join(f' data-{k}="{html.escape(str(v))}"' for k, v in (attrs or {}).items())
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="chart"><div id="{chart_id}" class="vega-chart"{extra}></div>{cap}'
+            f"<noscript>(this chart needs JavaScript; the table beside it holds the same figures)</noscript>"
+            f"<script>vegaEmbed('#{chart_id}', {text}, {{actions: false, renderer: 'svg'}})"
+            f".then(function (r) {{ window.sdckitViews['{chart_id}'] = r.view; }})"
+            f".catch(function (e) {{ console.error(e); }});</script></figure>")
+
+
+def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, x_title: str | None = None,
+         y_title: str | None = None, color: str | None = None, width: int = 360, height: int = 180,
+         horizontal: bool = False) -> alt.Chart:
+    """A bar chart of ``frame`` (one bar per row)."""
+    enc_x = alt.X(f"{x}:N", title=x_title or x, sort=None)
+    enc_y = alt.Y(f"{y}:Q", title=y_title or y)
+    if horizontal:
+        enc_x, enc_y = alt.X(f"{y}:Q", title=y_title or y), alt.Y(f"{x}:N", title=x_title or x, sort="-x")
+    ch = alt.Chart(frame).mark_bar(color=color or "#4c78a8").encode(
+        enc_x, enc_y, tooltip=[alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{y}:Q", format=".4g")])
+    return ch.properties(title=title, width=width, height=height)
+
+
+def frequency_bars(before: pd.Series, after: pd.Series, *, variable: str, width: int = 300,
+                   height: int = 160) -> alt.Chart:
+    """Grouped bars: the share of each category in the original and the released data."""
+    cats = list(dict.fromkeys([*before.index, *after.index]))
+    rows = []
+    for c in cats:
+        rows.append({"category": str(c), "data": "original", "share": float(before.get(c, 0.0))})
+        rows.append({"category": str(c), "data": "released", "share": float(after.get(c, 0.0))})
+    df = pd.DataFrame(rows)
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("category:N", title=None, sort=[str(c) for c in cats]),
+        xOffset=alt.XOffset("data:N"),
+        y=alt.Y("share:Q", title="share of records", axis=alt.Axis(format="%")),
+        color=alt.Color("data:N", scale=BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
+        tooltip=["category:N", "data:N", alt.Tooltip("share:Q", format=".2%")],
+    ).properties(title=variable, width=width, height=height)
+
+
+def histogram(before: np.ndarray, after: np.ndarray, *, title: str, x_title: str, bins: np.ndarray,
+              width: int = 380, height: int = 180, log_y: bool = False) -> alt.Chart:
+    """Before/after histograms on common bins, as grouped bars of record counts."""
+    cb, _ = np.histogram(before, bins=bins)
+    ca, _ = np.histogram(after, bins=bins)
+    labels = [f"{lo:.3g}-{hi:.3g}" for lo, hi in zip(bins[:-1], bins[1:])]
+    df = pd.DataFrame({"bin": labels * 2, "data": ["original"] * len(labels) + ["released"] * len(labels),
+                       "records": np.concatenate([cb, ca]).astype(int)})
+    y = alt.Y("records:Q", title="records", scale=alt.Scale(type="symlog") if log_y else alt.Undefined)
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("bin:N", title=x_title, sort=labels), xOffset="data:N", y=y,
+        color=alt.Color("data:N", scale=BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
+        tooltip=["bin:N", "data:N", "records:Q"],
+    ).properties(title=title, width=width, height=height)
+
+
+def heatmap(matrix: np.ndarray, labels: list[str], *, title: str, value_title: str, width: int = 260,
+            height: int = 260, domain: tuple[float, float] | None = None) -> alt.Chart:
+    """A square heat map (e.g. a change of correlation matrix), values shown on hover and in cells."""
+    n = len(labels)
+    df = pd.DataFrame({"row": np.repeat(labels, n), "column": np.tile(labels, n),
+                       "value": np.asarray(matrix, dtype=float).ravel()})
+    lim = domain or (-max(1e-9, float(np.nanmax(np.abs(df["value"])))), max(1e-9, float(np.nanmax(np.abs(df["value"])))))
+    base = alt.Chart(df).encode(x=alt.X("column:N", title=None, sort=labels),
+                                y=alt.Y("row:N", title=None, sort=labels))
+    cells = base.mark_rect().encode(
+        color=alt.Color("value:Q", title=value_title, scale=alt.Scale(scheme="redblue", domain=list(lim), reverse=True)),
+        tooltip=["row:N", "column:N", alt.Tooltip("value:Q", format=".4f")])
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("value:Q", format=".3f"))
+    return (cells + text).properties(title=title, width=width, height=height)
+
+
+def chart_id(*parts: str) -> str:
+    """A page-unique element id from readable parts."""
+    return "chart-" + "-".join(_slug(p) for p in parts)

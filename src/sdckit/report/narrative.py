@@ -1,0 +1,181 @@
+"""Words for the reports: every step, gate threshold and figure as sentences and tables.
+
+The public report shows no raw JSON: values of any shape (numbers, lists, nested tables of
+figures) are rendered by :func:`value_html` as text, lists and nested tables, and each known
+step gets a one-sentence description of what it did (:func:`step_sentence`), e.g. "PRAM of
+Marital Status: each category kept with probability at least 0.90; 683 records changed
+(6.8%)".
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["fmt", "value_html", "step_sentence", "gate_measured", "kv_table", "GATE_WORDS"]
+
+#: plain-language names of the gate thresholds
+GATE_WORDS = {
+    "k_anonymity": "k-anonymity (smallest f_k)",
+    "min_diagonal": "PRAM: smallest probability of keeping a category",
+    "max_global_risk": "global re-identification risk (ER / n)",
+    "max_individual_risk": "largest individual re-identification risk",
+    "l_diversity": "distinct l-diversity of the sensitive variables",
+    "max_dld": "distance-based record linkage (% re-identified)",
+    "max_id": "interval disclosure (%)",
+    "max_recognition_ratio": "PRAM spontaneous-recognition ratio",
+    "allow_identifiers": "no direct identifiers released (columns accepted)",
+    "max_linkage_all_columns": "share re-identified by exact matching on all columns",
+}
+
+#: the direction of each threshold: True when the measured value must be at most the threshold
+GATE_UPPER = {"max_global_risk": True, "max_individual_risk": True, "max_dld": True, "max_id": True,
+              "max_recognition_ratio": True, "max_linkage_all_columns": True, "k_anonymity": False, "min_diagonal": False, "l_diversity": False}
+
+
+def fmt(v: Any) -> str:
+    """A scalar as text: integers with thousands separators, floats to 4 significant digits."""
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if math.isnan(v):
+            return "—"
+        if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e6):
+            return f"{v:.3g}"
+        return f"{v:.4g}"
+    if v is None:
+        return "—"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(fmt(x) for x in v) if v else "none"
+    if isinstance(v, dict):
+        return "; ".join(f"{_words(k)} {fmt(x)}" for k, x in v.items())
+    return str(v)
+
+
+def _words(key: str) -> str:
+    return str(key).replace("_", " ")
+
+
+def value_html(v: Any, depth: int = 0) -> str:
+    """Any value as HTML without JSON: dicts as nested tables, lists as comma lists."""
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, dict):
+        if not v:
+            return "—"
+        if depth >= 3:
+            return html.escape("; ".join(f"{_words(k)} {fmt(x) if not isinstance(x, (dict, list)) else '…'}"
+                                         for k, x in v.items()))
+        rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{value_html(x, depth + 1)}</td></tr>"
+                       for k, x in v.items())
+        return f"<table class='kv nested'>{rows}</table>"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "none"
+        if all(not isinstance(x, (dict, list, tuple)) for x in v):
+            return html.escape(", ".join(fmt(x) for x in v))
+        return "<ul>" + "".join(f"<li>{value_html(x, depth + 1)}</li>" for x in v) + "</ul>"
+    return html.escape(fmt(v))
+
+
+def kv_table(d: dict, css: str = "kv") -> str:
+    """A two-column table of a dict (keys in words, values by :func:`value_html`)."""
+    if not d:
+        return ""
+    rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{value_html(v)}</td></tr>" for k, v in d.items())
+    return f"<table class='{css}'>{rows}</table>"
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{part / whole:.1%}" if whole else "—"
+
+
+def step_sentence(method: str, params: dict, summary: dict, n_records: int) -> str:
+    """One sentence saying what a step did, in the steward's words (plain text)."""
+    p, s = params, summary
+    if method == "remove":
+        return f"Removed the direct identifiers {', '.join(map(str, s.get('removed', p.get('variables', []))))}."
+    if method == "recode":
+        v = s.get("variable", p.get("variable"))
+        groups = p.get("mapping")
+        text = (f"Global recoding of {v}: {s.get('distinct_before', '?')} categories grouped into "
+                f"{s.get('distinct_after', '?')}")
+        if isinstance(groups, dict) and groups:
+            text += " (" + "; ".join(f"{k} = {', '.join(map(str, g)) if isinstance(g, (list, tuple)) else g}"
+                                     for k, g in groups.items()) + ")"
+        return text + "; the grouping is published, so it hides detail without adding noise."
+    if method == "pram":
+        changed = s.get("changed", {}) or {}
+        parts = []
+        for v in p.get("variables", []):
+            c = changed.get(v)
+            m = (s.get("matrices") or {}).get(v, {})
+            md = m.get("min_diagonal", p.get("min_diagonal"))
+            kept = f"each category kept with probability at least {md:.2f}" if isinstance(md, (int, float)) else \
+                "categories kept as the published matrix says"
+            inv = "; expected frequencies kept (invariant matrix)" if m.get("invariant") else ""
+            rec = f"; {c:,} records changed ({_pct(c, n_records)})" if isinstance(c, (int, np.integer)) else ""
+            parts.append(f"PRAM of {v}: {kept}{rec}{inv}")
+        return ". ".join(parts) + "." if parts else "PRAM."
+    if method == "local_suppression":
+        n_sup = s.get("suppressions", 0)
+        per = s.get("suppressions_per_variable", {}) or {}
+        where = ", ".join(f"{v} {c:,}" for v, c in per.items() if c)
+        return (f"Local suppression to {s.get('k', p.get('k'))}-anonymity: {n_sup:,} key values set to missing in "
+                f"{s.get('records_with_suppression', n_sup):,} records ({_pct(s.get('records_with_suppression', n_sup), n_records)})"
+                + (f" — {where}" if where else "") + "; a missing value matches any value.")
+    name = method.replace("_", " ")
+    figures = [f"{_words(k)} {fmt(v)}" for k, v in s.items() if isinstance(v, (int, float, np.integer, np.floating))
+               and not isinstance(v, bool)][:4]
+    settings = [f"{_words(k)} {fmt(v)}" for k, v in p.items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)][:4]
+    return (f"{name[0].upper() + name[1:]}" + (f" with {', '.join(settings)}" if settings else "")
+            + (f": {', '.join(figures)}" if figures else "") + ".")
+
+
+def gate_measured(name: str, value: Any) -> str:
+    """The measured figure of a gate outcome, in words (plain text)."""
+    if value is None:
+        return "not applicable"
+    if name == "k_anonymity" and isinstance(value, dict):
+        return f"smallest f_k = {fmt(value.get('k_reached'))} ({fmt(value.get('violations'))} records below)"
+    if name == "min_diagonal" and isinstance(value, dict):
+        return f"smallest diagonal {value.get('smallest', float('nan')):.4f} ({value.get('matrix')})"
+    if name == "max_global_risk" and isinstance(value, dict):
+        return (f"global risk {fmt(value.get('global_risk'))} "
+                f"({fmt(value.get('expected_reidentifications'))} expected re-identifications)")
+    if name == "allow_identifiers" and isinstance(value, dict):
+        failing = value.get("failing") or []
+        flagged = value.get("flagged") or []
+        if failing:
+            return f"identifier-like columns released: {', '.join(map(str, failing))}"
+        return ("no identifier-like column" if not flagged else
+                f"{len(flagged)} identifier-like column(s), each removed, masked or accepted")
+    if name == "max_linkage_all_columns" and isinstance(value, dict):
+        return (f"{value.get('correct_link_share', float('nan')):.2%} re-identified "
+                f"({fmt(value.get('expected_correct_links'))} of {fmt(value.get('n_records'))}) knowing all "
+                f"{len(value.get('columns', []))} columns")
+    if name == "max_individual_risk" and isinstance(value, dict):
+        return f"largest individual risk {fmt(value.get('max_individual_risk'))}"
+    if isinstance(value, dict):
+        return "; ".join(f"{_words(k)} {gate_measured(k, v) if isinstance(v, dict) else fmt(v)}"
+                         for k, v in value.items())
+    return fmt(value)
+
+
+def gate_headline(name: str, value: Any) -> float | None:
+    """The single number a threshold is compared with (for charts and the certificate)."""
+    keys = {"k_anonymity": "k_reached", "min_diagonal": "smallest", "max_global_risk": "global_risk",
+            "max_individual_risk": "max_individual_risk", "max_dld": "dld", "max_id": "id",
+            "max_linkage_all_columns": "correct_link_share"}
+    if isinstance(value, dict) and keys.get(name) in value:
+        v = value[keys[name]]
+        return float(v) if isinstance(v, (int, float)) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None

@@ -1,0 +1,73 @@
+"""Gate checks for direct identifiers and linkage on every released column.
+
+* ``allow_identifiers`` (a list of column names, default empty) — runs on EVERY release: a
+  released column that is nearly unique per record, or whose name says it is an identifier,
+  fails the gate unless it was removed, masked, or is listed here.
+* ``max_linkage_all_columns`` (a share in [0, 1]) — the expected share of records an intruder
+  who knows every released column re-identifies by exact matching must not exceed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._validation import check_float, param_error
+from ..microdata import Microdata
+from ..registry import GateOutcome, register_gate_check
+from ..result import StepResult
+from .identifiers import identifier_check, linkage_all_columns
+
+
+def _validate_allow(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise param_error("the gate", "allow_identifiers", "a list of column names", value)
+    return tuple(value)
+
+
+@register_gate_check("allow_identifiers", _validate_allow,
+                     "runs on every release: no released column may be a direct identifier "
+                     "(nearly unique per record, or named like one: id, name, address, phone, "
+                     "email, postcode, date of birth) unless removed, masked or listed here")
+def check_identifiers(original: Microdata, released: Microdata, results: Sequence[StepResult],
+                      threshold: tuple[str, ...]) -> GateOutcome:
+    """Direct identifiers in the release (see :func:`sdckit.risk.identifiers.identifier_check`)."""
+    flagged = identifier_check(original, released, allow=threshold)
+    failing = [f for f in flagged if not f["allowed"] and not f["masked"]]
+    if failing:
+        first = failing[0]
+        more = f" (and {len(failing) - 1} more: {', '.join(f['column'] for f in failing[1:])})" if len(failing) > 1 else ""
+        detail = (f"column {first['column']!r} looks like a direct identifier: {first['reason']}{more}; "
+                  "remove it (a remove step), mask it, or list it in [gate] allow_identifiers")
+    else:
+        accepted = [f["column"] for f in flagged]
+        detail = ("no released column looks like a direct identifier" if not accepted else
+                  f"identifier-like columns accepted (allowed or masked): {', '.join(accepted)}")
+    return GateOutcome("allow_identifiers", list(threshold),
+                       {"flagged": flagged, "failing": [f["column"] for f in failing]},
+                       not failing, detail)
+
+
+def _validate_share(value: Any) -> float:
+    return check_float("the gate", "max_linkage_all_columns", value, low=0.0, high=1.0)
+
+
+@register_gate_check("max_linkage_all_columns", _validate_share,
+                     "expected share of records re-identified by exact matching on every "
+                     "released column at most the threshold")
+def check_linkage_all_columns(original: Microdata, released: Microdata,
+                              results: Sequence[StepResult], threshold: float) -> GateOutcome:
+    """Exact-match linkage on every released column (an intruder who knows them all)."""
+    from ..registry import published_recodes
+
+    lk = linkage_all_columns(original, released, recodes=published_recodes(results))
+    share = lk["correct_link_share"]
+    ok = share <= threshold
+    detail = (f"an intruder knowing all {len(lk['columns'])} released columns re-identifies "
+              f"{share:.2%} of records by exact matching ({lk['expected_correct_links']:.1f} of "
+              f"{lk['n_records']}) {'<=' if ok else '>'} {threshold:.2%}")
+    if not ok:
+        detail += "; remove or coarsen the columns that add most to uniqueness (see the report's scan)"
+    return GateOutcome("max_linkage_all_columns", threshold, lk, ok, detail)

@@ -1,0 +1,403 @@
+"""Run a tau-Argus batch file (``.arb``) with sdckit's tables, rules, suppression, rounding and CKM.
+
+Supported commands (tau-Argus manual 4.1, section 5.5; ``batch.java``):
+
+``<OPENMICRODATA> "f"``, ``<OPENTABLEDATA> "f"``, ``<OPENMETADATA> "f.rda"``,
+``<SPECIFYTABLE> "a""b"|"resp"|"shadow"|"cost"``, ``<SAFETYRULE> P(p,n)|NK(n,k)|FREQ(n,r)|ZERO(r)|MAN(m)``,
+``<READMICRODATA>``, ``<READTABLE>``, ``<SUPPRESS> OPT(t,..)|MOD(t,..)|GH(t,..)|RND(t,base,..)|CKM(t) ["ptable"]``,
+``<ROUNDING> (t, base)`` (same as ``RND``), ``<WRITETABLE> (t, type, options, "file")``, ``<CLEAR>``;
+``<SOLVER>``, ``<LOGBOOK>``, ``<SILENT>``, ``<VERSIONINFO>`` and ``<GOINTERACTIVE>`` are accepted and
+do nothing (sdckit always solves with HiGHS and has no interactive mode). Table number 0 in
+``<SUPPRESS>`` means the linked tables (all tables specified), protected jointly.
+
+Mapping of methods: ``OPT`` -> :class:`~sdckit.tables.suppression.OptimalSuppression`; ``MOD`` ->
+:class:`~sdckit.tables.modular.ModularSuppression` (joint optimal model for linked tables);
+``GH`` (tau-Argus's hypercube) -> :class:`~sdckit.tables.suppression.HeuristicSuppression` (a
+different heuristic, not the hypercube); ``RND`` -> controlled rounding; ``CKM`` -> the cell
+key method with the p-table of the metadata (``<PFILE>``, ``<PFILE_CONT>``) or the one given.
+Any other command (``<RECODE>``, ``<APRIORY>``, ``<COVER>``, ``HYP``, ``NET``, ``CTA`` ...) is
+refused with its name and line number.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import InputError, SDCError
+from ...result import jsonable
+from ..modular import ModularSuppression
+from ..rounding import ControlledRounding
+from ..rules import DominanceRule, PPercentRule, ThresholdRule, primary_cells
+from ..suppression import HeuristicSuppression, OptimalSuppression
+from ..table import Table
+from .meta import ArgusMetadata, read_argus_data, read_rda
+from .write import parse_write_options, table_status, write_argus_table
+
+__all__ = ["run_arb", "parse_arb", "SUPPORTED"]
+
+SUPPORTED = ("OPENMICRODATA", "OPENTABLEDATA", "OPENMETADATA", "SPECIFYTABLE", "SAFETYRULE", "READMICRODATA",
+             "READTABLE", "SUPPRESS", "ROUNDING", "WRITETABLE", "CLEAR", "SOLVER", "LOGBOOK", "SILENT",
+             "VERSIONINFO", "GOINTERACTIVE", "COMMENT")
+_NOOP = {"SOLVER", "LOGBOOK", "SILENT", "VERSIONINFO", "GOINTERACTIVE", "COMMENT"}
+
+
+def parse_arb(path: str | Path) -> list:
+    """(line number, COMMAND, argument text) for every command line; comments dropped; an
+    unsupported command raises with its name and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"batch file {str(p)!r} does not exist; give the path of a tau-Argus .arb file")
+    out = []
+    for lineno, raw in enumerate(p.read_text(encoding="latin-1").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("//") or line.startswith("\\\\"):
+            continue
+        m = re.match(r"<([A-Za-z_]+)>\s*(.*)$", line)
+        if not m:
+            raise InputError(f"{p}: line {lineno}: {line[:40]!r} is not a batch command (<COMMAND> arguments)")
+        cmd = m.group(1).upper()
+        if cmd not in SUPPORTED:
+            raise InputError(f"{p}: line {lineno}: <{cmd}> is not supported by sdckit; supported commands are "
+                             f"{', '.join('<' + c + '>' for c in SUPPORTED if c != 'COMMENT')}; remove it or do that "
+                             "step before the run")
+        out.append((lineno, cmd, m.group(2).strip()))
+    return out
+
+
+def _quoted(text: str) -> list:
+    return re.findall(r'"([^"]*)"', text)
+
+
+def _unquote(text: str) -> str:
+    q = _quoted(text)
+    return q[0] if q else text.strip()
+
+
+@dataclass
+class _TableJob:
+    line: int
+    dims: list
+    response: str | None
+    shadow: str | None
+    cost: str | None
+    rules: list = field(default_factory=list)
+    zero_unsafe: bool = False
+    manual_level: float = 0.0
+    use_status: bool = False
+    table: Table | None = None
+    frame: object = None
+    manual: np.ndarray | None = None
+    outcome: dict = field(default_factory=dict)
+    notes: str = ""
+
+
+def _parse_rules(text: str, where: str) -> tuple:
+    rules, zero, man, seen = [], False, 0.0, {}
+    for part in [p.strip() for p in text.split("|") if p.strip()]:
+        m = re.match(r"([A-Za-z]+)\s*\(([^)]*)\)$", part)
+        if not m:
+            raise InputError(f"{where}: safety rule {part!r} is not NAME(arguments)")
+        name, args = m.group(1).upper(), [a.strip() for a in m.group(2).split(",") if a.strip()]
+        nums = [float(a) for a in args]
+        seen[name] = seen.get(name, 0) + 1
+        holding = seen[name] > (1 if name in ("P", "NK", "FREQ") else 99)
+        if name in ("P", "NK", "FREQ") and nums and nums[0] == 0:
+            continue  # P(0,..), NK(0,0), FREQ(0,..): rule switched off
+        if holding:
+            raise InputError(f"{where}: holding-level rule {part!r} is not supported by sdckit (it needs <HOLDING> "
+                             "microdata); switch it off with zeros")
+        if name == "P":
+            if len(nums) > 1 and nums[1] > 1:
+                raise InputError(f"{where}: {part!r}: the p% rule with coalitions of n > 1 is not supported; use P(p,1)")
+            rules.append(PPercentRule(p=nums[0]))
+        elif name == "NK":
+            rules.append(DominanceRule(n=int(nums[0]), k=nums[1]))
+        elif name == "FREQ":
+            rules.append(ThresholdRule(n=int(nums[0]), range_percent=nums[1] if len(nums) > 1 else 10.0))
+        elif name == "ZERO":
+            zero = True
+        elif name == "MAN":
+            man = nums[0] if nums else 0.0
+        elif name in ("WGT", "MIS"):
+            if nums and nums[0] != 0 and name == "WGT":
+                raise InputError(f"{where}: {part!r}: weighted safety rules are not supported; use WGT(0)")
+        else:
+            raise InputError(f"{where}: safety rule {name}(...) is not supported by sdckit; "
+                             "supported: P, NK, FREQ, ZERO, MAN, WGT(0), MIS")
+    return rules, zero, man
+
+
+def _args(text: str) -> list:
+    t = text.strip()
+    if t.startswith("("):
+        t = t[1:]
+    t = t.split(")")[0] if ")" in t and '"' not in t.split(")")[0] else t.rstrip(")")
+    return [a.strip() for a in t.split(",")]
+
+
+def run_arb(path: str | Path) -> dict:
+    """Run the batch file; return ``{"batch", "jobs": [...], "files": [...], "notes": [...]}``."""
+    p = Path(path).resolve()
+    base = p.parent
+    cmds = parse_arb(p)
+    meta: ArgusMetadata | None = None
+    micro = tab = None
+    data = None
+    jobs: list[_TableJob] = []
+    log, files, notes = [], [], []
+
+    def where(line: int) -> str:
+        return f"{p.name}: line {line}"
+
+    def job(line: int, n: int) -> _TableJob:
+        if not 1 <= n <= len(jobs):
+            raise InputError(f"{where(line)}: table {n} is not specified; {len(jobs)} table(s) so far")
+        j = jobs[n - 1]
+        if j.table is None:
+            raise InputError(f"{where(line)}: table {n} has not been read; add <READMICRODATA> or <READTABLE> first")
+        return j
+
+    def file_of(name: str) -> Path:
+        f = Path(name.replace("\\", "/"))
+        return f if f.is_absolute() else base / f
+
+    for line, cmd, arg in cmds:
+        t0 = time.perf_counter()
+        try:
+            if cmd in _NOOP:
+                if cmd == "GOINTERACTIVE":
+                    notes.append(f"line {line}: <GOINTERACTIVE> ignored (no interactive mode)")
+                continue
+            if cmd == "OPENMICRODATA":
+                micro, tab = file_of(_unquote(arg)), None
+            elif cmd == "OPENTABLEDATA":
+                tab, micro = file_of(_unquote(arg)), None
+            elif cmd == "OPENMETADATA":
+                meta = read_rda(file_of(_unquote(arg)))
+            elif cmd == "CLEAR":
+                jobs.clear()
+            elif cmd == "SPECIFYTABLE":
+                parts = arg.split("|")
+                dims = _quoted(parts[0])
+                if not dims:
+                    raise InputError(f"{where(line)}: <SPECIFYTABLE> needs the explanatory variables in quotes")
+                resp = [(_quoted(x) or [""])[0] for x in parts[1:]] + [""] * 3
+                r = resp[0] if resp[0] and resp[0].upper() != "<FREQ>" else None
+                jobs.append(_TableJob(line, dims, r, resp[1] or None, resp[2] or None))
+            elif cmd == "SAFETYRULE":
+                if not jobs:
+                    raise InputError(f"{where(line)}: <SAFETYRULE> before any <SPECIFYTABLE>")
+                j = jobs[-1]
+                j.rules, j.zero_unsafe, j.manual_level = _parse_rules(arg, where(line))
+                j.use_status = not j.rules
+            elif cmd in ("READMICRODATA", "READTABLE"):
+                if meta is None:
+                    raise InputError(f"{where(line)}: <{cmd}> needs <OPENMETADATA> first")
+                src = micro if cmd == "READMICRODATA" else tab
+                if src is None:
+                    need = "OPENMICRODATA" if cmd == "READMICRODATA" else "OPENTABLEDATA"
+                    raise InputError(f"{where(line)}: <{cmd}> needs <{need}> first")
+                data = read_argus_data(src, meta)
+                for j in jobs:
+                    _build(j, data, meta, tabular=cmd == "READTABLE", where=where(line))
+                log.append({"line": line, "command": f"<{cmd}>", "file": str(src),
+                            "tables": [{"table": k + 1, "dims": j.dims, "n_cells": j.table.n_cells}
+                                       for k, j in enumerate(jobs)]})
+                notes += [f"line {line}: table {k + 1}: {j.notes}" for k, j in enumerate(jobs) if j.notes]
+            elif cmd in ("SUPPRESS", "ROUNDING"):
+                log.append(_protect(cmd, arg, line, jobs, job, meta, data, where(line), file_of))
+            elif cmd == "WRITETABLE":
+                a = _args(arg)
+                if len(a) < 4:
+                    raise InputError(f"{where(line)}: <WRITETABLE> needs (table, type, options, \"file\")")
+                j = job(line, int(a[0]))
+                opts = parse_write_options(a[2], where(line))
+                target = file_of(_unquote(",".join(a[3:])))
+                o = j.outcome
+                if not o:
+                    raise InputError(f"{where(line)}: table {a[0]} has not been protected; add <SUPPRESS> first")
+                out_type = int(a[1])
+                if out_type == 7 and o.get("kind") != "ckm":
+                    raise InputError(f"{where(line)}: output type 7 (CKM) needs a table protected with CKM")
+                w = write_argus_table(target, j.table, o["values"], o["status"], out_type, opts, where=where(line),
+                                      extra=o.get("extra"))
+                files.append(str(w))
+                log.append({"line": line, "command": "<WRITETABLE>", "table": int(a[0]), "type": out_type,
+                            "file": str(w)})
+        except SDCError as e:
+            msg = str(e)
+            if p.name not in msg:
+                msg = f"{where(line)}: <{cmd}>: {msg}"
+            raise type(e)(msg) if type(e) is not InputError else InputError(msg) from None
+        if log and "seconds" not in log[-1] and log[-1]["line"] == line:
+            log[-1]["seconds"] = round(time.perf_counter() - t0, 4)
+    return jsonable({"batch": str(p), "jobs": log, "files": files, "notes": notes})
+
+
+def _build(j: _TableJob, data, meta: ArgusMetadata, *, tabular: bool, where: str) -> None:
+    for d in j.dims:
+        meta[d]
+        if d not in data.columns:
+            raise InputError(f"{where}: variable {d!r} is not in the data file")
+    hier = {}
+    for d in j.dims:
+        h = meta.hierarchy(d, codes=data[d].astype(str).str.strip().unique())
+        if h is not None:
+            hier[d] = h
+    total = {str(meta[d].arg("TOTCODE", "Total")) for d in j.dims}
+    total = total.pop() if len(total) == 1 else "Total"
+    if not tabular:
+        resp = j.response
+        n_top = 3
+        if resp is not None:
+            v = meta[resp]
+            if v.arg("CKM", "N").upper().startswith("T("):
+                n_top = max(n_top, int(re.findall(r"\d+", v.arg("CKM"))[0]))
+        j.table = Table.from_microdata(data, j.dims, response=resp, hierarchies=hier, total=total, n_top=n_top)
+        j.frame = data
+        return
+    if j.response is None:
+        raise InputError(f"{where}: a tabular input needs a response variable in <SPECIFYTABLE>")
+    fr = [v.name for v in meta.by_role("frequency")]
+    tops = [v.name for v in meta.by_role("top")]
+    df = data.copy()
+    for d in j.dims:  # cells of a declared missing code (the fields after the name in free format) are left out
+        miss = {str(x).strip() for x in meta[d].fields}
+        if miss:
+            df = df[~df[d].astype(str).str.strip().isin(miss)]
+    for c in [j.response] + fr + tops:
+        df[c] = df[c].astype(float)
+    try:
+        j.table = Table.from_cells(df, j.dims, j.response, freq=fr[0] if fr else None, top=tuple(tops),
+                                   hierarchies=hier, total=total, kind="magnitude")
+    except InputError as e:
+        if "not additive" not in str(e):
+            raise
+        # as tau-Argus's <READTABLE> 1 (compute totals): keep the inner cells, recompute the totals;
+        # the largest contributions of totals cannot be derived, so rules that need them are refused
+        leaf = np.ones(len(df), bool)
+        for d in j.dims:
+            h = hier.get(d)
+            leaf &= (df[d].astype(str).str.strip() != total) if h is None else \
+                df[d].astype(str).str.strip().map(lambda c, h=h: bool(h.is_leaf[h.index[c]]) if c in h.index else False)
+        j.table = Table.from_cells(df[leaf], j.dims, j.response, freq=fr[0] if fr else None,
+                                   hierarchies=hier, total=total, kind="magnitude")
+        j.notes = f"the table file is not additive; totals recomputed from its {int(leaf.sum())} inner cells"
+        if any(not isinstance(r, ThresholdRule) for r in j.rules):
+            raise InputError(f"{where}: the table file is not additive and its totals' top contributions cannot be "
+                             "recomputed; use FREQ rules or status only, or correct the file") from None
+        df = df[leaf]
+    st = meta.by_role("status")
+    if st:
+        codes = df[st[0].name].astype(str).str.strip().to_numpy()
+        idx = [j.table.hierarchies[k].index for k in range(len(j.dims))]
+        flat = np.ravel_multi_index([np.array([ix[str(c).strip()] for c in df[d]]) for ix, d in zip(idx, j.dims)],
+                                    j.table.shape)
+        man = np.zeros(j.table.n_cells, bool)
+        man[flat] = codes == meta.status_codes.get("UNSAFE", "U")
+        j.manual = man
+
+
+def _primary(j: _TableJob):
+    manual = j.manual if (j.use_status or j.manual is not None) else None
+    return primary_cells(j.table, j.rules, zero_unsafe=j.zero_unsafe, manual=manual, manual_level=j.manual_level)
+
+
+def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
+    m = re.match(r"([A-Za-z]*)\s*(\(.*)$", arg)
+    if cmd == "ROUNDING":
+        kind, rest = "RND", arg
+    elif m:
+        kind, rest = m.group(1).upper(), m.group(2)
+    else:
+        raise InputError(f"{where}: <SUPPRESS> needs METHOD(table, ...), e.g. MOD(1,5,1,0,0)")
+    if kind not in ("OPT", "MOD", "GH", "RND", "CKM"):
+        raise InputError(f"{where}: <SUPPRESS> {kind} is not supported by sdckit; supported: OPT, MOD, GH (mapped to "
+                         "sdckit's heuristic), RND, CKM")
+    inner = rest[rest.index("(") + 1:rest.index(")")] if "(" in rest and ")" in rest else rest
+    a = [x.strip() for x in inner.split(",") if x.strip()]
+    n = int(a[0])
+    if n == 0:
+        if kind not in ("MOD", "GH", "OPT"):
+            raise InputError(f"{where}: linked tables (table 0) can be protected with MOD, GH or OPT, not {kind}")
+        from ..linked import protect_linked
+        for k in range(len(jobs)):
+            job(line, k + 1)
+        res = protect_linked([j.table for j in jobs], [], method="heuristic" if kind == "GH" else "optimal",
+                             primaries=[_primary(j) for j in jobs],
+                             **({"time_limit": float(a[1])} if len(a) > 1 and kind == "OPT" else {}))
+        for j, s, pr in zip(jobs, res.suppressed, res.primary):
+            j.outcome = {"kind": "suppression", "values": np.where(s, np.nan, j.table.value),
+                         "status": table_status(j.table, primary=_primary(j).sensitive, suppressed=s)}
+        d = res.to_dict()
+        return {"line": line, "command": "<SUPPRESS>", "method": kind, "table": 0, "linked": True, **d}
+    j = job(line, n)
+    t = j.table
+    if kind == "CKM":
+        from ..ckm import FlexParams, ckm_frequency, ckm_magnitude
+        keyvar = meta.by_role("record_key")
+        if not keyvar or j.frame is None:
+            raise InputError(f"{where}: CKM needs microdata with a <RECORDKEY> variable")
+        kv = keyvar[0]
+        given = _quoted(rest.split(")", 1)[1] if ")" in rest else "")
+        if t.kind == "frequency":
+            pfile = given[0] if given else kv.arg("PFILE")
+            if not pfile:
+                raise InputError(f"{where}: no p-table: give CKM(n) \"ptable.txt\" or <PFILE> in the metadata")
+            res = ckm_frequency(j.frame, j.dims, key=kv.name, ptable=meta.file(pfile) if not given else file_of(pfile),
+                                table=t)
+        else:
+            v = meta[j.response]
+            pfile = given[0] if given else kv.arg("PFILE_CONT")
+            if not pfile:
+                raise InputError(f"{where}: no p-table: give CKM(n) \"ptable.txt\" or <PFILE_CONT> in the metadata")
+            sc = v.arg("SCALING", "")
+            nums = [float(x) for x in re.findall(r"[-+0-9.eE]+", sc)] if sc.upper().startswith("F") else []
+            k_top = int(re.findall(r"\d+", v.arg("CKM", "T(1)"))[0]) if v.arg("CKM", "N").upper().startswith("T") else 1
+            eps = (1.0,) + tuple(nums[4:4 + k_top - 1]) if len(nums) >= 4 else (1.0,)
+            flex = FlexParams(*nums[:4], epsilon=eps) if len(nums) >= 4 else FlexParams(epsilon=eps)
+            small, j_note = None, ""
+            if v.tags.get("SEPARATION", ["N"])[0].upper() == "Y":
+                sep = given[1] if len(given) > 1 else kv.arg("PFILE_SEP")
+                if not sep:
+                    raise InputError(f"{where}: <SEPARATION> Y needs a small-cell p-table (<PFILE_SEP>)")
+                small = meta.file(sep) if len(given) < 2 else file_of(sep)
+            if v.tags.get("PARITY", ["N"])[0].upper() == "Y":
+                j_note = "<PARITY> Y: the p-table's even/odd rows are used when it has them"
+            res = ckm_magnitude(j.frame, j.dims, j.response, key=kv.name,
+                                ptable=meta.file(pfile) if not given else file_of(pfile), flex=flex, table=t,
+                                include_zeros=v.tags.get("INCLUDEZEROS", ["N"])[0].upper() == "Y",
+                                small_ptable=small)
+        j.outcome = {"kind": "ckm", "values": res.perturbed, "status": table_status(t, kind="ckm"),
+                     "extra": {"original": t.value, "difference": res.perturbation, "cell_key": res.cell_key}}
+        out = {"line": line, "command": "<SUPPRESS>", "method": "CKM", "table": n, **res.to_dict()}
+        if t.kind != "frequency" and j_note:
+            out["note"] = j_note
+        return out
+    if kind == "RND":
+        if len(a) < 2:
+            raise InputError(f"{where}: RND needs (table, base, ...)")
+        res = ControlledRounding(base=int(a[1])).apply(t)
+        j.outcome = {"kind": "rounding", "values": np.asarray(res.rounded, float),
+                     "status": table_status(t, kind="rounding")}
+        return {"line": line, "command": "<SUPPRESS>" if cmd == "SUPPRESS" else "<ROUNDING>", "method": "RND",
+                "table": n, "base": int(a[1]), "status": res.status, "n_cells": t.n_cells}
+    prim = _primary(j)
+    opts = {}
+    if kind == "OPT" and len(a) > 1:
+        opts["time_limit"] = float(a[1])
+    method = {"OPT": OptimalSuppression, "MOD": ModularSuppression, "GH": HeuristicSuppression}[kind]
+    res = (method(**opts) if kind == "GH" else method(cost="tauargus", **opts)).apply(t, prim)
+    j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
+                 "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary)}
+    out = {"line": line, "command": "<SUPPRESS>", "method": kind, "sdckit_method": res.method, "table": n,
+           "n_cells": t.n_cells, "n_primary": prim.n_primary, "n_secondary": int(res.n_secondary),
+           "audit_ok": bool(res.audit.ok), "status": res.status}
+    if kind == "GH":
+        out["note"] = "GH (hypercube) is run as sdckit's heuristic suppression, not tau-Argus's hypercube"
+    return out

@@ -1,0 +1,195 @@
+"""tau-Argus files: .rda/.hrc/.cdl readers, data files, .arb batch runs and the output formats."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.errors import InputError
+from sdckit.tables.argus import parse_arb, read_argus_data, read_cdl, read_rda, run_arb
+from sdckit.tables.audit import audit
+from sdckit.tables.table import Table
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+META = SHARED / "tauargus_meta"
+needs_shared = pytest.mark.skipif(not (META / "microdata.rda").is_file(),
+                                  reason="../shared/data/tauargus_meta (tau-Argus example files, EUPL) is absent")
+
+MICRO_ARB = """// written from the tau-Argus manual's batch examples (section 5.5)
+<OPENMICRODATA> "micro.csv"
+<OPENMETADATA> "microdata.rda"
+<SPECIFYTABLE> "Sex""Age"|||
+<SAFETYRULE> FREQ(10,20)
+<SPECIFYTABLE> "Sex""Age"|"Savings"||
+<SAFETYRULE> P(15,1)|NK(3,75)
+<READMICRODATA>
+<SUPPRESS> MOD(1,5,1,0,0)
+<WRITETABLE> (1,1,AS+,"t1_mod.csv")
+<SUPPRESS> CKM(1)
+<WRITETABLE> (1,7,AO+AD+AC+,"t1_ckm.csv")
+<SUPPRESS> OPT(2,60)
+<WRITETABLE> (2,2,AS+FL+,"t2_opt.csv")
+<SUPPRESS> GH(2)
+<WRITETABLE> (2,1,AS+,"t2_gh.csv")
+<SUPPRESS> RND(1,5)
+<WRITETABLE> (1,3,,"t1_rnd.csv")
+<GOINTERACTIVE>
+"""
+
+
+@pytest.fixture()
+def work(tmp_path):
+    for f in META.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    shutil.copy(SHARED / "tauargus_ckm_microdata.csv", tmp_path / "micro.csv")
+    shutil.copy(SHARED / "tauargus_pp_table.csv", tmp_path / "pp.csv")
+    return tmp_path
+
+
+@needs_shared
+def test_read_rda_microdata_and_tabular():
+    m = read_rda(META / "microdata.rda")
+    assert m.names == ["Sex", "Age", "HighIncome", "Savings", "Weigt", "Key"] and m.separator == ";"
+    assert m["Key"].role == "record_key" and m["Weigt"].role == "weight" and m["Savings"].role == "numeric"
+    assert m["Savings"].arg("CKM") == "T(3)" and m["Key"].arg("PFILE") == "ptab_freq.txt"
+    h = m.hierarchy("Age")
+    assert h.codes == ("Total", "A1", "1", "A2", "2", "3", "4", "5", "6")  # from dim_age.hrc, by hand
+    pp = read_rda(META / "pp.rda")
+    assert [v.name for v in pp.by_role("top")] == ["Top1", "Top2"] and pp["StatusVar"].role == "status"
+    assert pp["FreqVar"].role == "frequency" and pp["Region"].arg("TOTCODE") == "Total"
+    r = pp.hierarchy("Region")
+    assert r.codes[:5] == ("Total", "Nr", "1", "2", "3") and len(r) == 17
+    assert r.parent[r.index["10"]] == r.index["Ws"]
+    cdl = read_cdl(META / "region.cdl")
+    assert len(cdl) == 16 and cdl["8"] == "Noord-Holland" and cdl["Zd"] == "South"
+
+
+def test_fixed_width_data_and_hierlevels(tmp_path):
+    (tmp_path / "m.rda").write_text("Ind 1 3 999\n  <RECODEABLE>\n  <HIERARCHICAL>\n  <HIERLEVELS> 1 1 1\n"
+                                    "Val 4 5\n  <NUMERIC>\n")
+    (tmp_path / "m.asc").write_text("111   10\n112   20\n121    5\n211    7\n")
+    meta = read_rda(tmp_path / "m.rda")
+    df = read_argus_data(tmp_path / "m.asc", meta)
+    assert df["Ind"].tolist() == ["111", "112", "121", "211"] and df["Val"].tolist() == ["10", "20", "5", "7"]
+    h = meta.hierarchy("Ind", codes=df["Ind"])
+    # by hand: 1 -> 11 -> {111, 112}, 1 -> 12 -> {121}, 2 -> 21 -> {211}
+    assert h.codes == ("Total", "1", "11", "111", "112", "12", "121", "2", "21", "211")
+    t = Table.from_microdata(df, ["Ind"], response="Val", hierarchies={"Ind": h})
+    assert t.value[t.cell_index("1")] == 35 and t.value[t.cell_index("Total")] == 42
+
+
+@needs_shared
+def test_batch_run_writes_files_and_patterns_pass_audit(work):
+    (work / "job.arb").write_text(MICRO_ARB)
+    out = run_arb(work / "job.arb")
+    names = [Path(f).name for f in out["files"]]
+    assert names == ["t1_mod.csv", "t1_ckm.csv", "t2_opt.csv", "t2_gh.csv", "t1_rnd.csv"]
+    methods = [j.get("method") for j in out["jobs"] if j["command"] == "<SUPPRESS>"]
+    assert methods == ["MOD", "CKM", "OPT", "GH", "RND"]
+    assert all(j["audit_ok"] for j in out["jobs"] if j.get("method") in ("MOD", "OPT", "GH"))
+    assert any("GOINTERACTIVE" in n for n in out["notes"])
+    # independent check of a written pattern: read the file back, audit the suppressed cells
+    micro = pd.read_csv(work / "micro.csv", dtype=str)
+    meta = read_rda(work / "microdata.rda")
+    t = Table.from_microdata(micro, ["Sex", "Age"], hierarchies={"Sex": meta.hierarchy("Sex"),
+                                                                 "Age": meta.hierarchy("Age")})
+    f = pd.read_csv(work / "t1_mod.csv", header=None, names=["Sex", "Age", "value", "status"], dtype=str)
+    assert len(f) == t.n_cells == 45
+    sup = np.zeros(t.n_cells, bool)
+    for r in f.itertuples():
+        c = t.cell_index(r.Sex, r.Age)
+        assert (r.value == "x") == (r.status in ("U", "M"))
+        if r.value != "x":
+            assert float(r.value) == t.value[c]
+        sup[c] = r.value == "x"
+    assert sup.any() and audit(t, sup).ok
+    # primary cells (FREQ(10,20): 0 < count < 10) are exactly the U cells, by hand
+    u = {(r.Sex, r.Age) for r in f.itertuples() if r.status == "U"}
+    assert u == {t.cell_codes(c) for c in range(t.n_cells) if 0 < t.freq[c] < 10}
+    # CKM file: perturbed = original + difference; the grand total's cell key by exact decimal sum
+    ck = pd.read_csv(work / "t1_ckm.csv", header=None, names=["Sex", "Age", "value", "orig", "diff", "key"],
+                     dtype={"Sex": str, "Age": str})
+    assert (ck.value == ck.orig + ck["diff"]).all()
+    s = sum((Decimal(x) for x in micro["Key"]), Decimal(0))
+    tot = ck[(ck.Sex == "Total") & (ck.Age == "Total")].iloc[0]
+    assert abs(float(s - int(s)) - tot.key) < 1e-9
+    pivot = pd.read_csv(work / "t2_opt.csv", dtype=str)
+    assert list(pivot.columns) == ["Sex", "Age", "value", "status"]
+    rnd = pd.read_csv(work / "t1_rnd.csv", header=None, names=["Sex", "Age", "value"])
+    assert (rnd.value % 5 == 0).all()
+
+
+@needs_shared
+def test_tabular_batch(work):
+    (work / "pp.arb").write_text('<OPENTABLEDATA>  "pp.csv"\n<OPENMETADATA>   "pp.rda"\n'
+                                 '<SPECIFYTABLE>   "Size""Region"|"Var2"|"Var2_Shadow"|"Var2"\n'
+                                 "<SAFETYRULE> FREQ(3,30)\n<READTABLE> 1T\n<SUPPRESS> MOD(1,5,1,0,0)\n"
+                                 '<WRITETABLE> (1,1,AS+,"pp_out.csv")\n')
+    out = run_arb(work / "pp.arb")
+    sup = [j for j in out["jobs"] if j["command"] == "<SUPPRESS>"][0]
+    assert sup["audit_ok"] and sup["n_primary"] > 0
+    f = pd.read_csv(work / "pp_out.csv", header=None, names=["Size", "Region", "value", "status"], dtype=str)
+    assert (f.value == "x").sum() == sup["n_primary"] + sup["n_secondary"]
+    assert any("not additive" in n for n in out["notes"])  # the shipped table's totals do not add up
+
+
+@needs_shared
+def test_linked_tables_in_batch(work):
+    (work / "l.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
+                                '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(15,20)\n'
+                                '<SPECIFYTABLE> "Sex""HighIncome"|||\n<SAFETYRULE> FREQ(15,20)\n'
+                                "<READMICRODATA>\n<SUPPRESS> MOD(0,5)\n"
+                                '<WRITETABLE> (1,1,AS+,"l1.csv")\n<WRITETABLE> (2,1,AS+,"l2.csv")\n')
+    out = run_arb(work / "l.arb")
+    j = [x for x in out["jobs"] if x["command"] == "<SUPPRESS>"][0]
+    assert j["linked"] and j["audit_ok"] and j["consistent"] and j["n_shared"] > 0
+
+
+@pytest.mark.parametrize("line, text, needle", [
+    ("<RECODE> 1, Size, \"GK.grc\"", "RECODE", "<RECODE> is not supported"),
+    ("<APRIORY> \"x.hst\", 1, \",\"", "APRIORY", "<APRIORY> is not supported"),
+])
+def test_unsupported_command_named_with_line(tmp_path, line, text, needle):
+    f = tmp_path / "x.arb"
+    f.write_text(f'// header\n<OPENMICRODATA> "a.csv"\n{line}\n')
+    with pytest.raises(InputError, match=rf"x\.arb: line 3: {needle}"):
+        parse_arb(f)
+
+
+@needs_shared
+def test_unsupported_suppress_method_and_output_type(work):
+    (work / "b.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
+                                '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
+                                "<SUPPRESS> HYP(1)\n")
+    with pytest.raises(InputError, match=r"b\.arb: line 6: <SUPPRESS> HYP is not supported"):
+        run_arb(work / "b.arb")
+    (work / "c.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
+                                '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
+                                '<SUPPRESS> OPT(1)\n<WRITETABLE> (1,4,AS+,"o.txt")\n')
+    with pytest.raises(InputError, match=r"c\.arb: line 7: output type 4 \(SBS\)"):
+        run_arb(work / "c.arb")
+
+
+@needs_shared
+def test_cli_argus_json(work, capsys):
+    from sdckit.cli import main
+    (work / "job.arb").write_text(MICRO_ARB)
+    code = main(["table", "--argus", str(work / "job.arb"), "--json"])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    out = json.loads(cap.out)  # exactly one JSON document on stdout
+    assert len(out["files"]) == 5 and all(Path(f).is_file() for f in out["files"])
+    assert {"line", "command"} <= set(out["jobs"][0])
+    bad = work / "bad.arb"
+    bad.write_text("<RECODE> 1, Size, 2\n")
+    code = main(["table", "--argus", str(bad), "--json"])
+    cap = capsys.readouterr()
+    assert code != 0 and "line 1: <RECODE> is not supported" in cap.err
+    assert len(cap.err.strip().splitlines()) == 1
+    assert json.loads(cap.out)["error"]["exit_code"] == code

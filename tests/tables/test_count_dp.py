@@ -1,0 +1,125 @@
+"""Fast exact counting (sdckit.tables.count_dp): brute force, the reference DP, Barvinok."""
+
+import itertools
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sdckit.errors import InputError
+from sdckit.tables import count_dp
+from sdckit.tables.count import CountResult, count_tables, count_tables_exact, row_dp_count
+
+
+def brute_force_count(rows, cols):
+    """Enumerate the free (R-1) x (C-1) block; the last row and column are implied."""
+    R, C = len(rows), len(cols)
+    n = 0
+    ranges = [range(min(rows[i], cols[j]) + 1) for i in range(R - 1) for j in range(C - 1)]
+    for free in itertools.product(*ranges):
+        t = np.array(free, dtype=np.int64).reshape(R - 1, C - 1)
+        last_col = np.array(rows[:R - 1]) - t.sum(1)
+        if (last_col < 0).any():
+            continue
+        last_row = np.array(cols) - np.concatenate([t, last_col[:, None]], axis=1).sum(0)
+        if (last_row >= 0).all() and last_row.sum() == rows[R - 1]:
+            n += 1
+    return n
+
+
+tables = st.integers(2, 4).flatmap(lambda R: st.integers(2, 4).flatmap(
+    lambda C: st.lists(st.integers(0, 3), min_size=R * C, max_size=R * C).map(
+        lambda v: np.array(v).reshape(R, C)))).filter(lambda t: np.prod(np.minimum.outer(t.sum(1), t.sum(0))[:-1, :-1] + 1) < 20_000)
+
+
+@given(tables)
+@settings(max_examples=60, deadline=None)
+def test_counts_equal_brute_force(t):
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    want = brute_force_count(rows, cols)
+    assert count_tables_exact(rows, cols, method="kostka").count == want
+    assert count_tables(rows, cols) == want
+    if min(sum(1 for x in rows if x), sum(1 for x in cols if x)) <= 4:
+        assert count_tables_exact(rows, cols, method="ie-mitm").count == want
+
+
+@given(st.lists(st.integers(0, 12), min_size=5, max_size=5), st.lists(st.integers(0, 12), min_size=5, max_size=5))
+@settings(max_examples=15, deadline=None)
+def test_kostka_equals_row_dp_on_5x5(a, b):
+    # independent algorithms: RSK/Pieri modulo primes vs the exact-integer row DP
+    if sum(a) != sum(b):
+        b = b[:-1] + [max(0, b[-1] + sum(a) - sum(b))]
+        if sum(a) != sum(b):
+            a = a[:-1] + [a[-1] + sum(b) - sum(a)]
+    assert count_tables_exact(a, b, method="kostka").count == row_dp_count(a, b)
+
+
+def test_published_counts():
+    # Diaconis & Gangolli (1995): hair/eye colour margins, 1,225,914,276,768,514 tables
+    hair_eye = ([108, 286, 71, 127], [220, 215, 93, 64])
+    res = count_tables_exact(*hair_eye)
+    assert res.count == 1_225_914_276_768_514 and res.method == "ie-mitm"
+    # seed 002, "Release only the margins": 18,272,363,056 tables (De Loera & Sturmfels)
+    assert count_tables_exact([20, 55, 25, 35], [50, 35, 30, 20], method="kostka").count == 18_272_363_056
+
+
+def test_big_count_needs_several_primes_and_is_exact():
+    # 6 x 6 with all margins 10: above 2**62, so CRT over several primes is exercised;
+    # reference: the exact-integer row DP
+    rows = cols = [10] * 6
+    got = count_tables_exact(rows, cols, method="kostka")
+    assert got.count == row_dp_count(rows, cols)
+    assert got.count > 2 ** 62 and count_dp.n_primes_for(rows, cols) >= 3
+
+
+def test_primes_are_prime_and_crt_round_trips():
+    for p in count_dp.PRIMES:
+        assert p < 2 ** 31 and all(p % d for d in range(2, math.isqrt(p) + 1, 1 if p < 100 else 1) if d < 50_000)
+    x = 123456789012345678901234567890
+    ps = count_dp.PRIMES[:4]
+    assert count_dp.crt([x % p for p in ps], ps) == x
+
+
+def test_trivial_and_errors():
+    assert count_tables_exact([5], [2, 3]).method == "trivial"
+    assert count_tables_exact([0, 0], [0, 0]).count == 1
+    with pytest.raises(InputError):
+        count_tables_exact([1, 2], [4])
+    with pytest.raises(InputError):
+        count_tables_exact([1] * 5, [1] * 5, method="ie-mitm")
+
+
+def test_json_count_is_string_above_2_53():
+    assert CountResult(2 ** 53, "kostka", 0.1).to_dict()["count"] == 2 ** 53
+    big = CountResult(2 ** 53 + 1, "kostka", 0.1).to_dict()
+    assert big["count"] == str(2 ** 53 + 1)
+    json.dumps(big)
+
+
+def barvinok_count(rows, cols):
+    isl = pytest.importorskip("islpy")
+    R, C = len(rows), len(cols)
+    names = [f"x{i}_{j}" for i in range(R) for j in range(C)]
+    cons = [f"{v} >= 0" for v in names]
+    cons += [" + ".join(f"x{i}_{j}" for j in range(C)) + f" = {rows[i]}" for i in range(R)]
+    cons += [" + ".join(f"x{i}_{j}" for i in range(R)) + f" = {cols[j]}" for j in range(C)]
+    s = isl.BasicSet("{ [" + ", ".join(names) + "] : " + " and ".join(cons) + " }")
+    if not hasattr(s, "card"):
+        pytest.skip("islpy is installed without Barvinok (install islpy-barvinok)")
+    return int(re.search(r"\{\s*(\d+)\s*\}", str(s.card())).group(1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counts_equal_barvinok(seed):
+    # islpy-barvinok (the algorithm LattE implements) on small random margins
+    rng = np.random.default_rng(seed)
+    R, C = [(3, 3), (3, 4), (4, 4), (2, 5), (4, 3), (3, 5)][seed]
+    t = rng.multinomial(12 + 4 * seed, np.full(R * C, 1 / (R * C))).reshape(R, C)
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    want = barvinok_count(rows, cols)
+    assert count_tables_exact(rows, cols, method="kostka").count == want
+    assert count_tables(rows, cols) == want
