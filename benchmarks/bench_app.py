@@ -129,7 +129,7 @@ def bench_10k(repeat: int) -> None:
             ok(c.get("/api/results"))
 
         s, p = time_action(change, repeat, before=lambda: (session._step_cache.clear(), session._risk_cache.clear()))
-        report("app_change_step", n, s, p, TARGET_10K, note="local_suppression k 3 -> 5, re-run from that step")
+        report("app_change_step", n, s, p, TARGET_10K, note="local_suppression k 3 -> 5; step cache emptied, so every step re-runs")
         def move(action: str):
             def act():
                 ok(c.post("/api/history", json={"action": action}))

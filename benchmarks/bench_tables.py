@@ -10,6 +10,13 @@ Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok,
   (HiTaS-style) and optimal.
 * ``suppress_3d``: a 6 x 6 x 6 table, optimal.
 * ``audit``: the LP audit of 1,000 suppressed cells of a 100 x 100 table.
+* ``suppress_large_hypercube``: a 4-dimensional hierarchical table (every dimension: total,
+  4 groups, 7 leaves each: 33^4 = 1,185,921 cells; with ``--quick`` 3 groups of 5: 130,321
+  cells) of Poisson counts with lognormal margin propensities, threshold rule n = 3, tau-Argus
+  costs, protected by the hypercube method; reports the secondaries, the certificates, and the
+  protection audit (``audit_mode`` exact or sampled, ``n_audited``, ``n_not_audited``,
+  ``audit_lps``, ``audit_seconds``). Baseline: tabulating the inner cells with ``bincount``
+  and flagging the threshold cells.
 * ``rounding``: controlled rounding (network LP) of a 200 x 200 table to base 5.
 * ``ckm_5tables``: the cell key method on 1,000,000 records (100,000 with ``--quick``) into 5
   frequency tables of up to 10^5 cells (margins included), a generated p-table (D=5, V=3,
@@ -21,11 +28,13 @@ Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok,
 with ``bincount`` and flagging the threshold cells (suppression cases), or rounding every cell
 to the nearest multiple without control (rounding).
 
-Run: ``python benchmarks/bench_tables.py [--quick] [--n N]``.
+Run: ``python benchmarks/bench_tables.py [--quick] [--n N]`` (``--n 1000000``: the large
+hypercube case alone; ``peak_mb`` is not traced there, ``peak_rss_mb`` is the process's peak RSS).
 """
 
 from __future__ import annotations
 
+import resource
 import time
 import warnings
 
@@ -35,6 +44,7 @@ import pandas as pd
 from _common import emit, parse_args, peak_mb
 
 from sdckit.tables.audit import audit
+from sdckit.tables.hypercube import HypercubeSuppression
 from sdckit.tables.modular import ModularSuppression
 from sdckit.tables.rounding import ControlledRounding
 from sdckit.tables.rules import ThresholdRule, primary_cells
@@ -137,6 +147,56 @@ def case_audit(size: int, n_sup: int) -> None:
          n_suppressed=n_sup, n_unbounded=int(np.isinf(res.upper).sum()))
 
 
+def large_table(groups: int, leaves: int, dims: int = 4, mean: float = 60.0, seed: int = 4):
+    """Every dimension: total, ``groups`` groups of ``leaves`` leaves; inner cells Poisson with mean
+    ``mean`` times a product of lognormal (sigma 0.6) propensities. Returns the table and the
+    inner counts with their cell indices (for the baseline)."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for g in range(groups):
+        lines.append(f"G{g}")
+        lines += [f"@G{g}L{k}" for k in range(leaves)]
+    h = Hierarchy.from_hrc("\n".join(lines))
+    shape = (len(h),) * dims
+    prop = [rng.lognormal(0.0, 0.6, len(h)) for _ in range(dims)]
+    leaf = np.flatnonzero(h.is_leaf)
+    grids = np.meshgrid(*[leaf] * dims, indexing="ij")
+    cells = np.ravel_multi_index([g.reshape(-1) for g in grids], shape)
+    mu = mean * np.prod([prop[d][g.reshape(-1)] for d, g in enumerate(grids)], axis=0)
+    counts = rng.poisson(mu).astype(float)
+    arr = np.zeros(shape)
+    arr.reshape(-1)[cells] = counts
+    for d in range(dims):  # totals bottom-up (pre-order: children after parents)
+        arr = np.moveaxis(arr, d, 0)
+        for i in range(len(h) - 1, -1, -1):
+            if h.children[i]:
+                arr[i] = arr[h.children[i]].sum(axis=0)
+        arr = np.moveaxis(arr, 0, d)
+    v = arr.reshape(-1)
+    return Table([f"d{d}" for d in range(dims)], [h] * dims, v, v.astype(np.int64)), cells, counts
+
+
+def case_large(groups: int, leaves: int) -> None:
+    t, cells, counts = large_table(groups, leaves)
+    p = primary_cells(t, ThresholdRule(3))
+    t0 = time.perf_counter()
+    f = np.bincount(cells, weights=counts, minlength=t.n_cells)  # baseline: tabulate and flag
+    _ = (f > 0) & (f < 3)
+    base = time.perf_counter() - t0
+    method = HypercubeSuppression(cost="tauargus", audit_seconds=240.0)
+    t0 = time.perf_counter()
+    res = method.apply(t, p)
+    s = time.perf_counter() - t0
+    a = res.audit
+    emit(case="suppress_large_hypercube", n=t.n_cells, n_cells=t.n_cells, dims=4,
+         size=f"4 dims x (1 + {groups} + {groups * leaves} codes)", n_primary=p.n_primary,
+         n_secondary=res.n_secondary, cost=res.cost, audit_ok=a.ok, audit_mode=a.mode, n_audited=a.n_audited,
+         n_not_audited=a.n_not_audited, audit_lps=a.n_lps, audit_seconds=a.seconds,
+         n_certified=res.n_certified, n_certificates_ok=res.n_certificates_ok, n_lp_fallback=res.n_lp_fallback,
+         n_singleton_cubes=res.n_singleton_cubes, seconds=s, peak_mb=None,
+         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), baseline_seconds=base)
+
+
 def case_rounding(size: int, base: int) -> None:
     df = microdata((size, size), 10.0, seed=13)
     t = Table.from_microdata(df, ["d0", "d1"])
@@ -193,6 +253,9 @@ def case_ckm(n_records: int) -> None:
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
+    if args.n and args.n >= 100_000:  # the large hierarchical table only
+        case_large(*((4, 7) if args.n >= 1_000_000 else (3, 5)))
+        return
     if args.n:
         case_2d(args.n, time_limit=120.0, heuristic=args.n <= 100)
         return
@@ -202,6 +265,7 @@ def main() -> None:
         case_hier(3, 6, time_limit=20.0)
         case_3d(6, time_limit=20.0)
         case_audit(40, 200)
+        case_large(3, 5)
         case_rounding(60, 5)
         case_ckm(100_000)
         return
@@ -210,6 +274,7 @@ def main() -> None:
     case_hier(4, 10, time_limit=120.0)
     case_3d(6, time_limit=120.0)
     case_audit(100, 1000)
+    case_large(4, 7)
     case_rounding(200, 5)
     case_ckm(1_000_000)
 

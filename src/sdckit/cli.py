@@ -84,7 +84,7 @@ def risk(
     if not key_list:
         raise SDCError("--keys: name at least one key variable, e.g. --keys age,sex,region")
     _check_risk_flags(missing_alpha=missing_alpha, risk_method=risk_method, uniqueness=uniqueness,
-                      suda_max_size=suda_max_size, max_global_risk=max_global_risk)
+                      suda_max_size=suda_max_size, max_global_risk=max_global_risk, attacker=attacker)
     na = [_parse_scalar(v) for v in _split(na_values)] or None
     md = read_microdata(file, na_values=na, key_vars=key_list, weight=weight, household=household,
                         sensitive=_split(sensitive))
@@ -140,7 +140,8 @@ def risk(
             typer.echo(f"per-record risk written to {output}")
 
 
-def _check_risk_flags(*, missing_alpha, risk_method, uniqueness, suda_max_size, max_global_risk) -> None:
+def _check_risk_flags(*, missing_alpha, risk_method, uniqueness, suda_max_size, max_global_risk,
+                      attacker=None) -> None:
     """Check the risk command's flags up front, naming the flag the user typed."""
     import math
 
@@ -159,6 +160,8 @@ def _check_risk_flags(*, missing_alpha, risk_method, uniqueness, suda_max_size, 
         raise bad("--suda-max-size", "an int >= 1", suda_max_size)
     if not (math.isfinite(max_global_risk) and 0.0 < max_global_risk <= 1.0):
         raise bad("--max-global-risk", "a number in (0, 1]", max_global_risk)
+    if attacker is not None and not (math.isfinite(attacker) and 0.0 <= attacker <= 1.0):
+        raise bad("--attacker", "a number in [0, 1] (the risk threshold)", attacker)
 
 
 def pd_to_numeric(col):
@@ -263,7 +266,7 @@ def explore(
 def report(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
     pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
-    page_size: Annotated[str, typer.Option("--page-size", help="PDF page size: A4 or Letter.")] = "A4",
+    page_size: Annotated[Optional[str], typer.Option("--page-size", help="PDF page size: A4 or Letter (default: the spec's [report] page_size, else A4).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise a written release (public figures only) and optionally export its report as PDF."""

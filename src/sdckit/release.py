@@ -143,6 +143,8 @@ class ReleaseRun:
         overwrite = output.overwrite if overwrite is None else overwrite
         keep_order = output.keep_order if keep_order is None else keep_order
         out_dir = Path(output.directory)
+        if not out_dir.name:  # "." or "/": name the folder itself (the internal one is its sibling)
+            out_dir = out_dir.resolve()
         int_dir = Path(output.internal_directory) if output.internal_directory else \
             out_dir.with_name(out_dir.name + "-internal")
         if int_dir.resolve() == out_dir.resolve() or out_dir.resolve() in int_dir.resolve().parents:

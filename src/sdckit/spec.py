@@ -110,11 +110,17 @@ def read_spec_file(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.exists():
         raise SpecError(f"{path}: no such spec file; check the path.")
+    from .io.atomic import register_input
+
+    register_input(path)  # no output of this run may be written over its spec
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: is not a UTF-8 text file (byte {exc.start}: {exc.reason}); "
+                        "a spec is TOML text saved as UTF-8.") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot be read: {exc.strerror}") from None
 

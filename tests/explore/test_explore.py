@@ -1,3 +1,4 @@
+import pathlib
 """Sweeps, measures, the R-U map, the search and the explore command."""
 
 import json
@@ -128,7 +129,7 @@ refine = 2
 n_jobs = 1
 [[candidates]]
 method = "local_suppression"
-grid = { k = [2, 5, 20] }
+grid = { k = [2, 5, 20, 40] }
 [gate]
 k_anonymity = 2
 [output]
@@ -139,6 +140,9 @@ directory = "release"
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["chosen"]["method"] == "local_suppression" and out["risk"] <= out["threshold"] == 0.08
+    # the proposal keeps the margin below the threshold, and its spec is gated on that threshold
+    assert out["risk"] <= 0.08 * (1 - 0.02)
+    assert "max_linkage_risk = 0.08" in pathlib.Path(out["spec_written"]).read_text()
     p = subprocess.run([*cmd, "protect", out["spec_written"], "--json"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["passed"] is True

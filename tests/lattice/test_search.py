@@ -200,3 +200,20 @@ def test_entropy_l_diversity_is_not_monotone_with_suppression():
     assert ev.evaluate(0).satisfied and not ev.evaluate(1).satisfied
     res = exact(Evaluator(p, [EntropyLDiversity(1.8)], 6 / 8, "discernibility"))
     assert res.levels == (0,) and res.value == 2 ** 2 + 8 * 6  # DM = |E|^2 + n * suppressed
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10_000), suppression=st.sampled_from([0.0, 0.1, 0.3]))
+def test_interrupted_exact_search_reports_a_valid_bound(seed, suppression):
+    # with no time the exact search stops after its first solution: the bound it reports must
+    # lie below the optimum (reference: exhaustive check) and the node found above it
+    df, qis, hier, _, _ = random_problem(seed)
+    p = Problem(df, qis, hier)
+    brute = _solve(exhaustive, Evaluator(p, [KAnonymity(3)], suppression, "discernibility"))
+    if brute is None:
+        return
+    p.clear_cache()
+    got = exact(Evaluator(p, [KAnonymity(3)], suppression, "discernibility"), time_limit=1e-9)
+    assert got.bound <= brute.value + 1e-9 <= got.value + 2e-9
+    if not got.optimal:
+        assert got.method == "exact (time limit)"

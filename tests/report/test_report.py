@@ -151,5 +151,42 @@ def test_step_sentences_of_known_steps():
     s = step_sentence("local_suppression", {"k": 3}, {"k": 3, "suppressions": 5, "records_with_suppression": 4,
                                                       "suppressions_per_variable": {"a": 5}}, 100)
     assert s.startswith("Local suppression to 3-anonymity: 5 key values set to missing in 4 records (4.0%)")
-    s = step_sentence("noise", {"scale": 0.1}, {"sse": 2.5}, 10)
-    assert "{" not in s and "Noise" in s
+    s = step_sentence("microaggregation", {"k": 3}, {"variables": ["x", "y"], "algorithm": "mdav", "groups": 100,
+                                                     "min_group": 3, "max_group": 5, "sse_sst": 0.02}, 300)
+    assert s.startswith("Microaggregation (MDAV) of x, y: 100 groups of 3 to 5 records")
+    s = step_sentence("some_new_step", {"scale": 0.1}, {"sse": 2.5}, 10)
+    assert "{" not in s and s.startswith("Some new step with scale 0.1: sse 2.5")
+
+
+def test_numeric_utility_and_spec_analyses(tmp_path):
+    """Numeric variables: means, sds and the correlation change; the [report] analyses run on
+    both data sets. Reference figures: pandas on the original and released frames."""
+    from sdckit.release import Release
+    from sdckit.spec import spec_from_dict
+
+    rng = np.random.default_rng(5)
+    n = 400
+    x = rng.normal(50, 10, n)
+    df = pd.DataFrame({"region": rng.integers(1, 4, n), "x": x, "y": 2 * x + rng.normal(0, 5, n)})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    raw = {"input": {"path": "d.csv"}, "roles": {"key_vars": ["region"], "numeric_vars": ["x", "y"]},
+           "run": {"seed": 1}, "steps": [{"method": "noise", "level": 0.1, "kind": "additive"}],
+           "output": {"directory": "out"},
+           "report": {"organisation": "Test office",
+                      "analyses": [{"kind": "linear", "outcome": "y", "regressors": ["x"]}]}}
+    spec = spec_from_dict(raw, base_dir=tmp_path)
+    run = Release.from_spec(spec).run()
+    from sdckit.report.release import utility_section_html
+
+    page = utility_section_html(run)
+    rel = run.released.frame
+    assert f"{rel['x'].mean():.4g}" in page and f"{df['x'].std():.4g}" in page
+    change = rel[["x", "y"]].corr().to_numpy() - df[["x", "y"]].corr().to_numpy()
+    assert f"Largest change of a correlation: {np.abs(change).max():.4f}" in page
+    assert 'id="chart-corr-change"' in page and "Analyses named in the spec" in page
+    assert "<td>linear" in page or "linear" in visible_text(page)
+    bad = dict(raw, report={"page_size": "A5"})
+    from sdckit.errors import SpecError
+
+    with pytest.raises(SpecError, match="report.page_size"):
+        spec_from_dict(bad, base_dir=tmp_path)

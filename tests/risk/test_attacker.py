@@ -88,3 +88,19 @@ def test_attacker_gates():
     assert out["max_journalist_risk"].passed            # highest 1/F = 1/4
     assert not out["max_marketer_risk"].passed          # (3/30 + 1/4 + 2/10) / 6 = 0.0917
     assert out["max_marketer_risk"].value["average"] == pytest.approx((3 / 30 + 1 / 4 + 2 / 10) / 6)
+
+
+def test_population_table_from_the_command_line(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+    data().to_csv(tmp_path / "d.csv", index=False)
+    pd.DataFrame({"a": [1, 1, 2], "b": ["x", "y", "y"], "count": [50, 2, 8]}).to_csv(
+        tmp_path / "pop.csv", index=False)
+    out = CliRunner().invoke(app, ["risk", str(tmp_path / "d.csv"), "--keys", "a,b", "--attacker", "0.3",
+                                   "--population-table", str(tmp_path / "pop.csv"), "--json"])
+    assert out.exit_code == 0, out.output
+    j = json.loads(out.stdout)["attacker"]["journalist"]
+    assert j["highest"] == pytest.approx(0.5) and j["population"] == "population table"

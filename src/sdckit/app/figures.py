@@ -31,7 +31,8 @@ def _hist(values: np.ndarray) -> list[dict]:
     return [{"band": b, "order": i, "records": int(c)} for i, (b, c) in enumerate(zip(RISK_LABELS, counts))]
 
 
-def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None = None) -> dict:
+def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None = None,
+               results=(), linkage: bool = True) -> dict:
     """Risk at a glance: f_k distribution, uniques, k violations, risk histograms, SUDA2."""
     from ..risk.report import measure_risk
 
@@ -63,16 +64,20 @@ def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None =
     else:
         out["suda_note"] = (f"SUDA2 runs live up to {SUDA_LIVE_MAX:,} records; this file has "
                             f"{md.n_records:,}." if suda else "SUDA2 is off.")
-    out["linkage"] = all_columns_linkage(original if original is not None else md, md)
+    if linkage:
+        out["linkage"] = all_columns_linkage(original if original is not None else md, md, results)
     return jsonable(out)
 
 
-def all_columns_linkage(original: Microdata, released: Microdata) -> dict:
+def all_columns_linkage(original: Microdata, released: Microdata, results=()) -> dict:
     """The all-columns linkage figure: an intruder who knows every released column of a person
-    links by exact matching (:func:`sdckit.risk.identifiers.linkage_all_columns`)."""
+    links by exact matching (:func:`sdckit.risk.identifiers.linkage_all_columns`), after
+    applying the published global recodings of ``results`` to what they know (the measure of
+    the ``max_linkage_all_columns`` gate)."""
+    from ..registry import published_recodes
     from ..risk.identifiers import linkage_all_columns
 
-    d = linkage_all_columns(original, released)
+    d = linkage_all_columns(original, released, recodes=published_recodes(results))
     return {"columns": len(d["columns"]), "sample_uniques": d["sample_uniques"],
             "sample_unique_share": d["sample_unique_share"],
             "expected_correct_links": d["expected_correct_links"],
@@ -138,14 +143,21 @@ def suggest_roles(frame: pd.DataFrame) -> dict:
 
 
 # ---------------------------------------------------------------------- step results
-def _labels(s: pd.Series) -> pd.Series:
-    return s.map(lambda v: str(v.item() if hasattr(v, "item") else v), na_action="ignore").fillna("(missing)")
+def _counts(s: pd.Series) -> pd.Series:
+    """Records per value, keyed by the value as text (missing values as "(missing)"); counted
+    on the raw values first, so only the distinct values are turned into text."""
+    out: dict[str, int] = {}
+    for value, n in s.value_counts(dropna=False).items():
+        missing = value is None or value is pd.NA or (isinstance(value, float) and value != value)
+        key = "(missing)" if missing else str(value.item() if hasattr(value, "item") else value)
+        out[key] = out.get(key, 0) + int(n)
+    return pd.Series(out, dtype="int64").sort_values(ascending=False, kind="stable")
 
 
 def frequency_compare(before: pd.Series, after: pd.Series, limit: int = 25) -> dict:
     """Frequencies before and after (bars), Hellinger distance and total variation distance."""
-    a = _labels(before).value_counts()
-    b = _labels(after).value_counts()
+    a = _counts(before)
+    b = _counts(after)
     cats = list(dict.fromkeys(list(a.index) + list(b.index)))
     pa = np.array([a.get(c, 0) for c in cats], dtype=float)
     pb = np.array([b.get(c, 0) for c in cats], dtype=float)

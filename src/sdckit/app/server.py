@@ -308,9 +308,9 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         views = []
         for i, res in enumerate(pv.results):
             after = pv.datas[i + 1]
-            risk = session.risk(after, suda=False, original=pv.original) if after.key_vars else None
+            risk = session.risk(after, suda=False, linkage=False) if after.key_vars else None
             views.append(step_view(i, res, pv.datas[i], after, risk=risk))
-        final = session.risk(pv.released, original=pv.original) if pv.released.key_vars else None
+        final = session.risk(pv.released, original=pv.original, results=pv.results) if pv.released.key_vars else None
         return {"steps": views, "gate": pv.gate, "passed": all(g["passed"] for g in pv.gate) if pv.gate else None,
                 "error": pv.error, "failed_step": pv.failed_step, "risk_after": final,
                 "n_steps": len(session.state.get("steps", []))}
@@ -342,7 +342,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
             st = session.branches[name].state
             pv = session.preview(st)
             from ..explore.measures import entropy_utility
-            risk = session.risk(pv.released, suda=False, original=pv.original) if pv.released.key_vars else None
+            risk = session.risk(pv.released, suda=False, original=pv.original, results=pv.results) if pv.released.key_vars else None
             out[name] = {"steps": [s.get("method") for s in st.get("steps", [])], "error": pv.error,
                          "gate": pv.gate, "risk": risk,
                          "utility_entropy": (entropy_utility(pv.original, pv.released)

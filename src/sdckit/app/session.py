@@ -361,17 +361,19 @@ class Session:
                 error = one_line(exc, "gate")
         return Preview(md, results, datas, gate, error, failed)
 
-    def risk(self, md: Microdata, *, suda: bool = True, original: Microdata | None = None) -> dict:
-        """The risk panel of ``md`` (cached while ``md`` lives); linkage against ``original``."""
+    def risk(self, md: Microdata, *, suda: bool = True, original: Microdata | None = None,
+             results=(), linkage: bool = True) -> dict:
+        """The risk panel of ``md`` (cached while ``md`` lives); linkage against ``original``
+        with the published recodings of the step ``results`` that produced ``md``."""
         if not md.key_vars:
             return {"empty": "Choose key variables (Roles page) to measure the risk."}
-        key = f"{id(md)}|{id(original)}|{suda}"
+        key = f"{id(md)}|{id(original)}|{suda}|{linkage}"
         hit = self._risk_cache.get(key)
         if hit is not None and hit["_md"] is md and hit["_orig"] is original:
             return hit["value"]
         from .figures import risk_panel
 
-        value = risk_panel(md, suda=suda, original=original)
+        value = risk_panel(md, suda=suda, original=original, results=results, linkage=linkage)
         with self.lock:
             self._risk_cache[key] = {"_md": md, "_orig": original, "value": value}
             while len(self._risk_cache) > 32:

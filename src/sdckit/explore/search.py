@@ -31,9 +31,26 @@ class Proposal:
                 "risk_sd": self.risk_sd, "utility_sd": self.utility_sd}
 
 
-def choose(summary: pd.DataFrame, threshold: float) -> Proposal | None:
-    """The setting with the highest mean utility among those with mean risk <= threshold."""
-    ok = summary[summary["risk"] <= threshold]
+#: the share of the threshold kept free below a proposal's risk (see :func:`choose`)
+PROPOSAL_MARGIN = 0.02
+
+
+def qualifies(summary: pd.DataFrame, threshold: float, margin: float = PROPOSAL_MARGIN) -> pd.Series:
+    """Settings safely under the threshold: mean risk + one sd over seeds <= threshold (1 - margin)."""
+    sd = summary["risk_sd"].fillna(0.0) if "risk_sd" in summary else 0.0
+    return summary["risk"] + sd <= threshold * (1.0 - margin)
+
+
+def choose(summary: pd.DataFrame, threshold: float, *, margin: float = PROPOSAL_MARGIN) -> Proposal | None:
+    """The setting with the highest mean utility among those safely under the threshold.
+
+    A proposed release is re-run by ``sdckit protect`` with other random numbers than the
+    sweep's, and its spec is gated on the same threshold: a setting whose mean risk sits just
+    under the threshold would fail that gate about half the time. So a setting qualifies only
+    when its mean risk plus one standard deviation over the seeds stays below
+    ``threshold * (1 - margin)``.
+    """
+    ok = summary[qualifies(summary, threshold, margin)]
     if ok.empty:
         return None
     best = ok.sort_values(["utility", "risk"], ascending=[False, True]).iloc[0]
@@ -57,8 +74,9 @@ def refine(sweep: Sweep, result: SweepResult, candidates: list[Candidate], thres
            steps: int = 4) -> SweepResult:
     """Bisect each method's one numeric grid parameter at its feasibility boundary.
 
-    For a method with a single numeric grid parameter: between its best setting with risk <=
-    threshold and the nearest setting with more utility but risk above the threshold, the
+    For a method with a single numeric grid parameter: between its best setting that qualifies
+    (:func:`qualifies`, the rule of :func:`choose`) and the nearest setting with more utility
+    that does not, the
     midpoint is run with every seed; repeated ``steps`` times (assumes risk and utility move
     together along the parameter). The new runs are appended to the result.
     """
@@ -79,12 +97,13 @@ def refine(sweep: Sweep, result: SweepResult, candidates: list[Candidate], thres
             if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
                 break
             rows = rows.assign(value=values)
-            feasible = rows[rows["risk"] <= threshold]
+            ok = qualifies(rows, threshold)  # the same rule as choose()
+            feasible = rows[ok]
             if feasible.empty:
                 break
             best = feasible.sort_values("utility", ascending=False).iloc[0]
             v = json.loads(best["params"])[name]
-            better = rows[(rows["risk"] > threshold) & (rows["utility"] > best["utility"])]
+            better = rows[~ok & (rows["utility"] > best["utility"])]
             if better.empty:
                 break
             target = better.assign(dist=(better["value"] - v).abs()).sort_values("dist").iloc[0]["value"]

@@ -158,3 +158,4 @@ def inherited_bounds(lb, strides, radix):
                     v = w
         inh[node] = v
     return inh
+

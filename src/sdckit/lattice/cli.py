@@ -36,6 +36,12 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
                   time_limit: float | None = None, output: Path | None = None) -> dict:
     """Run the search on a file; returns the JSON summary (and writes the release if asked)."""
     t0 = time.perf_counter()
+    if output is not None:  # refuse an output over the input (or its links) before any work
+        from ..io.atomic import check_writable_folder, guard_target, register_input  # noqa: PLC0415
+
+        register_input(file)
+        guard_target(output, (file,))
+        check_writable_folder(Path(output).parent)
     data = _read(Path(file))
     if not qis:
         raise InputError("--qis: name the quasi-identifiers, comma-separated.")
@@ -92,6 +98,8 @@ def anonymise_command(
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""
     if k is None and l is None and t is None:
         raise InputError("give a privacy model: --k, --l or --t.")
+    if k is not None and k < 2:  # as the generalise step declares it: k = 1 protects nobody
+        raise InputError(f"--k must be a whole number >= 2 (k of k-anonymity); got {k}.")
     qi_list = [v.strip() for v in qis.split(",") if v.strip()]
     out = run_anonymise(file, hierarchies, qi_list, k=k, suppression=suppression, metric=metric, l=l,
                         l_variant=l_variant, c=c, t=t, t_distance=t_distance, sensitive=sensitive,

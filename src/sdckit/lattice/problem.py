@@ -120,6 +120,9 @@ class Problem:
         for j in range(1, len(qis)):
             self.strides[j] = self.strides[j - 1] * self.radix[j - 1]
         self.n_nodes = int(np.prod([int(r) for r in self.radix], dtype=object))
+        if self.n_nodes >= 2 ** 62:
+            raise InputError(f"the lattice of {len(qis)} quasi-identifiers has {self.n_nodes:.3g} nodes, more "
+                             "than node ids can number (2^62); use fewer quasi-identifiers or shorter hierarchies.")
         q = len(qis)
         r_max = max(c.code_map.shape[1] for c in cols)
         self.cm3 = np.zeros((q, int(self.radix.max()), r_max), dtype=np.int32)
@@ -191,7 +194,7 @@ class Problem:
         self.n_tables = 0
         self.clear_cache()
 
-    def clear_cache(self, n_slots: int = 128) -> None:
+    def clear_cache(self, n_slots: int = 1024) -> None:
         """Forget the cached tables (used between timed runs)."""
         self._slot_of: dict[int, int] = {}
         self._slot_node = np.full(n_slots, -1, dtype=np.int64)
@@ -257,6 +260,7 @@ class Problem:
                 keys = K.group(keys, cnt, wsum)[0].astype(np.int64)
         prod = stages[-1][2] if len(stages) == 1 else None
         if prod is not None and prod <= max(4 * rep.size, 4096):
+            # small key space: direct addressing instead of hashing
             gid, first, csum, wout = K.group_dense(keys, cnt, wsum, int(prod))
         else:
             gid, first, csum, wout = K.group(keys, cnt, wsum)

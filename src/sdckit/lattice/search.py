@@ -304,6 +304,9 @@ def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
     The optimum is therefore at least the least such value over those nodes, or the best found.
     """
     p = ev.problem
+    e0 = ev.evaluate(0)  # the bottom node's bound holds for every node
+    if e0.satisfied and _better(e0, stop.best):
+        stop.best = e0
     lb = np.full(p.n_nodes, -np.inf)
     for node, e in ev.evals.items():
         lb[node] = e.bound
@@ -403,10 +406,11 @@ def exact(ev: Evaluator, *, time_limit: float | None = None) -> SearchResult:
         try:
             status, best = _satisfying_region(ev, deadline, best)
         except _Interrupted as stop:
+            bound = _interrupted_bound(ev, stop)
             if stop.best is None:
                 raise InputError(f"the time limit of {time_limit} s ran out before a satisfying node was "
                                  "found; raise --time-limit or use the heuristic search.") from None
-            return _result(ev, stop.best, False, _interrupted_bound(ev, stop), "exact (time limit)", t0)
+            return _result(ev, stop.best, False, bound, "exact (time limit)", t0)
         starts = []
         for node, e in ev.evals.items():
             if e.satisfied:
@@ -421,7 +425,7 @@ def exact(ev: Evaluator, *, time_limit: float | None = None) -> SearchResult:
         best, proven, bound = _branch_and_bound(ev, [(-np.inf, bottom)], best, True, deadline, None)
     if best is None:
         raise _no_solution(ev)
-    return _result(ev, best, proven, bound, "exact", t0)
+    return _result(ev, best, proven, bound, "exact" if proven else "exact (time limit)", t0)
 
 
 def heuristic(ev: Evaluator, *, max_nodes: int = 2000, time_limit: float | None = 60.0) -> SearchResult:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .._random import seed_sequence
 from .._validation import param_error
@@ -28,6 +29,7 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
+from ..risk.frequencies import frequencies_from_codes
 from ..risk.missing import wildcard_frequencies
 
 
@@ -36,54 +38,185 @@ def _fk(codes: list[np.ndarray], ncat: list[int], weights: np.ndarray | None) ->
     return f.Fk if weights is not None else f.fk
 
 
+# -- incremental wildcard counts on the distinct combinations ---------------------------------
+#
+# The data are held as G rows: one per distinct combination (missing = -1), with the count
+# (or weight sum) w_g of its records. Two rows match when they agree on every variable
+# observed in both; the wildcard f_k of a row is sum_e w_e [e matches g]. Setting a value of
+# row g to missing only adds matches (f_k never falls for anyone), giving it back only removes
+# matches; both change f_k by +-w_g on the rows whose match with g changes, O(G m) per change
+# instead of a recount of the whole data.
+
+@njit(cache=True)
+def _matches(E: np.ndarray, e: int, q: np.ndarray) -> bool:
+    for j in range(q.shape[0]):
+        a = E[e, j]
+        b = q[j]
+        if a != b and a >= 0 and b >= 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _match_sum(E: np.ndarray, w: np.ndarray, q: np.ndarray) -> float:
+    s = 0.0
+    for e in range(E.shape[0]):
+        if w[e] > 0 and _matches(E, e, q):
+            s += w[e]
+    return s
+
+
+@njit(cache=True)
+def _move(E: np.ndarray, w: np.ndarray, f: np.ndarray, g: int, new: np.ndarray) -> None:
+    """Replace row g's combination by ``new``, updating every row's f_k by +-w_g."""
+    old = E[g].copy()
+    wg = w[g]
+    for e in range(E.shape[0]):
+        if e == g or w[e] <= 0:
+            continue
+        f[e] += wg * (np.float64(_matches(E, e, new)) - np.float64(_matches(E, e, old)))
+    E[g, :] = new
+    f[g] = _match_sum(E, w, new)
+
+
+@njit(cache=True)
+def _greedy_rows(E: np.ndarray, w: np.ndarray, f: np.ndarray, order: np.ndarray,
+                 var_order: np.ndarray, k: float) -> int:
+    """Sequential greedy: rows in ``order`` (rarest first); for each row below k, suppress the
+    least important variable (first in ``var_order``) whose suppression lifts the row to k,
+    else the one that lifts it most, until it reaches k. Returns the number of suppressions
+    made at row level."""
+    m = E.shape[1]
+    moves = 0
+    q = np.empty(m, dtype=E.dtype)
+    for g in order:
+        while f[g] < k:
+            best_v = -1
+            best_f = -1.0
+            reach_v = -1
+            for t in range(m):
+                v = var_order[t]
+                if E[g, v] < 0:
+                    continue
+                q[:] = E[g]
+                q[v] = -1
+                fq = _match_sum(E, w, q)
+                if fq >= k:
+                    reach_v = v
+                    break
+                if fq > best_f:
+                    best_f = fq
+                    best_v = v
+            v = reach_v if reach_v >= 0 else best_v
+            if v < 0:   # every value already missing: f_k is the total, nothing left to do
+                break
+            q[:] = E[g]
+            q[v] = -1
+            _move(E, w, f, g, q)
+            moves += 1
+    return moves
+
+
+@njit(cache=True)
+def _restore_rows(E: np.ndarray, O: np.ndarray, w: np.ndarray, f: np.ndarray,
+                  cell_row: np.ndarray, cell_var: np.ndarray, k: float, max_checks: int,
+                  block: int) -> tuple:
+    """Group testing over suppressed cells (row, variable): restore a block, keep it when every
+    row still has f_k >= k, else undo and split it in two. Returns (restored mask, checks)."""
+    n_cells = cell_row.shape[0]
+    kept = np.zeros(n_cells, dtype=np.bool_)
+    m = E.shape[1]
+    q = np.empty(m, dtype=E.dtype)
+    # explicit stack of [lo, hi) ranges over the cell list, first block on top
+    stack_lo = np.empty(2 * n_cells + 2, dtype=np.int64)
+    stack_hi = np.empty(2 * n_cells + 2, dtype=np.int64)
+    top = 0
+    starts = np.arange(0, n_cells, block)
+    for s in starts[::-1]:
+        stack_lo[top] = s
+        stack_hi[top] = min(s + block, n_cells)
+        top += 1
+    checks = 0
+    while top > 0 and checks < max_checks:
+        top -= 1
+        lo = stack_lo[top]
+        hi = stack_hi[top]
+        for c in range(lo, hi):
+            g = cell_row[c]
+            q[:] = E[g]
+            q[cell_var[c]] = O[g, cell_var[c]]
+            _move(E, w, f, g, q)
+        checks += 1
+        ok = True
+        for e in range(E.shape[0]):
+            if w[e] > 0 and f[e] < k:
+                ok = False
+                break
+        if ok:
+            for c in range(lo, hi):
+                kept[c] = True
+            continue
+        for c in range(hi - 1, lo - 1, -1):
+            g = cell_row[c]
+            q[:] = E[g]
+            q[cell_var[c]] = -1
+            _move(E, w, f, g, q)
+        if hi - lo > 1:
+            half = lo + (hi - lo) // 2
+            stack_lo[top] = half
+            stack_hi[top] = hi
+            top += 1
+            stack_lo[top] = lo
+            stack_hi[top] = half
+            top += 1
+    return kept, checks
+
+
+def _rows(columns: Sequence[np.ndarray], n_categories: Sequence[int], weights: np.ndarray | None):
+    """Distinct rows of the columns: (row id per record, first record of each row, w)."""
+    inv = frequencies_from_codes(list(columns), list(n_categories)).group
+    G = int(inv.max()) + 1
+    first = np.full(G, inv.size, dtype=np.int64)
+    np.minimum.at(first, inv, np.arange(inv.size, dtype=np.int64))
+    w = np.bincount(inv, weights=weights, minlength=G).astype(np.float64)
+    return inv, first, w
+
+
 def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: float,
                   importance: Sequence[int], *, weights: np.ndarray | None = None,
                   batch_share: float = 0.1, rng: np.random.Generator | None = None,
                   max_rounds: int = 10_000) -> tuple[list[np.ndarray], int]:
-    """Greedy local suppression on integer codes (``-1`` = missing). Returns new codes and rounds.
+    """Greedy local suppression on integer codes (``-1`` = missing). Returns new codes and the
+    number of suppression moves (one move sets one variable to missing in every record of one
+    distinct combination).
 
-    ``importance[v]`` ranks variable v: 1 = most important (suppressed last).
+    The distinct combinations are visited rarest first (random among equal f_k); one whose
+    wildcard f_k (F_k with ``weights``) is below ``k`` gets the value of its least important
+    variable suppressed whose suppression lifts it to ``k``, else the one that lifts it most,
+    until it reaches ``k``. f_k of every combination is updated after each move (a suppression
+    only adds matches, so a combination once at ``k`` stays there), so no recount of the data
+    is needed.
+
+    ``importance[v]`` ranks variable v: 1 = most important (suppressed last). ``batch_share``
+    is kept for the signature of earlier versions, which recounted the data between batches;
+    the counts are now exact after every move, which is the limit ``batch_share -> 0``.
+    ``max_rounds`` bounds the number of moves.
     """
     rng = rng or np.random.default_rng(0)
-    codes = [np.array(c, dtype=np.int32, copy=True) for c in codes]
-    ncat = list(n_categories)
+    codes = [np.asarray(c, dtype=np.int32) for c in codes]
     m = len(codes)
-    order_least_important = np.argsort(-np.asarray(importance), kind="stable")  # suppress first
-    rank = np.empty(m, dtype=np.int64)
-    rank[order_least_important] = np.arange(m)
-    rounds = 0
-    while rounds < max_rounds:
-        rounds += 1
-        f = _fk(codes, ncat, weights)
-        viol = np.flatnonzero(f < k)
-        if viol.size == 0:
-            return codes, rounds
-        # rarest first, random among equals; then one batch
-        viol = viol[np.lexsort((rng.random(viol.size), f[viol]))]
-        batch = viol[: max(1, math.ceil(viol.size * batch_share))]
-        observed = np.stack([codes[v][batch] >= 0 for v in range(m)], axis=1)  # (b, m)
-        gain = np.full((batch.size, m), -np.inf)
-        for v in range(m):
-            if not observed[:, v].any():
-                continue
-            trial = list(codes)
-            tv = codes[v].copy()
-            tv[batch] = -1
-            trial[v] = tv
-            gain[:, v] = np.where(observed[:, v], _fk(trial, ncat, weights)[batch], -np.inf)
-        reaches = gain >= k
-        # least important variable that reaches k; otherwise the largest f_k (ties: least important)
-        key_reach = np.where(reaches, rank[None, :], m + 1)
-        pick_reach = np.argmin(key_reach, axis=1)
-        any_reach = reaches.any(axis=1)
-        score = gain - 1e-9 * rank[None, :]
-        pick_best = np.argmax(score, axis=1)
-        pick = np.where(any_reach, pick_reach, pick_best)
-        for v in range(m):
-            rows = batch[pick == v]
-            if rows.size:
-                codes[v][rows] = -1
-    raise SolverError(f"local suppression did not reach k = {k} in {max_rounds} rounds.")
+    f_rec = _fk(codes, list(n_categories), weights)
+    inv, first, w = _rows(codes, n_categories, weights)
+    E = np.stack([c[first] for c in codes], axis=1).astype(np.int64)
+    f = f_rec[first].astype(np.float64)
+    viol = np.flatnonzero(f < k)
+    order = viol[np.lexsort((rng.random(viol.size), f[viol]))].astype(np.int64)
+    var_order = np.argsort(-np.asarray(importance), kind="stable").astype(np.int64)  # least important first
+    moves = _greedy_rows(E, w, f, order, var_order, float(k))
+    if moves > max_rounds:
+        raise SolverError(f"local suppression needed {moves} moves to reach k = {k}, more than "
+                          f"max_rounds = {max_rounds}.")
+    return [E[inv, v].astype(np.int32) for v in range(m)], moves
 
 
 def restore_suppressions(original: Sequence[np.ndarray], suppressed: Sequence[np.ndarray],
@@ -91,36 +224,30 @@ def restore_suppressions(original: Sequence[np.ndarray], suppressed: Sequence[np
                          rng: np.random.Generator | None = None, max_checks: int = 2_000) -> tuple[list[np.ndarray], int]:
     """Give back suppressed values whose return keeps every record at f_k >= k.
 
-    Cells are tried in random order by group testing: a block of cells is restored at once
-    and kept if the data stay k-anonymous, otherwise split in two and tried again, down to
-    single cells. Stops after ``max_checks`` frequency computations. Returns the codes and the
-    number of values given back.
+    Works on the distinct (original, suppressed) combinations: a cell is one variable of one
+    such combination (all its records). Cells are tried in random order by group testing: a
+    block of 64 cells is restored at once and kept if the data stay k-anonymous, otherwise
+    undone and split in two, down to single cells. f_k is updated incrementally (+-w per
+    changed match). Stops after ``max_checks`` tests. Returns the codes and the number of
+    values (records x variables) given back.
     """
     rng = rng or np.random.default_rng(0)
-    codes = [np.array(c, dtype=np.int32, copy=True) for c in suppressed]
-    ncat = list(n_categories)
-    cells = [(int(i), v) for v in range(len(codes))
-             for i in np.flatnonzero((codes[v] < 0) & (np.asarray(original[v]) >= 0))]
-    order = rng.permutation(len(cells))
-    cells = [cells[j] for j in order]
-    checks = 0
-    restored = 0
-    stack = [cells[i:i + 64] for i in range(0, len(cells), 64)][::-1]
-    while stack and checks < max_checks:
-        block = stack.pop()
-        for i, v in block:
-            codes[v][i] = original[v][i]
-        checks += 1
-        if (_fk(codes, ncat, weights) >= k).all():
-            restored += len(block)
-            continue
-        for i, v in block:
-            codes[v][i] = -1
-        if len(block) > 1:
-            half = len(block) // 2
-            stack.append(block[half:])
-            stack.append(block[:half])
-    return codes, restored
+    orig = [np.asarray(c, dtype=np.int32) for c in original]
+    supp = [np.asarray(c, dtype=np.int32) for c in suppressed]
+    m = len(supp)
+    inv, first, w = _rows(orig + supp, list(n_categories) * 2, weights)
+    O = np.stack([c[first] for c in orig], axis=1).astype(np.int64)
+    E = np.stack([c[first] for c in supp], axis=1).astype(np.int64)
+    rows, vars_ = np.nonzero((E < 0) & (O >= 0))
+    if rows.size == 0 or max_checks <= 0:
+        return [c.copy() for c in supp], 0
+    perm = rng.permutation(rows.size)
+    cell_row, cell_var = rows[perm].astype(np.int64), vars_[perm].astype(np.int64)
+    f = _fk(supp, list(n_categories), weights)[first].astype(np.float64)
+    kept, _ = _restore_rows(E, O, w, f, cell_row, cell_var, float(k), int(max_checks), 64)
+    counts = np.bincount(inv, minlength=first.size)
+    restored = int(counts[cell_row[kept]].sum())
+    return [E[inv, v].astype(np.int32) for v in range(m)], restored
 
 
 def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Sequence[float] | None = None,

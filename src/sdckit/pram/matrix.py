@@ -388,7 +388,11 @@ class TransitionMatrix:
         if not path.is_file():
             raise InputError(f"PRAM matrix file {str(path)!r} does not exist; write it with "
                              "TransitionMatrix.write or give the right path.")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: is not a UTF-8 text file (byte {exc.start}); a PRAM matrix is a CSV "
+                             "or JSON file as sdckit publishes it (pram_*.csv).") from None
         if path.suffix.lower() == ".json":
             m = cls.from_json(text, name=str(path))
             return m if not variables else TransitionMatrix(m.categories, m.P, tuple(variables), m.name)

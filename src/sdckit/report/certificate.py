@@ -94,8 +94,10 @@ def _public_spec(run: "ReleaseRun") -> dict | None:
     if isinstance(inp, dict) and "path" in inp:
         inp["path"] = Path(str(inp["path"])).name
     out = raw.get("output")
-    if isinstance(out, dict) and "directory" in out:
-        out["directory"] = Path(str(out["directory"])).name
+    if isinstance(out, dict):  # folder names only: no paths of the steward's machine
+        for key in ("directory", "internal_directory"):
+            if key in out:
+                out[key] = Path(str(out[key])).name
     for step in raw.get("steps", []) or []:
         for key in list(step):
             if (key == "file" or key.endswith("_file")) and isinstance(step[key], str):

@@ -48,7 +48,7 @@ PAGE_SIZES = {"A4": "A4", "Letter": "Letter"}
 
 
 def report_to_pdf(html_path: str | os.PathLike, pdf_path: str | os.PathLike | None = None, *,
-                  page_size: str = "A4") -> Path:
+                  page_size: str | None = None) -> Path:
     """Print an HTML report to PDF with Debian's headless Chromium (atomic write).
 
     The report's print style gives the pages: a title page (organisation, dataset, release
@@ -58,9 +58,13 @@ def report_to_pdf(html_path: str | os.PathLike, pdf_path: str | os.PathLike | No
 
     Parameters
     ----------
-    page_size : {"A4", "Letter"}
-        A4 (595 x 842 pt) by default, or US Letter (612 x 792 pt).
+    page_size : {"A4", "Letter"}, optional
+        A4 (595 x 842 pt) or US Letter (612 x 792 pt); by default the ``page_size`` of the
+        spec's ``[report]`` section (read from ``certificate.json`` beside the report), else A4.
     """
+    html_path = Path(html_path)
+    if page_size is None:
+        page_size = _spec_page_size(html_path.parent / "certificate.json") or "A4"
     if page_size not in PAGE_SIZES:
         raise SDCError(f"PDF page size must be one of {', '.join(PAGE_SIZES)}; got {page_size!r}.")
     html_path = Path(html_path)
@@ -91,3 +95,13 @@ def report_to_pdf(html_path: str | os.PathLike, pdf_path: str | os.PathLike | No
         if r.returncode != 0 or not tmp.exists() or tmp.stat().st_size == 0:
             raise SDCError(f"Chromium could not print {html_path} to PDF: {r.stderr.strip()[-300:]}")
     return pdf_path
+
+
+def _spec_page_size(certificate: Path) -> str | None:
+    """The ``[report] page_size`` of the release's spec, as its certificate records it."""
+    try:
+        spec = json.loads(certificate.read_text("utf-8")).get("spec") or {}
+    except (OSError, ValueError):
+        return None
+    size = (spec.get("report") or {}).get("page_size")
+    return size if size in PAGE_SIZES else None

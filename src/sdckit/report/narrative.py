@@ -130,6 +130,28 @@ def step_sentence(method: str, params: dict, summary: dict, n_records: int) -> s
         return (f"Local suppression to {s.get('k', p.get('k'))}-anonymity: {n_sup:,} key values set to missing in "
                 f"{s.get('records_with_suppression', n_sup):,} records ({_pct(s.get('records_with_suppression', n_sup), n_records)})"
                 + (f" — {where}" if where else "") + "; a missing value matches any value.")
+    if method == "microaggregation":
+        return (f"Microaggregation ({str(s.get('algorithm', p.get('algorithm', 'mdav'))).upper()}) of "
+                f"{', '.join(map(str, s.get('variables', [])))}: {fmt(s.get('groups'))} groups of "
+                f"{fmt(s.get('min_group'))} to {fmt(s.get('max_group'))} records, each value replaced by its "
+                f"group's {p.get('aggregate', 'mean')}; information loss SSE/SST = {fmt(s.get('sse_sst'))}.")
+    if method == "noise":
+        return (f"{str(s.get('kind', p.get('kind', ''))).capitalize()} noise on "
+                f"{', '.join(map(str, s.get('variables', [])))}: noise variance {fmt(s.get('level', p.get('level')))} "
+                f"of each variable's variance; {_pct(s.get('values_changed_share', 0) * 100, 100)} of the values "
+                "changed.")
+    if method == "rank_swap":
+        return (f"Rank swapping of {', '.join(map(str, s.get('variables', [])))}: values exchanged between records "
+                f"at most {fmt(s.get('p_percent', p.get('p')))}% of the ranks apart; every marginal distribution "
+                "is kept exactly.")
+    if method == "record_swap":
+        return (f"Record swapping of {', '.join(map(str, p.get('hierarchy', [])))}: "
+                f"{fmt(s.get('households_swapped', s.get('swapped_households')))} households exchanged their "
+                f"geography with similar households (target rate {fmt(p.get('swap_rate'))}).")
+    if method == "neighbours":
+        return (f"Neighbour resampling of {', '.join(map(str, s.get('variables', [])))}: "
+                f"{fmt(s.get('records_resampled'))} records took values from a neighbour, "
+                f"{fmt(s.get('records_suppressed'))} with no neighbour were suppressed.")
     name = method.replace("_", " ")
     figures = [f"{_words(k)} {fmt(v)}" for k, v in s.items() if isinstance(v, (int, float, np.integer, np.floating))
                and not isinstance(v, bool)][:4]

@@ -249,7 +249,7 @@ def _natural(x: str):
 
 def utility_section_html(run: "ReleaseRun") -> str:
     """Utility: key variables (frequency bars, Hellinger, TVD), numeric variables, analyses."""
-    from ..explore.measures import entropy_utility
+    from ..explore.measures import _label, entropy_utility
     from ..explore.sweep import intruder_view
 
     orig, rel = run.original.frame, run.released.frame
@@ -268,13 +268,19 @@ def utility_section_html(run: "ReleaseRun") -> str:
             pa, pb = _shares(view[v], rel[v])
             h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
             kept = entropy_utility(run.original, run.released, [v])
+            # a record counts as changed when its value differs from the original recoded by the
+            # published global recodings (a recoded label alone is not a change of the record)
+            a = view[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
+            b = rel[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
+            changed = float((a != b).mean())
             rows.append(f"<tr><td>{html.escape(v)}</td><td>{len(pa)}</td><td>{h:.4f}</td><td>{t:.4f}</td>"
-                        f"<td>{kept:.4f}</td></tr>")
+                        f"<td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
             figs.append(charts.embed(charts.frequency_bars(pa, pb, variable=f"{v} (Hellinger {h:.4f}, TVD {t:.4f})",
                                                            width=max(160, min(26 * len(pa), 420))),
                                      charts.chart_id("freq", v)))
         out.append("<table><tr><th>key variable</th><th>categories</th><th>Hellinger</th><th>TVD</th>"
-                   f"<th>information kept</th></tr>{''.join(rows)}</table>")
+                   "<th>information kept</th><th>records changed or suppressed (beyond global recoding)</th>"
+                   f"</tr>{''.join(rows)}</table>")
         out.append("<div class='charts'>" + "".join(figs) + "</div>")
     num = [v for v in run.original.numeric_vars if v in rel]
     if num:

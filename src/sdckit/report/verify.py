@@ -103,8 +103,12 @@ def verify_release(folder: str | os.PathLike) -> VerifyResult:
         return res
     try:
         cert = json.loads(cert_path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         res.check(f"{CERTIFICATE} readable", False, f"{cert_path}: is not a readable JSON certificate ({exc})")
+        return res
+    if not isinstance(cert, dict):
+        res.check(f"{CERTIFICATE} readable", False, f"{cert_path}: holds a JSON {type(cert).__name__}, "
+                  "not a certificate object")
         return res
     if cert.get("format") != FORMAT:
         res.check("certificate format", False, f"{cert_path}: format {cert.get('format')!r}, expected {FORMAT!r}")

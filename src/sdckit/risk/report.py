@@ -358,7 +358,10 @@ def _model_risks(microdata: Microdata, records: pd.DataFrame, summary: dict,
                                       method=loglinear_method or "default")
         records["ll_risk"] = ll.record_risk
         records["ll_pop_unique"] = ll.record_pop_unique
-        summary["loglinear"] = {"method": ll.method, "tau1": ll.tau1, "tau2": ll.tau2}
+        # tau1, tau2: Skinner & Shlomo's sums over sample uniques (records); gr1, gr2: the
+        # figures sdcMicro's modRisk prints (its own scaling), for a side-by-side check
+        summary["loglinear"] = {"method": ll.method, "tau1": ll.tau1, "tau2": ll.tau2,
+                                "gr1": ll.sdcmicro_gr1, "gr2": ll.sdcmicro_gr2}
         summary["loglinear_model"] = ll.summary()
     if population_uniques:
         from .population import microdata_population_uniques

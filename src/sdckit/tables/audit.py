@@ -79,7 +79,9 @@ def attacker_model(table: Table, suppressed: np.ndarray, lb: np.ndarray, ub: np.
     rows = np.flatnonzero(np.diff(ms.indptr) > 0)
     pub = ~np.asarray(suppressed, bool)
     rhs = -(m[:, pub] @ table.value[pub])[rows]
-    h = new_highs(presolve=False)
+    # primal simplex: between solves only the objective changes, so the last basis stays primal
+    # feasible (the dual simplex would start far from optimal; measured 10x slower on 200 x 200)
+    h = new_highs(presolve=False, options={"simplex_strategy": 4})
     pass_lp(h, ms[rows], cost=np.zeros(cells.size), col_lower=lb[cells], col_upper=ub[cells],
             row_lower=rhs, row_upper=rhs, integrality=np.full(cells.size, integer) if integer else None)
     return h, cells, rows
@@ -202,20 +204,33 @@ def audit(table: Table, suppressed, *, primary=None, lower_bound=None, upper_bou
         mask = np.zeros(table.n_cells, bool)
         mask[comp] = True
         h, ccells, _ = attacker_model(table, mask, lb, ub, integer=integer)
+        # smallest / largest value of each cell among the optimal tables seen so far: a cell
+        # that some feasible table already puts at its a-priori bound needs no LP for that side
+        seen_lo, seen_hi = np.full(ccells.size, np.inf), np.full(ccells.size, -np.inf)
+        c_lb, c_ub = lb[ccells], ub[ccells]
         prev = None
         for k in range(ccells.size):
-            if prev is not None:
-                h.changeColCost(prev, 0.0)
-            h.changeColCost(k, 1.0)
-            prev = k
             at = pos[int(ccells[k])]
             for sense, out in ((highspy.ObjSense.kMinimize, lo), (highspy.ObjSense.kMaximize, hi)):
+                bound = c_lb[k] if sense == highspy.ObjSense.kMinimize else c_ub[k]
+                seen = seen_lo[k] if sense == highspy.ObjSense.kMinimize else seen_hi[k]
+                if np.isfinite(bound) and abs(seen - bound) <= 1e-9 * (1 + abs(bound)):
+                    out[at] = bound
+                    continue
+                if prev != k:
+                    if prev is not None:
+                        h.changeColCost(prev, 0.0)
+                    h.changeColCost(k, 1.0)
+                    prev = k
                 h.changeObjectiveSense(sense)
                 h.run()
                 n_lps += 1
                 st = status(h)
                 if st == "optimal":
                     out[at] = h.getInfo().objective_function_value
+                    y = np.asarray(h.getSolution().col_value)
+                    np.minimum(seen_lo, y, out=seen_lo)
+                    np.maximum(seen_hi, y, out=seen_hi)
                 elif "unbounded" in st:
                     out[at] = -np.inf if sense == highspy.ObjSense.kMinimize else np.inf
                 elif "infeasible" in st:

@@ -56,14 +56,29 @@ def read_int_table(source, name: str = "the table") -> np.ndarray:
         path = Path(source)
         if not path.exists():
             raise InputError(f"{name}: file {str(path)!r} does not exist")
+        if path.is_dir():
+            raise InputError(f"{path}: is a folder, not a CSV file of integer cells")
+        from ..io.atomic import register_input
+
+        register_input(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: is not a UTF-8 text file (byte {exc.start}); give a CSV of integer "
+                             "cells, one table row per line") from None
         rows = []
-        for k, line in enumerate(path.read_text().splitlines(), 1):
+        for k, line in enumerate(text.splitlines(), 1):
             line = line.split("#", 1)[0].strip()
             if line:
                 rows.append(parse_ints(line, f"{path}, line {k}"))
         if len({len(r) for r in rows}) > 1:
             raise InputError(f"{path}: rows have different lengths {sorted({len(r) for r in rows})}")
-        source = rows
+        if not rows:
+            raise InputError(f"{path}: holds no cells; give a CSV of integer cells, one table row per line")
+        try:
+            return as_count_array(rows, name, ndim=2)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
     return as_count_array(source, name, ndim=2)
 
 
@@ -79,6 +94,9 @@ def count_command(rows: list[int], cols: list[int], *, estimate: bool = False, n
     """
     if estimate:
         from .sis import sis_count
+
+        if int(n_samples) < 2:
+            raise InputError(f"--samples: must be a whole number >= 2 (the sampled tables); got {n_samples}")
 
         return sis_count(rows, cols, n_samples=n_samples, rng=seed).to_dict()
     return count_tables_exact(rows, cols, method=method).to_dict()
@@ -130,7 +148,13 @@ def posterior_command(table, alpha: float = 0.25, beta: float = 0.25, design: st
     cyc = cycle_design(P.shape, design) if cycles is None else check_cycles(cycles, P.shape)
     prior = None
     if at_least:
-        i, j, v = parse_ints(at_least, "--at-least")
+        parts = parse_ints(at_least, "--at-least")
+        if len(parts) != 3 or min(parts[:2]) < 1:
+            raise InputError(f"--at-least: {at_least!r} must be 'row,column,value' (1-based cell), such as 1,2,5")
+        i, j, v = parts
+        if not (i <= P.shape[0] and j <= P.shape[1]):
+            raise InputError(f"--at-least: cell {i},{j} is outside the table, which has {P.shape[0]} rows "
+                             f"and {P.shape[1]} columns (cells are 1-based row,column)")
         prior = prior_at_least((i - 1, j - 1), v)
     post = perturbation_posterior(P, cyc, alpha, beta, prior=prior, model=model)
     chosen = parse_cells(cells) if isinstance(cells, str) else ([tuple(c) for c in cells] if cells else None)

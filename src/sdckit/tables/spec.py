@@ -17,7 +17,8 @@ Example::
     n = 3
 
     [protection]
-    method = "optimal"                # optimal | modular | heuristic | rounding | margins | ckm
+    method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm
+    # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120
     cost = "value"                    # value | freq | log | unity | tauargus (tau-Argus scaling)
     time_limit = 60
     # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
@@ -51,6 +52,7 @@ from ..errors import InputError, ParameterError, SpecError
 from ..io.atomic import atomic_write_text
 from ..result import jsonable
 from .margins import release_margins
+from .hypercube import HypercubeSuppression
 from .modular import ModularSuppression
 from .rounding import ControlledRounding
 from .rules import primary_cells, rule_from_dict
@@ -60,14 +62,16 @@ from .table import Hierarchy, Table
 
 __all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
 
-METHODS = ("optimal", "modular", "heuristic", "rounding", "margins", "ckm")
-_SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression}
+METHODS = ("optimal", "modular", "heuristic", "hypercube", "rounding", "margins", "ckm")
+_SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression,
+                "hypercube": HypercubeSuppression}
 _SECTIONS = {
     "input": {"microdata", "table", "value", "freq", "top"},
     "table": {"dimensions", "response", "weight", "holding", "total", "n_top"},
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
-                   "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable"},
+                   "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
+                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons"},
     "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code"},
 }
 
@@ -106,6 +110,8 @@ class TableRun:
                "method": self.method, "status": st, "outputs": dict(self.outputs)}
         if self.method in _SUPPRESSION:
             out["proven_optimal"] = bool(r.proven_optimal)
+            if hasattr(r.audit, "mode"):  # protection audit (hypercube): exact or sampled, and how many
+                out.update(audit_mode=r.audit.mode, n_audited=r.audit.n_audited, n_not_audited=r.audit.n_not_audited)
         return jsonable(out)
 
     def describe(self) -> str:
@@ -160,10 +166,15 @@ def load_table_spec(path: str | Path) -> dict:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"table spec {str(p)!r} does not exist; give the path of a TOML table spec")
+    from ..io.atomic import register_input
+
+    register_input(p)  # no output of this run may be written over its spec
     try:
-        spec = tomllib.loads(p.read_text())
+        spec = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{p}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{p}: is not a UTF-8 text file (byte {e.start}); a table spec is TOML text") from None
     _check_keys(spec)
     return spec
 
@@ -184,6 +195,8 @@ def _read_csv(path: Path, where: str, dims) -> pd.DataFrame:
     if dup:
         raise InputError(f"{path.name}: {where}: the column name {dup[0].rsplit('.', 1)[0]!r} appears "
                          "more than once; column names must be unique: rename one.")
+    if df.shape[0] == 0:
+        raise InputError(f"{path.name}: {where}: has a header but no records; give at least one row.")
     return df
 
 
@@ -233,7 +246,9 @@ def _build_table(spec: dict, base: Path) -> Table:
 def _method(method: str, prot: dict, where: str = "protection"):
     keys = {"optimal": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound"),
             "modular": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "carry_percent"),
-            "heuristic": ("cost", "time_limit", "lower_bound", "upper_bound")}[method]
+            "heuristic": ("cost", "time_limit", "lower_bound", "upper_bound"),
+            "hypercube": ("cost", "time_limit", "lower_bound", "upper_bound", "max_siblings", "audit_lps",
+                          "audit_seconds", "avoid_singletons")}[method]
     try:
         return _SUPPRESSION[method](**{k: prot[k] for k in keys if k in prot})
     except ParameterError as e:
@@ -332,13 +347,14 @@ def public_report_html(run: TableRun, *, code: str = DEFAULT_CODE) -> str | None
     protection levels, which would tell the sensitive cells apart); rounded cells marked
     with a superscript r (see :mod:`sdckit.tables.public`)."""
     values, status = public_cells(run)
+    # the hypercube's protection audit proves levels, not [min, max]: no intervals to show then
     aud = getattr(run.result, "audit", None) if run.method != "rounding" else None
     note = ""
     if run.method == "rounding":
         note = (f"<p>Every cell is rounded to a multiple of {run.result.base:g}; rows and columns still add up "
                 "(controlled rounding).</p>")
     return public_page(run.table, values, status, code=code, title="Published table",
-                       intervals=aud.frame() if aud is not None else None, note=note)
+                       intervals=aud.frame() if aud is not None and hasattr(aud, "lower") else None, note=note)
 
 
 def published_frame(run: TableRun) -> pd.DataFrame:

@@ -400,13 +400,14 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
     prim = np.flatnonzero(primary.sensitive)
     m = table.relations.tocsr()
     mt = m.T.tocsr()
-    # incumbent: the heuristic pattern (feasible by construction; not bounded by the time limit);
-    # it is cleaned up only if the search stops without a proof (the master usually beats it)
-    inc = _heuristic_pattern(table, primary, w, lb, ub, None)
-    inc_cost = float(w[inc & ~primary.sensitive].sum())
-    t0 = time.perf_counter()  # the time limit bounds the search that follows the start pattern
+    # No start pattern: the master with the single-relation cuts is usually feasible for the
+    # attacker already, and the LP-per-primary heuristic costs more than the search on large
+    # tables. The heuristic pattern (feasible by construction, not bounded by the time limit)
+    # is built only if the search stops before any master solution passes the separation.
+    t0 = time.perf_counter()
     if prim.size == 0:
-        return inc, 0.0, True, 0.0, "optimal (no primary cells)", 0, 0
+        return primary.sensitive.copy(), 0.0, True, 0.0, "optimal (no primary cells)", 0, 0
+    inc, inc_cost = None, np.inf
     master = new_highs(time_limit=time_limit)
     master.setOptionValue("mip_rel_gap", mip_gap)
     pass_lp(master, sp.csr_matrix((0, n)), cost=np.where(primary.sensitive, 0.0, w),
@@ -447,9 +448,10 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
             break
         it += 1
         master.setOptionValue("time_limit", float(left))
-        start = highspy.HighsSolution()
-        start.col_value = best.astype(float).tolist()
-        master.setSolution(start)  # MIP start: the best pattern known (feasible for every cut)
+        if best is not None:
+            start = highspy.HighsSolution()
+            start.col_value = best.astype(float).tolist()
+            master.setSolution(start)  # MIP start: the best pattern known (feasible for every cut)
         master.run()
         st = status(master)
         info = master.getInfo()
@@ -475,8 +477,9 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
         for idx, coef, rhs in _bridgeless_cuts(x, x & ~primary.sensitive, m, mt):
             master.addRow(rhs, INF, int(idx.size), idx.astype(np.int32), coef)
             n_cuts += 1
-    if best is inc:
-        best = _cleanup(table, inc, primary, w, lb, ub, cleanup_max)
+    if best is None:  # no audited pattern yet: the heuristic one, cleaned up
+        best = _heuristic_pattern(table, primary, w, lb, ub, None)
+        best = _cleanup(table, best, primary, w, lb, ub, cleanup_max)
         best_cost = float(w[best & ~primary.sensitive].sum())
     gap = max(0.0, (best_cost - bound) / max(abs(best_cost), 1e-9))
     return best, best_cost, False, gap, state, it, n_cuts
@@ -503,12 +506,19 @@ def _separate_component(table, mask, x, primary, lb, ub, UB, LB, can, m, tol) ->
     mr = m[rows]
     zero = np.zeros(cells.size)
     all_idx = np.arange(cells.size, dtype=np.int32)
-    for p in cells[primary.sensitive[cells]]:
+    # every optimal attacker table y is a proof for the other primaries of the component too:
+    # a level that some y already reaches needs no LP (and gives no cut)
+    prim = cells[primary.sensitive[cells]]
+    ppos = np.array([pos[int(q)] for q in prim], dtype=np.int64)
+    a_p = table.value[prim]
+    reach_up, reach_dn = np.zeros(prim.size), np.zeros(prim.size)
+    tl = tol * (1 + np.abs(a_p))
+    for j, p in enumerate(prim):
         k = pos[int(p)]
         a = table.value[p]
         h.changeColsCost(cells.size, all_idx, zero)
         for sign, level in ((-1.0, primary.upper[p]), (1.0, primary.lower[p])):
-            if level <= 0:
+            if level <= 0 or (reach_up if sign < 0 else reach_dn)[j] >= level - tl[j]:
                 continue
             # minimise sign * y_p: sign=-1 gives max y_p, sign=+1 gives min y_p
             h.changeColCost(k, sign)
@@ -521,7 +531,11 @@ def _separate_component(table, mask, x, primary, lb, ub, UB, LB, can, m, tol) ->
                 raise SolverError(f"attacker LP stopped with status {st!r}")
             obj = h.getInfo().objective_function_value
             reach = -obj - a if sign < 0 else a - obj  # how far y_p can move
+            ya = np.asarray(h.getSolution().col_value)[ppos] - a_p
+            np.maximum(reach_up, ya, out=reach_up)
+            np.maximum(reach_dn, -ya, out=reach_dn)
             if reach >= level - tol * (1 + abs(a)):
+                h.changeColCost(k, 0.0)
                 continue
             gamma = np.asarray(h.getSolution().row_dual)
             c = np.zeros(table.n_cells)

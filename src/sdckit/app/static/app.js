@@ -72,11 +72,14 @@ function setState(st) {
   refreshStrip();
 }
 
+let stripSeq = 0;
 async function refreshStrip() {
   const el = $("#riskstrip");
+  const seq = ++stripSeq;  // an older answer arriving late must not overwrite a newer one
   if (!S.state || !S.state.has_data) { el.innerHTML = ""; return; }
   try {
     const r = await getResults();
+    if (seq !== stripSeq) return;
     const rk = r.risk_after;
     if (!rk || rk.empty) { el.innerHTML = `<span class="pill">set key variables to see the risk</span>`; return; }
     const gate = r.passed === null ? "no gate set" : (r.passed ? "gate passed" : "gate FAILED");
@@ -209,8 +212,8 @@ function renderRiskInto(el, r, title) {
     <tr><th>expected re-identifications</th><td>${fmt(r.expected_reidentifications)}</td></tr>
     <tr><th>largest individual risk</th><td>${fmt(r.max_individual_risk)}</td></tr>
     ${r.household_risk !== undefined ? `<tr><th>household risk</th><td>${pct(r.household_risk)}</td></tr>` : ""}
-    <tr><th>all-columns linkage</th><td class="risk-linkage">${pct(r.linkage.correct_link_share)} of records re-identified by exact matching on all ${r.linkage.columns} columns
-      <span class="muted">(${fmt(r.linkage.sample_uniques)} records unique on them)</span></td></tr>
+    ${r.linkage ? `<tr><th>all-columns linkage</th><td class="risk-linkage">${pct(r.linkage.correct_link_share)} of records re-identified by exact matching on all ${r.linkage.columns} columns
+      <span class="muted">(${fmt(r.linkage.sample_uniques)} records unique on them)</span></td></tr>` : ""}
     ${r.suda ? `<tr><th>SUDA2</th><td>${fmt(r.suda.n_scored)} records with MSUs, ${fmt(r.suda.n_msu)} MSUs, sum DIS ${fmt(r.suda.sum_dis)}</td></tr>` : `<tr><th>SUDA2</th><td class="muted">${esc(r.suda_note || "")}</td></tr>`}
     </table><div class="charts"></div>`;
   const ch = $(".charts", el);

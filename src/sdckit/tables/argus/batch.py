@@ -12,8 +12,8 @@ do nothing (sdckit always solves with HiGHS and has no interactive mode). Table 
 
 Mapping of methods: ``OPT`` -> :class:`~sdckit.tables.suppression.OptimalSuppression`; ``MOD`` ->
 :class:`~sdckit.tables.modular.ModularSuppression` (joint optimal model for linked tables);
-``GH`` (tau-Argus's hypercube) -> :class:`~sdckit.tables.suppression.HeuristicSuppression` (a
-different heuristic, not the hypercube); ``RND`` -> controlled rounding; ``CKM`` -> the cell
+``GH`` (tau-Argus's hypercube) -> :class:`~sdckit.tables.hypercube.HypercubeSuppression` (the
+hypercube method with a certificate per primary; linked tables: the LP heuristic); ``RND`` -> controlled rounding; ``CKM`` -> the cell
 key method with the p-table of the metadata (``<PFILE>``, ``<PFILE_CONT>``) or the one given.
 Any other command (``<RECODE>``, ``<APRIORY>``, ``<COVER>``, ``HYP``, ``NET``, ``CTA`` ...) is
 refused with its name and line number.
@@ -33,7 +33,8 @@ from ...result import jsonable
 from ..modular import ModularSuppression
 from ..rounding import ControlledRounding
 from ..rules import DominanceRule, PPercentRule, ThresholdRule, primary_cells
-from ..suppression import HeuristicSuppression, OptimalSuppression
+from ..hypercube import HypercubeSuppression
+from ..suppression import OptimalSuppression
 from ..table import Table
 from .meta import ArgusMetadata, read_argus_data, read_rda
 from .write import parse_write_options, table_status, write_argus_table
@@ -391,13 +392,11 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
     opts = {}
     if kind == "OPT" and len(a) > 1:
         opts["time_limit"] = float(a[1])
-    method = {"OPT": OptimalSuppression, "MOD": ModularSuppression, "GH": HeuristicSuppression}[kind]
+    method = {"OPT": OptimalSuppression, "MOD": ModularSuppression, "GH": HypercubeSuppression}[kind]
     res = (method(**opts) if kind == "GH" else method(cost="tauargus", **opts)).apply(t, prim)
     j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
                  "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary)}
     out = {"line": line, "command": "<SUPPRESS>", "method": kind, "sdckit_method": res.method, "table": n,
            "n_cells": t.n_cells, "n_primary": prim.n_primary, "n_secondary": int(res.n_secondary),
            "audit_ok": bool(res.audit.ok), "status": res.status}
-    if kind == "GH":
-        out["note"] = "GH (hypercube) is run as sdckit's heuristic suppression, not tau-Argus's hypercube"
     return out

@@ -1,0 +1,413 @@
+"""sdckit beside sdcMicro 5.8.1 on the same generated files, in one run, method by method.
+
+Run from the project root:  .venv/bin/python benchmarks/compare_sdcmicro.py [--quick] [--n N]
+
+Cases (both tools run each on the same CSV file; sdcMicro through one ``Rscript`` process that
+times every call with ``system.time``, best of ``--repeat``; sdckit timed in this process on a
+:class:`~sdckit.Microdata` built before the clock starts, the reading of the file excluded on
+both sides):
+
+* ``freq_indivrisk``: ``freqCalc`` + ``indivRisk`` (4 weighted keys) vs ``measure_risk``
+  (f_k, F_k, individual risk); quality: equality of f_k and F_k, largest risk difference;
+* ``suda2``: ``suda2`` (7 keys, DisFraction 0.01) vs ``suda2``; quality: largest score and
+  DIS-score difference;
+* ``pram_1var`` / ``pram_3var``: ``pram(pd = 0.8, alpha = 0.5)`` vs the ``pram`` step
+  (invariant matrix, ``min_diagonal = 0.8``); quality: smallest diagonal of the matrices
+  used, share of records changed;
+* ``mdav``: ``microaggregation(method = "mdav", aggr = 3)`` on 5 variables vs the
+  ``microaggregation`` step (MDAV on the whole file); quality: SSE on standardised values;
+* ``rankswap``: ``rankSwap(P = 0.05, TopPercent = 0, BottomPercent = 0)`` (P is a fraction in
+  sdcMicro 5.8.1) vs ``rank_swap(p = 5)``; quality: largest rank distance moved (share of n),
+  SSE on standardised values;
+* ``addnoise``: ``addNoise(method = "additive", noise = 30)`` (sd = 0.3 s) vs ``noise(kind =
+  "additive", level = 0.09)``; quality: variance ratio (expected 1.09);
+* ``localsupp``: ``localSuppression(k = 5)`` on adult (``../shared/data/arx_adult.csv``; keys
+  age, sex, race, marital-status, native-country; R gets ``make.names`` and factors) vs the
+  ``local_suppression`` step; quality: number of suppressed values, k-anonymity checked on
+  both outputs with sdckit's wildcard count (missing matches anything);
+* ``globalrecode``: ``globalRecode(breaks, labels)`` (intervals ``(a, b]``) vs ``recode``
+  (``closed = "right"``); quality: equality of the outputs;
+* ``topbotcoding``: ``topBotCoding(kind = "top")`` at the 99th percentile vs ``recode(top =)``;
+  quality: equality of the outputs;
+* ``modrisk_*``: the lines of ``benchmarks/compare_modrisk.py`` (log-linear risk), run as it
+  is, tagged ``"from": "compare_modrisk.py"``.
+
+Every line has ``sdckit_seconds``, ``sdcmicro_seconds`` and ``ratio`` (sdcMicro / sdckit, so
+> 1 means sdckit is faster). Without ``Rscript`` or sdcMicro every case still runs sdckit and
+says why sdcMicro was skipped (install with ``../shared/tools/sdcmicro/install.sh``).
+
+Sizes: ``--quick`` 10,000 records (adult whole); default: the sizes of the comparison table in
+``docs/benchmarks_sdcmicro.md`` (1,000,000 for frequencies, PRAM, noise, recoding; 100,000 for
+SUDA2, MDAV and rank swapping); ``--n N`` sets every generated size to N.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from _common import ROOT, SHARED_DATA, emit, parse_args, timed  # noqa: E402
+
+from sdckit import Microdata  # noqa: E402
+from sdckit.masking.local_suppression import LocalSuppression, check_k_anonymity_wildcard  # noqa: E402
+from sdckit.masking.microaggregation import Microaggregation  # noqa: E402
+from sdckit.masking.noise import Noise  # noqa: E402
+from sdckit.masking.rank_swap import RankSwap  # noqa: E402
+from sdckit.masking.recode import Recode  # noqa: E402
+from sdckit.pram.steps import Pram  # noqa: E402
+from sdckit.risk import measure_risk  # noqa: E402
+from sdckit.risk.suda import suda2  # noqa: E402
+
+ADULT_KEYS = ["age", "sex", "race", "marital-status", "native-country"]
+FREQ_KEYS = ["k5", "k8", "k10", "k20"]
+SUDA_KEYS = ["s2", "s5", "s6", "s8", "s10", "s12", "s16"]
+PRAM_VARS = ["k10", "k8", "k5"]
+NUM_VARS = ["x1", "x2", "x3", "x4", "x5"]
+RECODE_BREAKS = [-1, 17, 29, 44, 64, 120]
+RECODE_LABELS = ["0-17", "18-29", "30-44", "45-64", "65+"]
+
+# One R process runs every case: the data frame is read before the clock starts, each call is
+# timed with system.time (best of reps), outputs go to CSV files in the work directory.
+R_SCRIPT = r"""
+suppressMessages(library(sdcMicro))
+args <- commandArgs(trailingOnly = TRUE)
+dir <- args[1]; reps <- as.integer(args[2]); cases <- strsplit(args[3], ",")[[1]]
+best <- function(expr_fn) {
+  b <- Inf; out <- NULL
+  for (r in seq_len(reps)) { set.seed(r); t <- system.time(out <- expr_fn())[["elapsed"]]; b <- min(b, t) }
+  list(seconds = b, out = out)
+}
+emit <- function(case, seconds, extra = "") cat(sprintf('{"case": "%s", "seconds": %.6f%s}\n', case, seconds, extra))
+f <- function(name) file.path(dir, name)
+run <- function(case) {
+  if (case == "freq_indivrisk") {
+    x <- read.csv(f("keys.csv"))
+    kv <- c(@freq_keys@)
+    r <- best(function() { fr <- freqCalc(x, keyVars = kv, w = "w"); list(fr = fr, ir = indivRisk(fr)) })
+    write.csv(data.frame(fk = r$out$fr$fk, Fk = r$out$fr$Fk, risk = r$out$ir$rk), f("r_freq.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "suda2") {
+    x <- read.csv(f("suda.csv"))
+    r <- best(function() suda2(x, variables = c(@suda_keys@), DisFraction = 0.01))
+    write.csv(data.frame(score = r$out$score, dis = r$out$disScore), f("r_suda.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case %in% c("pram_1var", "pram_3var")) {
+    x <- read.csv(f("keys.csv"))
+    vars <- if (case == "pram_1var") c("k10") else c(@pram_vars@)
+    for (v in vars) x[[v]] <- factor(x[[v]])
+    r <- best(function() pram(x[, vars, drop = FALSE], variables = vars, pd = 0.8, alpha = 0.5))
+    pp <- attr(r$out, "pram_params")
+    mind <- min(sapply(pp, function(p) min(diag(p$Rs))))
+    changed <- mean(unlist(lapply(vars, function(v) as.character(r$out[[v]]) != as.character(r$out[[paste0(v, "_pram")]]))))
+    emit(case, r$seconds, sprintf(', "min_diagonal": %.6f, "changed_share": %.6f', mind, changed))
+  } else if (case == "mdav") {
+    x <- read.csv(f("num.csv"))
+    r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = "mdav"))
+    write.csv(r$out$mx, f("r_mdav.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "rankswap") {
+    x <- read.csv(f("num.csv"))
+    r <- best(function() rankSwap(x, variables = c(@num_vars@), TopPercent = 0, BottomPercent = 0, P = 0.05))
+    write.csv(r$out[, c(@num_vars@)], f("r_rankswap.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "addnoise") {
+    x <- read.csv(f("keys.csv"))
+    r <- best(function() addNoise(x[, c("income"), drop = FALSE], variables = "income", noise = 30, method = "additive"))
+    y <- r$out$xm
+    if (is.null(y)) y <- r$out
+    y <- as.matrix(y)[, 1]
+    emit(case, r$seconds, sprintf(', "variance_ratio": %.6f', var(y) / var(x$income)))
+  } else if (case == "localsupp") {
+    x <- read.csv(f("adult.csv"), check.names = TRUE)
+    kv <- make.names(c(@adult_keys@))
+    for (v in kv) x[[v]] <- factor(x[[v]])
+    x <- x[, kv]
+    r <- best(function() localSuppression(x, keyVars = kv, k = 5))
+    xa <- as.data.frame(r$out$xAnon)
+    out <- data.frame(lapply(xa[, kv], function(col) ifelse(is.na(col), "", as.character(col))))
+    names(out) <- c(@adult_keys@)
+    write.csv(out, f("r_localsupp.csv"), row.names = FALSE)
+    emit(case, r$seconds, sprintf(', "suppressions": %d', sum(is.na(xa[, kv]))))
+  } else if (case == "globalrecode") {
+    x <- read.csv(f("keys.csv"))
+    r <- best(function() globalRecode(x$age, breaks = c(@breaks@), labels = c(@labels@)))
+    write.csv(data.frame(age = as.character(r$out)), f("r_recode.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "topbotcoding") {
+    x <- read.csv(f("keys.csv"))
+    q <- as.numeric(readLines(f("top.txt")))
+    r <- best(function() topBotCoding(x$income, value = q, replacement = q, kind = "top"))
+    write.csv(data.frame(income = r$out), f("r_topbot.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  }
+}
+for (case in cases) {
+  res <- tryCatch(run(case), error = function(e)
+    cat(sprintf('{"case": "%s", "error": "%s"}\n', case, gsub('"', "'", conditionMessage(e)))))
+}
+"""
+
+
+def _rlist(values) -> str:
+    return ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
+
+
+def r_available() -> str | None:
+    """None when Rscript and sdcMicro are there, else why not."""
+    if shutil.which("Rscript") is None:
+        return "Rscript not found: install R and sdcMicro with ../shared/tools/sdcmicro/install.sh"
+    chk = subprocess.run(["Rscript", "-e", "suppressMessages(library(sdcMicro))"],
+                         capture_output=True, text=True)
+    if chk.returncode != 0:
+        return "R package sdcMicro not installed: run ../shared/tools/sdcmicro/install.sh"
+    return None
+
+
+def run_r(workdir: Path, cases: list[str], repeat: int) -> dict:
+    """Run the R script on ``cases``; returns {case: parsed JSON line or {'error': ...}}."""
+    why = r_available()
+    if why is not None:
+        return {c: {"skipped": why} for c in cases}
+    script = R_SCRIPT
+    for name, values in (("freq_keys", FREQ_KEYS), ("suda_keys", SUDA_KEYS), ("pram_vars", PRAM_VARS),
+                         ("num_vars", NUM_VARS), ("adult_keys", ADULT_KEYS),
+                         ("breaks", RECODE_BREAKS), ("labels", RECODE_LABELS)):
+        script = script.replace(f"@{name}@", _rlist(values))
+    path = workdir / "compare.R"
+    path.write_text(script)
+    out = subprocess.run(["Rscript", str(path), str(workdir), str(repeat), ",".join(cases)],
+                         capture_output=True, text=True)
+    res = {}
+    for line in out.stdout.splitlines():
+        if line.strip().startswith("{"):
+            d = json.loads(line)
+            res[d["case"]] = d
+    for c in cases:
+        if c not in res:
+            tail = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"
+            res[c] = {"error": f"no result from R: {tail}"}
+    return res
+
+
+def make_files(workdir: Path, n_big: int, n_mid: int, rng: np.random.Generator) -> dict:
+    """Write the generated files; returns the frames (same values as the files)."""
+    # keys.csv: 4 skewed categorical keys, a weight, an age and an income (n_big records)
+    keys = {}
+    for name, c in zip(FREQ_KEYS, (5, 8, 10, 20)):
+        p = rng.dirichlet(np.full(c, 0.8))
+        keys[name] = rng.choice(c, n_big, p=p) + 1
+    keys["w"] = np.round(rng.uniform(50, 150, n_big), 3)
+    keys["age"] = rng.integers(0, 100, n_big)
+    keys["income"] = np.round(rng.lognormal(10, 0.8, n_big), 2)
+    df_keys = pd.DataFrame(keys)
+    df_keys.to_csv(workdir / "keys.csv", index=False)
+    # suda.csv: 7 uniform keys (n_mid records)
+    df_suda = pd.DataFrame({k: rng.integers(1, int(k[1:]) + 1, n_mid) for k in SUDA_KEYS})
+    df_suda.to_csv(workdir / "suda.csv", index=False)
+    # num.csv: 5 correlated positive variables (n_mid records)
+    L = np.linalg.cholesky(0.5 * np.eye(5) + 0.5)
+    Z = rng.standard_normal((n_mid, 5)) @ L.T
+    df_num = pd.DataFrame({v: np.round(np.exp(1 + 0.5 * Z[:, j]) * 100, 4) for j, v in enumerate(NUM_VARS)})
+    df_num.to_csv(workdir / "num.csv", index=False)
+    top = float(np.quantile(df_keys["income"], 0.99))
+    (workdir / "top.txt").write_text(repr(top))
+    out = {"keys": df_keys, "suda": df_suda, "num": df_num, "top": top}
+    adult = SHARED_DATA / "arx_adult.csv"
+    if adult.exists():
+        shutil.copy(adult, workdir / "adult.csv")
+        out["adult"] = pd.read_csv(adult)
+    return out
+
+
+def sse_std(X: np.ndarray, Y: np.ndarray) -> float:
+    """Sum of squared differences on values standardised by the original sd."""
+    sd = X.std(axis=0, ddof=1)
+    return float((((X - Y) / sd) ** 2).sum())
+
+
+def max_rank_move(X: np.ndarray, Y: np.ndarray) -> float:
+    """Largest |rank of a record's original value - rank of its released value| / n."""
+    n = X.shape[0]
+    worst = 0
+    for j in range(X.shape[1]):
+        sx = np.sort(X[:, j])
+        rx = np.searchsorted(sx, X[:, j], side="left")
+        ry = np.searchsorted(sx, Y[:, j], side="left")
+        worst = max(worst, int(np.abs(rx - ry).max()))
+    return worst / n
+
+
+def warm_timed(fn, repeat: int):
+    """One untimed call (numba kernels compile or load from their cache), then :func:`timed`."""
+    fn()
+    return timed(fn, repeat)
+
+
+def line(case: str, n: int, sdk_seconds: float, r: dict, **quality) -> None:
+    out = {"case": case, "n": n, "sdckit_seconds": sdk_seconds}
+    if "seconds" in r:
+        out["sdcmicro_seconds"] = r["seconds"]
+        out["ratio"] = r["seconds"] / sdk_seconds if sdk_seconds > 0 else None
+    else:
+        out["sdcmicro"] = "skipped: " + r.get("skipped", r.get("error", "no result"))
+    out.update(quality)
+    emit(**out)
+
+
+def main() -> None:
+    args = parse_args(__doc__)
+    n_big = 10_000 if args.quick else 1_000_000
+    n_mid = 10_000 if args.quick else 100_000
+    if args.n is not None:
+        n_big = n_mid = args.n
+    repeat = 1 if args.quick else args.repeat
+    rng = np.random.default_rng(20261123)
+    cases = ["freq_indivrisk", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap", "addnoise",
+             "localsupp", "globalrecode", "topbotcoding"]
+    with tempfile.TemporaryDirectory() as tmp:
+        wd = Path(tmp)
+        data = make_files(wd, n_big, n_mid, rng)
+        if "adult" not in data:
+            cases.remove("localsupp")
+            emit(case="localsupp", skipped=f"{SHARED_DATA / 'arx_adult.csv'} is absent (shared-only data)")
+        R = run_r(wd, cases, repeat)
+        dk, ds, dn = data["keys"], data["suda"], data["num"]
+
+        # frequencies + individual risk
+        md = Microdata(dk, key_vars=FREQ_KEYS, weight="w")
+        sec, rep = warm_timed(lambda: measure_risk(md, k_values=(2, 3, 5)), repeat)
+        q = {}
+        if "seconds" in R["freq_indivrisk"]:
+            rf = pd.read_csv(wd / "r_freq.csv")
+            q = {"fk_equal": bool((rf["fk"].to_numpy() == rep.records["fk"].to_numpy()).all()),
+                 "Fk_max_abs_diff": float(np.abs(rf["Fk"].to_numpy() - rep.records["Fk"].to_numpy()).max()),
+                 "risk_max_abs_diff": float(np.abs(rf["risk"].to_numpy() - rep.records["risk"].to_numpy()).max())}
+        line("freq_indivrisk", len(dk), sec, R["freq_indivrisk"], keys=len(FREQ_KEYS), **q)
+
+        # SUDA2
+        codes = [pd.factorize(ds[k], sort=True)[0].astype(np.int32) for k in SUDA_KEYS]
+        ncat = [int(c.max()) + 1 for c in codes]
+        sec, res = warm_timed(lambda: suda2(codes, ncat, dis_fraction=0.01), repeat)
+        q = {"n_scored": int((res.score > 0).sum())}
+        if "seconds" in R["suda2"]:
+            rs = pd.read_csv(wd / "r_suda.csv")
+            q.update(score_max_abs_diff=float(np.abs(rs["score"].to_numpy() - res.score).max()),
+                     dis_max_abs_diff=float(np.abs(rs["dis"].to_numpy() - res.dis_score).max()))
+        line("suda2", len(ds), sec, R["suda2"], keys=len(SUDA_KEYS), **q)
+
+        # PRAM
+        for case, vars_ in (("pram_1var", PRAM_VARS[:1]), ("pram_3var", PRAM_VARS)):
+            mdp = Microdata(dk[vars_], key_vars=vars_)
+            step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
+            sec, res = warm_timed(lambda: step.apply(mdp, rng=1), repeat)
+            mats = res.summary["matrices"]
+            changed = float(np.mean([(res.microdata.codes(v) != mdp.codes(v)).mean() for v in vars_]))
+            q = {"sdckit_min_diagonal": min(float(m["min_diagonal"]) for m in mats.values()),
+                 "sdckit_changed_share": changed}
+            r = R[case]
+            if "min_diagonal" in r:
+                q.update(sdcmicro_min_diagonal=r["min_diagonal"], sdcmicro_changed_share=r["changed_share"])
+            line(case, len(dk), sec, r, variables=len(vars_), **q)
+
+        # MDAV
+        X = dn[NUM_VARS].to_numpy(np.float64)
+        mdn = Microdata(dn, numeric_vars=NUM_VARS)
+        step = Microaggregation(k=3, algorithm="mdav", block=max(4, len(dn)))
+        sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+        q = {"sdckit_sse": sse_std(X, res.microdata.frame[NUM_VARS].to_numpy(np.float64))}
+        if "seconds" in R["mdav"]:
+            q["sdcmicro_sse"] = sse_std(X, pd.read_csv(wd / "r_mdav.csv")[NUM_VARS].to_numpy(np.float64))
+        line("mdav", len(dn), sec, R["mdav"], k=3, variables=len(NUM_VARS), **q)
+
+        # rank swapping
+        step = RankSwap(p=5.0, top_percent=0.0, bottom_percent=0.0)
+        sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+        Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
+        q = {"sdckit_max_rank_move": max_rank_move(X, Y), "sdckit_sse": sse_std(X, Y)}
+        if "seconds" in R["rankswap"]:
+            Yr = pd.read_csv(wd / "r_rankswap.csv")[NUM_VARS].to_numpy(np.float64)
+            q.update(sdcmicro_max_rank_move=max_rank_move(X, Yr), sdcmicro_sse=sse_std(X, Yr))
+        line("rankswap", len(dn), sec, R["rankswap"], p_share=0.05, **q)
+
+        # additive noise
+        mdi = Microdata(dk[["income"]], numeric_vars=["income"])
+        step = Noise(level=0.09, kind="additive")
+        sec, res = warm_timed(lambda: step.apply(mdi, rng=1), repeat)
+        q = {"sdckit_variance_ratio": float(res.microdata.frame["income"].var() / dk["income"].var())}
+        if "variance_ratio" in R["addnoise"]:
+            q["sdcmicro_variance_ratio"] = R["addnoise"]["variance_ratio"]
+        line("addnoise", len(dk), sec, R["addnoise"], level=0.09, **q)
+
+        # local suppression on adult
+        if "adult" in data:
+            adult = data["adult"]
+            mda = Microdata(adult, key_vars=ADULT_KEYS)
+            step = LocalSuppression(k=5)
+            sec, res = warm_timed(lambda: step.apply(mda, rng=1), repeat)
+            q = {"sdckit_suppressions": res.summary["suppressions"]}
+            r = R["localsupp"]
+            if "suppressions" in r:
+                ra = pd.read_csv(wd / "r_localsupp.csv", dtype=str, keep_default_na=False)
+                rcodes, ncat = [], []
+                for v in ADULT_KEYS:
+                    cats = mda.categories(v).astype(str)
+                    c = pd.Index(cats).get_indexer(ra[v].to_numpy())
+                    c[ra[v].to_numpy() == ""] = -1
+                    rcodes.append(c.astype(np.int32))
+                    ncat.append(len(cats))
+                chk = check_k_anonymity_wildcard(rcodes, ncat, 5)
+                q.update(sdcmicro_suppressions=r["suppressions"],
+                         sdcmicro_k_violations_wildcard=int(chk.value))
+            line("localsupp", len(adult), sec, r, k=5, keys=len(ADULT_KEYS), **q)
+
+        # global recoding (intervals (a, b])
+        mdr = Microdata(dk[["age"]])
+        step = Recode(variable="age", breaks=RECODE_BREAKS, labels=RECODE_LABELS, closed="right")
+        sec, res = warm_timed(lambda: step.apply(mdr, rng=1), repeat)
+        q = {}
+        if "seconds" in R["globalrecode"]:
+            rr = pd.read_csv(wd / "r_recode.csv", dtype=str)["age"].to_numpy()
+            q["outputs_equal"] = bool((res.microdata.frame["age"].astype(str).to_numpy() == rr).all())
+        line("globalrecode", len(dk), sec, R["globalrecode"], **q)
+
+        # top coding
+        top = data["top"]
+        mdt = Microdata(dk[["income"]], numeric_vars=["income"])
+        step = Recode(variable="income", top=top, top_value=top)
+        sec, res = warm_timed(lambda: step.apply(mdt, rng=1), repeat)
+        q = {"n_coded": int((dk["income"] > top).sum())}
+        if "seconds" in R["topbotcoding"]:
+            rt = pd.read_csv(wd / "r_topbot.csv")["income"].to_numpy(np.float64)
+            q["outputs_equal"] = bool(np.allclose(res.microdata.frame["income"].to_numpy(np.float64), rt,
+                                                  rtol=0, atol=1e-9))
+        line("topbotcoding", len(dk), sec, R["topbotcoding"], **q)
+
+    # log-linear risk (modRisk): the lines of compare_modrisk.py, run as it is
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "compare_modrisk.py"), "--repeat", str(repeat)]
+    if args.quick:
+        cmd.append("--quick")
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    for raw in out.stdout.splitlines():
+        if raw.startswith("{"):
+            d = json.loads(raw)
+            if "seconds" in d and "sdcmicro_seconds" in d:
+                d["sdckit_seconds"] = d.pop("seconds")
+                d["ratio"] = d["sdcmicro_seconds"] / d["sdckit_seconds"] if d["sdckit_seconds"] > 0 else None
+            d.pop("time_ratio", None)   # sdckit / sdcMicro there; "ratio" here is the inverse
+            d["from"] = "compare_modrisk.py"
+            emit(**d)
+    if out.returncode != 0:
+        emit(case="modrisk", error=(out.stderr.strip().splitlines() or ["failed"])[-1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
