@@ -15,6 +15,16 @@ Cases (one JSON line each):
   indices and signs with numpy.
 * ``posterior_seed_example`` — the posterior of the seed's cyclic-perturbation example.
   Baseline: brute force, simulating every coin-outcome sequence for every candidate table.
+* ``frontier_count`` — exact counts at the frontier (``count_tables_exact``, the method that
+  ran) beside the Barvinok algorithm (``islpy-barvinok``, the algorithm LattE implements; run
+  in a child process so that it can be stopped at its time limit; skipped with a message when
+  not installed). Margins: the Diaconis-Gangolli hair/eye margins, and the row and column
+  sums of a multinomial table with equal cell probabilities drawn with
+  ``numpy.random.default_rng(0)`` (``random_table(shape, total, seed=0)``; the margins are
+  printed with each case). ``baseline_seconds`` is Barvinok's time when it finishes.
+* ``sis_20x20`` — sequential importance sampling of the 20 x 20 table at total 2,000 (same
+  seeded margins): estimate, standard error, ESS, seconds. Baseline: the uniform-column
+  proposal with the same number of samples (its ESS shows why the default proposal is used).
 """
 
 from __future__ import annotations
@@ -26,7 +36,9 @@ import time
 import numpy as np
 from _common import emit, parse_args, peak_mb, timed
 
-from sdckit.tables.count import CountTimeout, count_bounded, count_rounded, count_tables, count_tables_3way
+from sdckit.tables.count import (CountTimeout, FibreTooLarge, count_bounded, count_rounded, count_tables,
+                                 count_tables_3way, count_tables_exact)
+from sdckit.tables.sis import sis_count
 from sdckit.tables.cyclic import shift_cycles
 from sdckit.tables.markov import design_matrix, markov_basis
 from sdckit.tables.posterior import perturbation_posterior
@@ -148,8 +160,84 @@ def bench_posterior() -> None:
          cell_4_4=[round(float(p), 4) for p in post.cell((3, 3))], mode_violations=len(post.mode_violations()))
 
 
+HAIR_EYE = ([108, 286, 71, 127], [220, 215, 93, 64])  # Diaconis & Gangolli (1995)
+
+
+def _barvinok_child(rows, cols, queue) -> None:
+    import re
+
+    import islpy as isl
+
+    R, C = len(rows), len(cols)
+    names = [f"x{i}_{j}" for i in range(R) for j in range(C)]
+    cons = [f"{v} >= 0" for v in names]
+    cons += [" + ".join(f"x{i}_{j}" for j in range(C)) + f" = {rows[i]}" for i in range(R)]
+    cons += [" + ".join(f"x{i}_{j}" for i in range(R)) + f" = {cols[j]}" for j in range(C)]
+    t0 = time.perf_counter()
+    card = isl.BasicSet("{ [" + ", ".join(names) + "] : " + " and ".join(cons) + " }").card()
+    queue.put((time.perf_counter() - t0, int(re.search(r"\{\s*(\d+)\s*\}", str(card)).group(1))))
+
+
+def barvinok(rows, cols, limit: float):
+    """(seconds, count) from islpy-barvinok, (None, reason) when absent or over ``limit`` seconds."""
+    import importlib.util
+    import multiprocessing as mp
+
+    if importlib.util.find_spec("islpy") is None:
+        return None, "islpy-barvinok is not installed (pip install islpy-barvinok)"
+    queue = mp.get_context("fork").Queue()
+    proc = mp.get_context("fork").Process(target=_barvinok_child, args=(list(rows), list(cols), queue))
+    proc.start()
+    proc.join(limit)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join()
+        return None, f"did not finish within {limit} s"
+    if queue.empty():
+        return None, "failed"
+    return queue.get()
+
+
+def bench_frontier(case: str, rows, cols, barvinok_limit: float) -> None:
+    rows, cols = [int(x) for x in rows], [int(x) for x in cols]
+    try:
+        for m in ("kostka", "ie-mitm"):  # load the compiled kernels
+            count_tables_exact([3, 4, 2, 5, 1], [5, 5, 3, 2], method=m)
+        res = count_tables_exact(rows, cols)
+        count, method, seconds, status = str(res.count), res.method, res.seconds, "exact"
+    except (FibreTooLarge, CountTimeout) as exc:
+        count, method, seconds, status = None, None, None, f"refused: {exc}"
+    b_seconds, b_count = barvinok(rows, cols, barvinok_limit)
+    emit(case="frontier_count", name=case, n=len(rows) * len(cols), shape=[len(rows), len(cols)], total=sum(rows),
+         rows=rows, cols=cols, seconds=seconds, peak_mb=None, method=method, status=status, count=count,
+         baseline="barvinok", baseline_seconds=b_seconds,
+         barvinok=(b_count if b_seconds is None else ("agrees" if str(b_count) == count else f"DISAGREES: {b_count}")))
+
+
+def bench_sis(n_samples: int) -> None:
+    t = random_table((20, 20), 2000, seed=0)
+    rows, cols = t.sum(1), t.sum(0)
+    sis_count([2, 3], [4, 1], n_samples=2, rng=0)  # load the compiled kernel
+    res = sis_count(rows, cols, n_samples=n_samples, rng=1)
+    base = sis_count(rows, cols, n_samples=n_samples, proposal="uniform", rng=1)
+    d = res.to_dict()
+    emit(case="sis_20x20", n=400, total=2000, rows=rows.tolist(), cols=cols.tolist(), n_samples=n_samples,
+         seconds=res.seconds, peak_mb=None, estimate=d["estimate"], std_error=d["std_error"],
+         log10_estimate=d["log10_estimate"], relative_std_error=round(10 ** (res.log10_std_error - res.log10_estimate), 5),
+         ess=d["ess"], cv2=d["cv2"], baseline="uniform-column proposal", baseline_seconds=base.seconds,
+         baseline_ess=round(base.ess, 2), baseline_log10_estimate=round(base.log10_estimate, 4))
+
+
 def main() -> None:
     args = parse_args(__doc__)
+    frontier = [("hair_eye", *HAIR_EYE)]
+    sizes = [(5, 100)] if args.quick else [(5, 100), (5, 200), (5, 300), (6, 100), (6, 200), (6, 300), (8, 100)]
+    for n, total in sizes:
+        t = random_table((n, n), total, seed=0)
+        frontier.append((f"{n}x{n}_total_{total}", t.sum(1), t.sum(0)))
+    for name, rows, cols in frontier:
+        bench_frontier(name, rows, cols, 30.0 if args.quick else 60.0)
+    bench_sis(500 if args.quick else 2000)
     if args.quick:
         counts = [(4, 135, 20), (6, 60, 10), (8, 40, 10)]
         three = [((3, 3, 3), 60), ((4, 3, 3), 60)]

@@ -14,7 +14,9 @@ its optimal method ``OPT`` (Fischetti & Salazar-Gonzalez on HiGHS):
 * empty cells are never secondaries on either side.
 
 pytauargus runs in its own virtual environment (default ``/work/pytau-venv``, or the
-``TAUARGUS_VENV`` variable) through a subprocess: the project never imports it. The script
+``TAUARGUS_VENV`` variable) through a subprocess: the project never imports it. To create one:
+``uv venv /tmp/pytau-venv --python <python 3.11> && uv pip install --python
+/tmp/pytau-venv/bin/python pytauargus`` (0.6.0 was used). The script
 prints one line and exits 0 when that environment is absent.
 
 tau-Argus scales its costs so that the largest (the grand total) is 20,000 and rounds them up to
@@ -29,7 +31,8 @@ the secondaries' values), ``_seconds``, ``_audit_ok`` (sdckit's audit) and ``_ta
 ``tau_cost`` (values), ``tau_taucost`` (its own costs; ``sdckit_opt_taucost_taucost`` is the same
 figure for sdckit's pattern), ``tau_seconds`` (the whole batch: tabulation, OPT, writing the
 table), ``tau_audit_ok_by_sdckit``, ``tau_self_audit_ok``; and whether each sdckit optimal count
-is within 10% of tau-Argus' (``*_within_10pct``).
+is within 10% of tau-Argus' (``*_within_10pct``); ``*_time_ratio`` is sdckit's seconds over
+tau-Argus' seconds in the same run.
 
 Run: ``python benchmarks/compare_tauargus.py [--quick] [--n N]`` (default sizes 20, 40, 100).
 """
@@ -172,6 +175,9 @@ def compare(size: int, time_limit: float, heuristic: bool, timeout: float) -> No
                 "tau_seconds": tau["seconds"], "primaries_match": bool(np.array_equal(u, p.sensitive)),
                 "tau_audit_ok_by_sdckit": audit(t, u | m, primary=p).ok,
                 "tau_self_audit_ok": tau["n_unsafe"] == 0, "tau_version": tau["version"]})
+    # time ratio to tau-Argus in this run (tau-Argus' time includes its tabulation)
+    for key in ("sdckit_opt", "sdckit_opt_taucost"):
+        row[f"{key}_time_ratio"] = row[f"{key}_seconds"] / max(row["tau_seconds"], 1e-9)
     n_ref = row["tau_n_secondary"]
     for key in ("sdckit_opt", "sdckit_opt_taucost"):
         row[f"{key}_within_10pct"] = abs(row[f"{key}_n_secondary"] - n_ref) <= 0.1 * max(n_ref, 1)

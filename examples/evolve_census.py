@@ -5,8 +5,8 @@ Census: PRAM of Occupation (10 categories) with the other keys Region, Age, Sex,
 Status. mu-Argus demo data (when ../shared/data is present): PRAM of EDUC1 (8 education levels) with
 SEX, AGE, MARSTAT. Diagonal bounds [0.7, 0.95], risk_weight 0.5. Baselines: the best of 20
 random sdcMicro-style invariant matrices with the same bounds, and maximum-entropy PRAM with
-d = 0.7. Writes docs/methods/img/evolve_<data>.png (the temporary folder with --quick) (risk against utility loss) and ends with
-one JSON line.
+d = 0.7. Writes evolve_<data>.png (risk against utility loss) to the folder given with --out
+(default: a new temporary folder; the checkout is never written) and ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -68,13 +68,15 @@ def main() -> dict:
     ap.add_argument("--quick", action="store_true", help="fewer generations")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder for the plots (default: a new temporary folder; the checkout "
+                         "is never written)")
     args = ap.parse_args()
     ea = EvolvePRAM(d_min=0.7, d_max=0.95, risk_weight=0.5,
                     generations=40 if args.quick else 200, population=20 if args.quick else 50)
-    # the full run refreshes the docs' plots; a quick run writes to the temporary folder
+    # plots go to --out or a new temporary folder, never into the checkout
     import tempfile
-    plot_dir = None if args.no_plot else (Path(tempfile.gettempdir()) if args.quick
-                                          else ROOT / "docs" / "methods" / "img")
+    plot_dir = None if args.no_plot else (args.out or Path(tempfile.mkdtemp(prefix="evolve_census_")))
     cases = {}
     census = pd.read_csv(CENSUS)
     prob, L = problem(census, "Occupation", ["Region", "Age", "Sex", "Marital Status"])
@@ -95,6 +97,9 @@ def main() -> dict:
         "seconds": sum(c["seconds"] for c in cases.values()),
         "cases": cases,
     }
+    if plot_dir is not None:
+        print(f"plots written to {plot_dir}")
+        headline["plot_dir"] = str(plot_dir)
     print(json.dumps(headline))
     return headline
 

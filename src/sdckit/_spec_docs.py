@@ -70,7 +70,13 @@ that does not run on Dask says why, and the engine refuses it with that reason.
 ## What is written
 
 - the released data (labels and SPSS/Stata value labels kept, row count read back and checked
-  before the file is renamed into place);
+  before the file is renamed into place). For `.sav` and `.dta`: names the format refuses
+  (spaces, hyphens, a leading digit, too long, reserved words) are made legal, the original
+  name becomes the variable label and `column_names.csv` (original_name, delivered_name) is
+  published beside the data; value labels are dropped from columns a recode gave new
+  categories (kept where the categories are the original ones, e.g. after PRAM); whole-number
+  codes stay integers; SPSS user-missing codes stay in the data and their declarations are
+  written back (Stata's extended missing values `.a`-`.z` are read as missing);
 - files the steps publish with the data (e.g. PRAM transition matrices);
 - `report.html`: the public report (data description, risk before and after, every step with
   its guarantees and their independent checks, the gate's verdict). It never holds a seed;

@@ -388,6 +388,15 @@ def estimate(
 
     m = TransitionMatrix.read(matrix)
     frame, _ = read_data(released)
+    if Path(released).suffix.lower() in (".sav", ".zsav", ".dta"):  # SPSS/Stata hold codes as doubles
+        from .io.files import _integral_floats_as_ints
+
+        frame = _integral_floats_as_ints(frame)
+    names = Path(released).with_name("column_names.csv")
+    if names.is_file():  # an SPSS/Stata release renamed columns: the matrix uses the original names
+        mapping = read_data(names)[0].astype(str)
+        if {"original_name", "delivered_name"} <= set(mapping.columns):
+            frame = frame.rename(columns=dict(zip(mapping["delivered_name"], mapping["original_name"])))
     where = Path(released).name
     check_columns_exist(_split(by), list(frame.columns), where=f"{where} (--by)", role="--by")
     if weight is not None:

@@ -62,6 +62,27 @@ def _encode(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return codes.astype(np.int32, copy=False), pd.Index(uniques)
 
 
+def _decode_arrow_strings(dtype: Any, cats: pd.Index, codes: np.ndarray):
+    """Codes -> a pyarrow-backed string array of ``dtype`` without a Python object per value
+    (a dictionary array decoded by Arrow), or None when ``dtype`` is not such a string dtype
+    or the categories are not all strings (the general path then decodes)."""
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        values = cats.to_numpy(dtype=object)
+        if not all(isinstance(v, str) for v in values):
+            return None
+        d = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
+                                           pa.array(values, type=pa.large_string()))
+        return dtype.__from_arrow__(d.dictionary_decode())
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+
+
 class Microdata:
     """An immutable pair of a pandas DataFrame and the roles of its columns.
 
@@ -297,6 +318,9 @@ class Microdata:
         if codes.size and (codes.max() >= len(cats) or codes.min() < -1):
             raise InputError(f"codes for {var!r} must lie in [-1, {len(cats) - 1}].")
         original = self._data[var]
+        fast = _decode_arrow_strings(original.dtype, cats, codes)
+        if fast is not None:
+            return pd.Series(fast, index=self._data.index, name=var)
         cat = pd.Categorical.from_codes(codes, categories=cats)
         if isinstance(original.dtype, pd.CategoricalDtype):
             values = pd.Series(cat, index=self._data.index, name=var)

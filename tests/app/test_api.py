@@ -7,6 +7,7 @@ import time
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from starlette.testclient import TestClient
@@ -231,6 +232,7 @@ def test_release_writes_what_protect_writes(client, tmp_path):
     j = _wait(client, client.post("/api/release", json={}).json())
     assert j["status"] == "done", j
     assert j["result"]["passed"] is True
+    assert j["done"] == j["total"] == 4 and j["message"] == "written"
     spec = client.get("/api/export").text
     raw = tomllib.loads(spec)
     assert raw["output"]["directory"] == str(tmp_path / "app_release")
@@ -276,6 +278,7 @@ def test_explore_runs_in_the_background_and_a_point_loads(client):
     assert job["kind"] == "explore"
     j = _wait(client, job)
     assert j["status"] == "done" and j["done"] == j["total"] == 2, j
+    assert j["message"].startswith("explore sweep: 2/2")  # from the sweep's own progress events
     pts = j["result"]["points"]
     assert [p["params"] for p in pts] == [{"k": 2}, {"k": 3}]
     s = client.post("/api/explore/load", json={"method": pts[1]["method"], "params": pts[1]["params"]}).json()
@@ -433,3 +436,180 @@ def test_all_columns_linkage_is_the_gates_measure(client):
     assert res["risk_after"]["linkage"]["correct_link_share"] == pytest.approx(gate["value"]["correct_link_share"])
     # the recode is published: an intruder recodes what they know, so links stay possible
     assert res["risk_after"]["linkage"]["correct_link_share"] > 0
+
+
+# ---------------------------------------------------------------------- cell key method
+
+SHARED_PTABLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "tauargus_meta" / "ptab_freq.txt"
+
+
+def _ckm_by_hand(df: pd.DataFrame, dims: list[str], pt_frame: pd.DataFrame) -> dict:
+    """Counts and exact decimal cell keys by a pandas groupby (margins included), then the
+    p-table applied row by row: the interval [lb, ub) holding the key, counts above the
+    largest i use that row, empty cells stay 0."""
+    from decimal import Decimal
+
+    imax = int(pt_frame["i"].max())
+
+    def look(n: int, ck: Decimal) -> int:
+        if n == 0:
+            return 0
+        rows = pt_frame[pt_frame["i"] == min(n, imax)].sort_values("p_int_ub")
+        for ub, v in zip(rows["p_int_ub"], rows["v"]):
+            if Decimal(repr(float(ub))) > ck:
+                return int(v)
+        return int(rows["v"].iloc[-1])
+
+    out = {}
+    d = df.assign(**{c: df[c].astype(str) for c in dims})
+    for by in ([dims[0], dims[1]], [dims[0]], [dims[1]], []):
+        groups = d.groupby(by) if by else [((), d)]
+        for codes, g in groups:
+            codes = codes if isinstance(codes, tuple) else (codes,)
+            s = sum((Decimal(repr(k)) for k in g["Key"]), Decimal(0))
+            full = dict(zip(by, codes))
+            cell = (full.get(dims[0], "Total"), full.get(dims[1], "Total"))
+            out[cell] = len(g) + look(len(g), s - int(s))
+    return out
+
+
+def _ckm_client(tmp_path) -> tuple[TestClient, pd.DataFrame]:
+    """600 demo records with record keys (12 decimals, uniform, seed 3) in a Key column."""
+    df = pd.read_csv(DEMO).head(600)
+    df["Key"] = np.floor(np.random.default_rng(3).random(len(df)) * 1e12) / 1e12
+    p = tmp_path / "data" / "keyed.csv"
+    p.parent.mkdir()
+    df.to_csv(p, index=False)
+    c, app = _client(tmp_path, p)
+    assert c.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    c.headers["X-CSRF-Token"] = app.state.csrf
+    return c, pd.read_csv(p)
+
+
+def _check_ckm_grid(t: dict, expected: dict, original: dict) -> None:
+    g = t["grid"]
+    got = {(r, c): cell for r, row in zip(g["rows"], g["cells"]) for c, cell in zip(g["cols"], row)}
+    assert set(expected) <= set(got)
+    expected = {k: expected.get(k, 0.0) for k in got}  # cells without records: 0, unperturbed
+    original = {k: original.get(k, 0.0) for k in got}
+    assert {k: v["value"] for k, v in got.items()} == expected
+    assert {k: v["original"] for k, v in got.items()} == original
+    changed = {k for k in expected if expected[k] != original[k]}
+    assert {k for k, v in got.items() if v["status"] == "perturbed"} == changed
+    s = t["summary"]
+    assert s["n_perturbed"] == len(changed) > 0
+    assert s["max_abs_perturbation"] == max(abs(expected[k] - original[k]) for k in expected)
+    # the lost additivity, counted by hand on the grid: each total against the sum of its parts
+    rows, cols = g["rows"], g["cols"]
+    inner_r, inner_c = [r for r in rows if r != "Total"], [c for c in cols if c != "Total"]
+    broken = sum(expected[(r, "Total")] != sum(expected[(r, c)] for c in inner_c) for r in rows) \
+        + sum(expected[("Total", c)] != sum(expected[(r, c)] for r in inner_r) for c in cols)
+    assert s["additivity_broken"] == broken and s["additivity_relations"] == len(rows) + len(cols)
+
+
+def test_tables_page_cell_key_method_from_parameters(tmp_path):
+    from sdckit.tables.ckm import PTable
+
+    c, df = _ckm_client(tmp_path)
+    body = {"dims": ["Region", "Sex"], "rules": [], "method": "ckm", "options": {"D": 3, "V": 1.5, "js": 1}}
+    r = c.post("/api/table", json=body)
+    assert r.status_code == 200, r.text
+    t = r.json()
+    pt = PTable.generate(D=3, V=1.5, js=1).frame  # the same p-table, built here to look up by hand
+    expected = _ckm_by_hand(df, ["Region", "Sex"], pt)
+    original = _ckm_by_hand(df, ["Region", "Sex"], pt.assign(v=0.0))
+    _check_ckm_grid(t, {k: float(v) for k, v in expected.items()}, {k: float(v) for k, v in original.items()})
+    assert t["summary"]["record_keys"] == "column Key"
+    # js = 1: no published count of 1 (the p-table never maps a count to 1..js)
+    assert all(cell["value"] != 1 for row in t["grid"]["cells"] for cell in row)
+    # bad parameters and a cell list are refused in one line
+    bad = c.post("/api/table", json={**body, "options": {"D": "five", "V": 1}})
+    assert bad.status_code == 400 and "\n" not in bad.json()["error"]
+
+
+@pytest.mark.skipif(not SHARED_PTABLE.is_file(), reason="../shared/data/tauargus_meta/ptab_freq.txt (EUPL) is absent")
+def test_tables_page_cell_key_method_with_a_tauargus_ptable(tmp_path):
+    c, df = _ckm_client(tmp_path)
+    up = c.post("/api/upload?kind=ptable", content=SHARED_PTABLE.read_bytes(), headers={"X-Filename": "ptab_freq.txt"})
+    assert up.status_code == 200, up.text
+    assert "|v| <= 5" in up.json()["ptable"]
+    body = {"dims": ["Region", "Age"], "rules": [], "method": "ckm", "options": {"ptable_file": up.json()["ptable_file"]}}
+    t = c.post("/api/table", json=body).json()
+    pt = pd.read_csv(SHARED_PTABLE, sep=";")
+    pt["p_int_ub"] = pt["p_int_ub"].astype(float)
+    expected = _ckm_by_hand(df, ["Region", "Age"], pt)
+    original = _ckm_by_hand(df, ["Region", "Age"], pt.assign(v=0))
+    _check_ckm_grid(t, {k: float(v) for k, v in expected.items()}, {k: float(v) for k, v in original.items()})
+    # a p-table outside the upload folder is refused
+    r = c.post("/api/table", json={**body, "options": {"ptable_file": str(SHARED_PTABLE)}})
+    assert r.status_code == 400 and "upload button" in r.json()["error"]
+
+
+def test_tables_page_cell_key_method_draws_missing_keys_from_the_session_seed(client):
+    body = {"dims": ["Region", "Sex"], "rules": [], "method": "ckm", "options": {"D": 2, "V": 1.0, "js": 0}}
+    a, b = client.post("/api/table", json=body), client.post("/api/table", json=body)
+    assert a.status_code == 200, a.text
+    assert a.json()["grid"] == b.json()["grid"]  # same seed, same record keys, same noise
+    assert a.json()["summary"]["record_keys"].startswith("drawn from the session seed")
+    seed = client.app.state.session.state["run"]["seed"]
+    assert str(seed) not in a.text
+    assert a.json()["summary"]["max_abs_perturbation"] <= 2
+    # a cell list has no records, so no record keys: refused in one line
+    r = client.post("/api/table", json={**body, "table_file": "x.csv", "value": "n"})
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+
+
+def test_progress_events_feed_a_job_and_cancel_stops_a_sweep_between_runs(small):
+    """The sweep's sdckit.progress events update the job; a cancel asked after the first run
+    stops the sweep at the next event (deterministic: the cancel is asked from the listener)."""
+    from sdckit.app.jobs import Cancelled, Job
+    from sdckit.explore.sweep import Candidate, Sweep
+    from sdckit.microdata import Microdata
+    from sdckit.progress import ProgressEvents
+
+    md = Microdata(pd.read_csv(small), key_vars=KEYS)
+    sweep = Sweep(md, [Candidate("local_suppression", {"k": [2, 3, 4, 5]})], seeds=[1], n_jobs=1,
+                  cache_dir=None, progress=False)
+    job, seen = Job("explore-1", "explore"), []
+
+    def listen(ev):
+        seen.append((ev.kind, ev.done, ev.total))
+        if ev.kind == "advance" and ev.done == 1:
+            job.cancel()  # the steward presses cancel during the second run
+        job.on_event(ev)
+
+    with ProgressEvents(listen, bars=False), pytest.raises(Cancelled):
+        sweep.run()
+    assert seen[:2] == [("start", 0, 4), ("advance", 1, 4)]
+    assert job.done == 1 and job.total == 4 and job.message.startswith("explore sweep: 1/4")
+
+
+def test_cancel_stops_a_release_between_steps_before_anything_is_written(small, tmp_path):
+    from sdckit.app.jobs import Cancelled, Job
+    from sdckit.progress import ProgressEvents
+    from sdckit.release import protect
+
+    out = tmp_path / "rel"
+    spec = tmp_path / "r.toml"
+    spec.write_text(f"""[input]\npath = "{small}"\n[roles]\nkey_vars = {KEYS!r}\n
+[[steps]]\nmethod = "remove"\nvariables = ["Person ID"]\n
+[[steps]]\nmethod = "local_suppression"\nk = 2\n
+[[steps]]\nmethod = "local_suppression"\nk = 3\n
+[gate]\nk_anonymity = 2\n[output]\ndirectory = "{out}"\ndata = "out.csv"\n[run]\nseed = 5\n""".replace("'", '"'))
+    job, steps_done = Job("release-1", "release"), []
+
+    def listen(ev):
+        if ev.name == "release steps" and ev.kind == "advance":
+            steps_done.append(ev.done)
+            if ev.done == 1:
+                job.cancel()
+        job.on_event(ev)
+
+    with ProgressEvents(listen, bars=False), pytest.raises(Cancelled):
+        protect(spec)
+    assert steps_done == [1] and job.done == 1 and job.total == 3
+    assert not (out / "out.csv").exists()  # stopped before the gate and the writing
+    # without a cancel the same spec releases (the spec itself is fine)
+    with ProgressEvents(Job("release-2", "release").on_event, bars=False):
+        run, paths = protect(spec)
+    assert run.passed and (out / "out.csv").is_file()

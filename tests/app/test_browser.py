@@ -244,6 +244,16 @@ def test_steward_day_in_chromium(server, tmp_path):
         page.wait_for_selector("#tablegrid")
         page.screenshot(path=str(shots / "app_tables.png"), full_page=True)
         assert page.locator("#tablegrid td.primary").count() > 0
+        # the same table by the cell key method (p-table generated from D, V, js): perturbed
+        # cells marked, with n_perturbed, the largest change and the lost additivity
+        page.select_option("#tmeth", "ckm")
+        page.click("#tprotect")
+        page.wait_for_selector("#tablegrid td.perturbed")
+        page.screenshot(path=str(shots / "app_tables_ckm.png"), full_page=True)
+        n_marked = page.locator("#tablegrid td.perturbed").count()
+        summary = page.locator("#tout table.kv").inner_text()
+        assert f"n_perturbed\t{n_marked}" in summary and "additivity_broken" in summary
+        assert page.locator("#tablegrid td.perturbed sup").first.inner_text() == "p"
         assert errors == [], errors
         browser.close()
 

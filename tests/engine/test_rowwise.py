@@ -49,7 +49,7 @@ def _same(a: pd.Series, b: pd.Series) -> bool:
        mode=st.sampled_from(["mapping_key", "mapping_plain", "breaks", "top_bottom", "top_key"]))
 def test_any_partitioning_gives_the_in_memory_values(seed, n, parts, mode):
     df = _frame(seed, n)
-    step = {"mapping_key": Recode(variable="job", mapping={"ab": ["a", "b"]}),
+    step = {"mapping_key": Recode(variable="job", mapping={"ab": ["a", "b"]}, others="keep"),
             "mapping_plain": Recode(variable="note", mapping={"low": [0, 1], "high": [2, 3, 4]}),
             "breaks": Recode(variable="pay", breaks=[-np.inf, 25.0, 35.0, np.inf]),
             "top_bottom": Recode(variable="pay", top=40.0, bottom=20.0),

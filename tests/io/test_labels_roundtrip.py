@@ -5,6 +5,7 @@ mapping published, labels right, missing-value codes kept, integer codes still i
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -196,6 +197,14 @@ data = "out.{fmt}"
     for orig, new in mapping.items():
         if orig != "marital-status":
             assert back[new].value_counts().sort_index().tolist() == df[orig].value_counts().sort_index().tolist()
+    # the mapping is certified, and verify and estimate read the release under the original names
+    from sdckit.cli import main
+
+    folder = paths["data"].parent
+    cert = json.loads((folder / "certificate.json").read_text())
+    assert "column_names.csv" in [f["name"] for f in cert["files"]]
+    assert main(["verify", str(folder), "--json"]) == 0
+    assert main(["estimate", str(paths["data"]), "--matrix", str(folder / "pram_marital-status.csv"), "--json"]) == 0
 
 
 @pytest.mark.parametrize("fmt", ["sav", "dta"])

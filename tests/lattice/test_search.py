@@ -76,7 +76,7 @@ def _solve(fn, ev):
         return None
 
 
-@settings(max_examples=60)
+@settings(max_examples=100)
 @given(seed=st.integers(0, 10_000), model=st.sampled_from(sorted(MODELS)),
        metric=st.sampled_from(BOUNDED), suppression=st.sampled_from([0.0, 0.1, 0.3]))
 def test_exact_equals_brute_force(seed, model, metric, suppression):
@@ -110,7 +110,7 @@ def _reference_dm(df: pd.DataFrame, qis, hier, levels, k: int, max_sup: int):
     return float(kept.sum() + len(df) * sup)
 
 
-@settings(max_examples=20)
+@settings(max_examples=8)
 @given(seed=st.integers(0, 10_000), k=st.integers(2, 5), suppression=st.sampled_from([0.0, 0.05, 0.2]))
 def test_dm_optimum_matches_pandas_enumeration(seed, k, suppression):
     df, qis, hier, _, _ = random_problem(seed)

@@ -122,3 +122,30 @@ def test_postmask_release_step():
         build_step("postmask", {"masking": {"method": "no_such_method"}})
     with pytest.raises(SpecError, match="masking"):
         build_step("postmask", {"masking": {"p": 3}})
+
+
+@pytest.mark.parametrize("scale", ["original", "standardised", "absolute"])
+def test_il1_scale_initial_value_by_brute_force(scale):
+    # reference: nearest original by brute-force distances on standardised records, then the
+    # scale's per-value loss written out directly (eq. 5.2 and its two variants)
+    rng = np.random.default_rng(7)
+    X = rng.normal(5.0, 2.0, size=(60, 3))
+    Xm = X + rng.normal(0, 0.5, size=X.shape)
+    mu, sd = X.mean(0), X.std(0, ddof=1)
+    Zo, Zm = (X - mu) / sd, (Xm - mu) / sd
+    c = ((Zm[:, None, :] - Zo[None, :, :]) ** 2).sum(2).argmin(1)
+    if scale == "original":
+        terms = np.abs(Xm - X[c]) / np.abs(X[c])
+    elif scale == "standardised":
+        terms = np.abs(Zm - Zo[c]) / np.abs(Zo[c])
+    else:
+        terms = np.abs(Zm - Zo[c])
+    out = postmask_optimise(X, Xm, p=0.5, q=0.5, max_steps=1, rng=0, il1_scale=scale)
+    assert out.il1_initial == pytest.approx(terms.mean(), rel=1e-10)
+    assert out.il1_target == pytest.approx(0.5 * terms.mean(), rel=1e-10)
+
+
+def test_il1_scale_rejects_unknown():
+    X = np.arange(12.0).reshape(4, 3) + 1
+    with pytest.raises(ParameterError, match="il1_scale"):
+        postmask_optimise(X, X + 0.1, il1_scale="log")

@@ -253,7 +253,8 @@ def test_report_and_cli_json(tmp_path):
     rep = measure_risk(md, loglinear_method="CE", population_uniques=True, attacker_threshold=0.2)
     s = rep.to_dict()
     r = microdata_loglinear_risk(md, method="CE")
-    assert s["loglinear"] == {"method": "CE", "tau1": pytest.approx(r.tau1), "tau2": pytest.approx(r.tau2)}
+    assert s["loglinear"] == {"method": "CE", "tau1": pytest.approx(r.tau1), "tau2": pytest.approx(r.tau2),
+                              "gr1": pytest.approx(r.sdcmicro_gr1), "gr2": pytest.approx(r.sdcmicro_gr2)}
     assert {"population_uniques", "attacker", "loglinear_model"} <= set(s)
     assert "log-linear risk (CE" in rep.describe() and "tau1" in rep.report_html()
     json.dumps(s)

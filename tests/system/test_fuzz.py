@@ -7,8 +7,7 @@ The default run tries a bounded number of examples (fast, for CI); the ``slow`` 
 
 from __future__ import annotations
 
-import math
-import os
+import csv
 import tempfile
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import SDCError
-from sdckit.io.files import read_data, read_microdata, write_data
+from sdckit.io.files import read_data, read_microdata
 from sdckit.microdata import Microdata
 from sdckit.params import REQUIRED, step_params
 from sdckit.registry import build_step, discover, known_steps, step_class
@@ -126,7 +125,7 @@ def _risk_case(df: pd.DataFrame, data) -> None:
     if via_file:
         with tempfile.TemporaryDirectory() as d:
             p = Path(d) / "r.csv"
-            df.to_csv(p, index=False)
+            df.to_csv(p, index=False, quoting=csv.QUOTE_ALL)  # a bare "\r" in a cell would split a row
             md = _only_sdc_errors(read_microdata, p, key_vars=keys, weight=weight)
     else:
         md = _only_sdc_errors(Microdata, df, key_vars=keys, weight=weight)

@@ -395,3 +395,38 @@ def test_spec_draws_missing_keys_from_seed_and_magnitude(tmp_path):
     r3 = run_table_spec(tmp_path / "c.toml")
     assert r3.to_dict()["kind"] == "magnitude" and r3.result.n_perturbed > 0
     assert (r3.result.perturbed >= 0).all()
+
+
+def test_spec_writes_public_page_and_csv_with_perturbed_status(tmp_path):
+    """The CKM spec run writes the public page and CSV (sdckit.tables.public) as the other
+    methods do: non-empty cells `perturbed` (marked p), empty cells `safe` and 0."""
+    import re
+
+    g = np.random.default_rng(5)
+    df = pd.DataFrame({"r": g.choice(list("abc"), 400), "s": g.choice(list("xy"), 400)})
+    df = df[~((df.r == "c") & (df.s == "y"))]  # one empty inner cell
+    df.to_csv(tmp_path / "m.csv", index=False)
+    (tmp_path / "pt.txt").write_text(PTable.generate(D=3, V=1.5, js=1).to_text())
+    (tmp_path / "t.toml").write_text('[input]\nmicrodata = "m.csv"\n[table]\ndimensions = ["r", "s"]\n'
+                                     '[protection]\nmethod = "ckm"\nptable = "pt.txt"\nseed = 4\n')
+    from sdckit.tables.spec import run_table_spec
+    run = run_table_spec(tmp_path / "t.toml")
+    assert Path(run.outputs["public_table"]).name == "t_public.csv"
+    pub = pd.read_csv(run.outputs["public_table"], dtype=str)
+    # the empty cell by hand: (c, y) has no records, so it is published 0 and `safe`
+    empty = pub[(pub.r == "c") & (pub.s == "y")]
+    assert empty.status.tolist() == ["safe"] and empty.value.tolist() == ["0"]
+    rest = pub.drop(empty.index)
+    assert len(pub) == 12 and set(rest.status) == {"perturbed"}
+    res = run.result
+    assert [int(v) for v in pub.value] == [int(round(v)) for v in res.perturbed]
+    # the lost additivity, counted by hand from the public CSV: each total against its parts
+    v = {(a, b): int(x) for a, b, x in zip(pub.r, pub.s, pub.value)}
+    rs, ss = ["a", "b", "c", "Total"], ["x", "y", "Total"]
+    broken = sum(v[(a, "Total")] != v[(a, "x")] + v[(a, "y")] for a in rs) \
+        + sum(v[("Total", b)] != sum(v[(a, b)] for a in "abc") for b in ss)  # 4 rows + 3 columns
+    page = Path(run.outputs["public_report"]).read_text()
+    m = re.search(r"(\d+) of (\d+) total = sum-of-parts relations do not hold", page)
+    assert m and int(m.group(1)) == broken and int(m.group(2)) == 7
+    assert page.count("<td class='perturbed'>") == 11 and "perturbed by the cell key method" in page
+    assert "seed" not in page and "Key" not in pub.columns

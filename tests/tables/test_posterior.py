@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdckit.errors import InputError
+from sdckit.errors import InputError, SDCError
 from sdckit.tables.count import FibreTooLarge, count_tables
 from sdckit.tables.cyclic import perturb_once, shift_cycles
 from sdckit.tables.posterior import (margins_posterior, perturbation_posterior, prior_at_least, prior_from_table,
@@ -172,3 +172,97 @@ def test_historical_prior_shifts_the_posterior():
 def test_prior_errors():
     with pytest.raises(InputError, match="zero weight to every table"):
         perturbation_posterior(PERTURBED, shift_cycles(4, 4), 0.25, 0.25, prior=lambda ts: np.zeros(len(ts)))
+
+
+# ----------------------------------------------------------------------------- the seed's posterior table
+
+# Seed 002 ("Results for the Example", the table under "q = 0 1 2 3 4 5" after the perturbed
+# table): Pr(t(i,j) = q | T_P) for the four published cells, read column by column.
+SEED_POSTERIOR = {(1, 2): [0.71, 0.25, 0.04, 0.00, 0.00, 0.00],
+                  (1, 4): [0.06, 0.25, 0.38, 0.25, 0.06, 0.00],
+                  (3, 4): [0.00, 0.71, 0.25, 0.04, 0.00, 0.00],
+                  (4, 4): [0.00, 0.05, 0.29, 0.44, 0.21, 0.01]}
+
+
+def _rounded_cells(post):
+    out = {}
+    for (i, j), ref in SEED_POSTERIOR.items():
+        p = np.zeros(6)
+        x = post.cell((i - 1, j - 1))
+        p[:min(6, x.size)] = x[:6]
+        out[(i, j)] = p
+    return out
+
+
+def test_seed_posterior_table_under_skip_cycle_model():
+    # all 24 published probabilities to 2 decimals, alpha = beta = 1/4, the seed's four cycles
+    post = perturbation_posterior(PERTURBED, shift_cycles(4, 4), 0.25, 0.25, model="skip-cycle")
+    got = _rounded_cells(post)
+    matches = sum(abs(round(float(p), 2) - r) < 1e-9 for c, ref in SEED_POSTERIOR.items()
+                  for p, r in zip(got[c], ref))
+    assert matches == 24
+    # (1,2) in closed form (by hand): weights 17 : 6 : 1 for q = 0, 1, 2
+    assert np.allclose(got[(1, 2)][:3], np.array([17, 6, 1]) / 24)
+
+
+def test_seed_posterior_table_under_default_model_differs():
+    post = perturbation_posterior(PERTURBED, shift_cycles(4, 4), 0.25, 0.25)
+    got = _rounded_cells(post)
+    matches = sum(abs(round(float(p), 2) - r) < 1e-9 for c, ref in SEED_POSTERIOR.items()
+                  for p, r in zip(got[c], ref))
+    assert matches == 13
+    # (1,2) by hand under "an impossible move becomes no change": 10 : 5 : 1
+    assert np.allclose(got[(1, 2)][:3], np.array([10, 5, 1]) / 16)
+
+
+def skip_cycle_forward(original, published, cycles, alpha, beta):
+    """Weight of ``published`` from ``original`` under the skip-cycle reading, by walking every
+    coin sequence: a cycle with a blocked direction stays with weight 1, the open direction
+    keeps its alpha or beta (independent of the backward programme)."""
+    gamma = 1 - alpha - beta
+    total = 0.0
+
+    def rec(k, t, w):
+        nonlocal total
+        if k == len(cycles):
+            total += w * np.array_equal(t, published)
+            return
+        c = cycles[k]
+        ok = {s: bool((t + s * c >= 0).all()) for s in (1, -1)}
+        for s, p in ((1, alpha), (-1, beta)):
+            if ok[s]:
+                rec(k + 1, t + s * c, w * p)
+        rec(k + 1, t, w * (1.0 if not (ok[1] and ok[-1]) else gamma))
+
+    rec(0, original.copy(), 1.0)
+    return total
+
+
+@given(small, st.floats(0.05, 0.5), st.floats(0.05, 0.45))
+@settings(max_examples=20, deadline=None)
+def test_skip_cycle_matches_forward_enumeration(published, alpha, beta):
+    cyc = shift_cycles(*published.shape)
+    post = perturbation_posterior(published, cyc, alpha, beta, model="skip-cycle")
+    for t, p in zip(post.tables, post.likelihood):
+        assert p == pytest.approx(skip_cycle_forward(t, published, cyc, alpha, beta))
+
+
+def test_default_model_is_proper_and_skip_cycle_is_not():
+    # sum over every reachable published table of Pr(published | T): 1 for a probability model
+    original = np.array([[0, 2], [1, 0]])
+    cyc = shift_cycles(2, 2)
+    reach = {}
+    for e in itertools.product((-1, 0, 1), repeat=len(cyc)):
+        t = original + np.tensordot(np.array(e), cyc, axes=1)
+        if (t >= 0).all():
+            reach[t.tobytes()] = t
+    sums = {}
+    for model, lik in (("no-change", forward_likelihood), ("skip-cycle", skip_cycle_forward)):
+        sums[model] = sum(lik(original, p, cyc, 0.25, 0.25) for p in reach.values())
+    assert sums["no-change"] == pytest.approx(1.0)
+    assert sums["skip-cycle"] > 1.0
+
+
+def test_unknown_model_is_refused():
+    with pytest.raises(SDCError):
+        perturbation_posterior(PERTURBED, shift_cycles(4, 4), 0.25, 0.25, model="other")

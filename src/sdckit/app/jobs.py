@@ -1,5 +1,11 @@
 """Long work outside the request thread: a job runs in a worker thread, reports progress
-(done out of total, with an estimated time left) and stops at the next check after cancel."""
+(done out of total, with an estimated time left) and stops at the next check after cancel.
+
+Library work reports through :mod:`sdckit.progress`: a job subscribes with
+``ProgressEvents(job.on_event)`` and every event (a release step done, an explore run done)
+updates the job and is a cancel check. A cancel therefore stops a release between two steps
+(before the gate and before anything is written) and a sweep between two runs; a step or run
+already under way finishes first."""
 
 from __future__ import annotations
 
@@ -14,8 +20,14 @@ from typing import Any
 from .session import one_line
 
 
-class Cancelled(Exception):
-    """Raised inside a job when the steward pressed cancel."""
+class Cancelled(BaseException):
+    """Raised inside a job when the steward pressed cancel.
+
+    A :class:`BaseException` (as :class:`KeyboardInterrupt`): it is raised from a progress
+    listener, and :mod:`sdckit.progress` drops the exceptions (``Exception``) of listeners by design (a
+    broken listener must not stop the work), while a cancel must stop it. No library code
+    catches it, so it unwinds to the job runner through ``finally`` and ``with`` blocks only.
+    """
 
 
 @dataclass
@@ -40,6 +52,15 @@ class Job:
             self.message = message
         if self._cancel.is_set():
             raise Cancelled()
+
+    def on_event(self, event, *, offset: int = 0, total: int | None = None) -> None:
+        """A listener for :class:`sdckit.progress.ProgressEvent`: the job's progress follows the
+        event (``offset`` units done before it; ``total`` overrides the event's), and a cancel
+        asked since the last event raises :class:`Cancelled` here."""
+        t = total if total is not None else event.total
+        eta = f", about {event.eta:.0f} s left" if event.eta is not None and event.kind == "advance" else ""
+        self.progress(offset + event.done, t,
+                      f"{event.name}: {event.done}/{event.total if event.total is not None else '?'}{eta}")
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -185,7 +185,10 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
 
     async def upload(request: Request) -> Response:
         try:
-            name = _safe_name(request.headers.get("x-filename", ""), DATA_SUFFIXES)
+            kind = request.query_params.get("kind", "data")
+            # a p-table of the cell key method is a tau-Argus text file (or a CSV)
+            name = _safe_name(request.headers.get("x-filename", ""),
+                              (".txt", ".csv") if kind == "ptable" else DATA_SUFFIXES)
             length = request.headers.get("content-length")
             if length is not None and int(length) > max_upload:
                 raise InputError(f"the file is larger than the upload limit ({max_upload // 2**20} MB)")
@@ -197,7 +200,6 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
                 chunks.append(chunk)
             if size == 0:
                 raise InputError(f"{name}: the upload is empty")
-            kind = request.query_params.get("kind", "data")
 
             def save() -> dict:
                 from ..io.atomic import atomic_write_bytes
@@ -208,6 +210,10 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
                 atomic_write_bytes(target, b"".join(chunks))
                 if kind == "table":
                     return {"table_file": str(target), "name": name}
+                if kind == "ptable":
+                    from ..tables.ckm import load_ptable
+                    pt = load_ptable(target)  # checked now: rows sum to 1, every count present
+                    return {"ptable_file": str(target), "name": name, "ptable": pt.describe()}
                 session.open(target, na_values=_na(request.query_params.get("na_values")))
                 return state_payload()
 
@@ -387,16 +393,17 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
 
             from ..progress import ProgressEvents
 
-            job.progress(0, 2, "running the steps and the gate")
-
-            def listen(ev) -> None:  # the library's progress events (long steps) feed the page
-                job.message = f"{ev.name}: {ev.done}/{ev.total if ev.total is not None else '?'}"
-
-            with tempfile.TemporaryDirectory(prefix="sdckit-app-") as tmp, ProgressEvents(listen, bars=False):
+            n = len(state.get("steps", []))
+            job.progress(0, n, "running the steps and the gate")
+            # the library's progress events (one per step) feed the page, and each is a cancel
+            # check: a cancel stops the release between two steps, before anything is written
+            with tempfile.TemporaryDirectory(prefix="sdckit-app-") as tmp, \
+                    ProgressEvents(lambda ev: job.on_event(ev) if ev.name == "release steps" else None, bars=False):
                 spec_path = Path(tmp) / "release.toml"
                 spec_path.write_text(text, "utf-8")
                 run, paths = protect(spec_path)  # exactly what `sdckit protect` runs
-            job.progress(2, 2, "written")
+            job.done = job.total = job.total or 1
+            job.message = "written"
             rec = {"directory": str(Path(paths["data"]).parent), "data": str(paths["data"]),
                    "report": str(paths["report"]), "internal_report": str(paths["internal_report"]),
                    "passed": run.passed, "gate": [o.to_dict() for o in run.gate],
@@ -431,7 +438,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
     def post_explore(request, body):
         need_data()
         from ..explore.search import choose
-        from ..explore.sweep import Candidate, Sweep, SweepResult
+        from ..explore.sweep import Candidate, Sweep
         from ..registry import build_step
 
         cands = body.get("candidates") or []
@@ -455,30 +462,22 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
             raise InputError("explore needs key variables (Roles page)")
 
         def work(job: Job) -> dict:
-            import pandas as pd
+            from ..progress import ProgressEvents
+
             sweep = Sweep(md, candidates, risk=body.get("risk", "linkage"), utility=body.get("utility", "entropy"),
                           pre_steps=list(spec.steps), seeds=seeds, n_jobs=1, cache_dir=None, progress=False)
-            tasks = sweep.tasks()
-            frames, original_risk = [], None
-            job.progress(0, len(tasks), "sweeping")
-            # in at most 20 chunks: each sweep.run applies the fixed steps once, then its tasks
-            size = max(1, -(-len(tasks) // 20))
-            for k in range(0, len(tasks), size):
-                chunk = tasks[k:k + size]
-                r = sweep.run(chunk)
-                frames.append(r.runs)
-                original_risk = r.original_risk
-                last = chunk[-1]
-                job.progress(k + len(chunk), len(tasks), f"{last[0]} {last[1]} seed {last[2]}")
-            res = SweepResult(pd.concat(frames, ignore_index=True), original_risk, sweep.risk_name,
-                              sweep.utility_name, len(tasks), 0)
+            job.progress(0, len(sweep.tasks()), "sweeping")
+            # the sweep's own progress events (runs done out of total, ETA) feed the job; each
+            # is a cancel check, so a cancel stops the sweep after the run under way
+            with ProgressEvents(lambda ev: job.on_event(ev) if ev.name == "explore sweep" else None, bars=False):
+                res = sweep.run()
             summ = res.summary()
             prop = choose(summ, threshold)
             return {"points": [{"method": r.method, "params": json.loads(r.params), "label": r.label,
                                 "risk": r.risk, "utility": r.utility, "risk_sd": r.risk_sd,
                                 "utility_sd": r.utility_sd} for r in summ.itertuples()],
                     "failures": res.failures().to_dict("records"), "threshold": threshold,
-                    "original_risk": original_risk, "risk": sweep.risk_name, "utility": sweep.utility_name,
+                    "original_risk": res.original_risk, "risk": sweep.risk_name, "utility": sweep.utility_name,
                     "proposal": None if prop is None else prop.to_dict()}
 
         return jobs.submit("explore", work).to_dict()
@@ -505,23 +504,31 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         return job.to_dict()
 
     # ------------------------------------------------------------------ tables
+    def uploaded(name: str, what: str) -> Path:
+        p = Path(name).resolve()
+        if p.parent != (session.workdir / "uploads").resolve() or not p.is_file():
+            raise InputError(f"load the {what} with the upload button first")
+        return p
+
     def post_table(request, body):
         from .tables import build_table, protect_table
 
         dims = [str(d) for d in body.get("dims", [])]
+        micro = None
         if body.get("table_file"):
-            p = Path(body["table_file"]).resolve()
-            if p.parent != (session.workdir / "uploads").resolve() or not p.is_file():
-                raise InputError("load the cell list with the upload button first")
+            p = uploaded(body["table_file"], "cell list")
             import pandas as pd
             frame = pd.read_csv(p, dtype={d: str for d in dims})
             table = build_table(frame, dims, cells=True, value=body.get("value"))
         else:
             need_data()
-            table = build_table(session.frame, dims, response=body.get("response") or None)
+            micro = session.frame
+            table = build_table(micro, dims, response=body.get("response") or None)
         seed = session.state.get("run", {}).get("seed") if session.has_data else None
+        options = body.get("options", {}) or {}
+        pfile = str(uploaded(options["ptable_file"], "p-table")) if options.get("ptable_file") else None
         return protect_table(table, body.get("rules", []), str(body.get("method", "optimal")),
-                             body.get("options", {}), seed=seed)
+                             options, seed=seed, frame=micro, ptable_file=pfile)
 
     routes = [
         Route("/", index), Route("/internal", internal),

@@ -18,28 +18,9 @@ import pandas as pd
 from ..errors import InputError
 from ..microdata import DatasetMeta, Microdata
 from .atomic import register_input, atomic_write_with, refuse_overwrite
+from .formats import _SUFFIX, READ_FORMATS, WRITE_FORMATS, infer_format  # noqa: F401
 
-READ_FORMATS = ("csv", "parquet", "sav", "dta", "sas7bdat")
-WRITE_FORMATS = ("csv", "parquet", "sav", "dta")
-_SUFFIX = {".csv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet", ".sav": "sav",
-           ".zsav": "sav", ".dta": "dta", ".sas7bdat": "sas7bdat"}
 _META_KEY = b"sdckit.meta"
-
-
-def infer_format(path: str | os.PathLike, file_format: str | None = None, *,
-                 allowed: tuple[str, ...] = READ_FORMATS) -> str:
-    """The file format: ``file_format`` if given, else from the suffix."""
-    if file_format is None:
-        file_format = _SUFFIX.get(Path(path).suffix.lower())
-        if file_format is None:
-            raise InputError(f"{path}: cannot tell the file format from the suffix "
-                             f"{Path(path).suffix!r}; use one of {', '.join(sorted(_SUFFIX))} "
-                             "or name the format.")
-    file_format = file_format.lower()
-    if file_format not in allowed:
-        raise InputError(f"{path}: format {file_format!r} is not supported here; "
-                         f"the supported ones are {', '.join(allowed)}.")
-    return file_format
 
 
 def read_data(path: str | os.PathLike, *, file_format: str | None = None,

@@ -131,7 +131,7 @@ def write_column_names(columns: Sequence[Any], data_path: str | os.PathLike) -> 
     Returns the path written, or None when every name was kept (then nothing is written).
     """
     from .atomic import atomic_write_text
-    from .files import infer_format, WRITE_FORMATS
+    from .formats import WRITE_FORMATS, infer_format
 
     data_path = Path(data_path)
     fmt = infer_format(data_path, allowed=WRITE_FORMATS)

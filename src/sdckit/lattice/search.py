@@ -436,6 +436,11 @@ def heuristic(ev: Evaluator, *, max_nodes: int = 2000, time_limit: float | None 
     """
     t0 = time.perf_counter()
     p = ev.problem
+    if ev.monotone and has_bound(ev.metric) and p.n_nodes <= MAX_EXACT_NODES and max_nodes >= p.n_nodes:
+        # the lattice fits a status array and the node budget does not bind: the exact search
+        # with the time limit is the better heuristic (it reports its best and a bound on time-out)
+        res = exact(ev, time_limit=time_limit)
+        return SearchResult(**{**res.__dict__, "method": "heuristic (exact search)"})
     deadline = t0 + time_limit if time_limit else np.inf
     top = ev.evaluate(p.node_id(p.top))
     best = top if top.satisfied else None

@@ -185,7 +185,7 @@ def _rows(columns: Sequence[np.ndarray], n_categories: Sequence[int], weights: n
 def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: float,
                   importance: Sequence[int], *, weights: np.ndarray | None = None,
                   batch_share: float = 0.1, rng: np.random.Generator | None = None,
-                  max_rounds: int = 10_000) -> tuple[list[np.ndarray], int]:
+                  max_rounds: int | None = None) -> tuple[list[np.ndarray], int]:
     """Greedy local suppression on integer codes (``-1`` = missing). Returns new codes and the
     number of suppression moves (one move sets one variable to missing in every record of one
     distinct combination).
@@ -200,7 +200,9 @@ def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: f
     ``importance[v]`` ranks variable v: 1 = most important (suppressed last). ``batch_share``
     is kept for the signature of earlier versions, which recounted the data between batches;
     the counts are now exact after every move, which is the limit ``batch_share -> 0``.
-    ``max_rounds`` bounds the number of moves.
+    ``max_rounds``, when given, bounds the number of moves (the search always ends after at
+    most G m moves, G the distinct combinations and m the keys, since every move adds one
+    missing value to one combination).
     """
     rng = rng or np.random.default_rng(0)
     codes = [np.asarray(c, dtype=np.int32) for c in codes]
@@ -213,7 +215,7 @@ def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: f
     order = viol[np.lexsort((rng.random(viol.size), f[viol]))].astype(np.int64)
     var_order = np.argsort(-np.asarray(importance), kind="stable").astype(np.int64)  # least important first
     moves = _greedy_rows(E, w, f, order, var_order, float(k))
-    if moves > max_rounds:
+    if max_rounds is not None and moves > max_rounds:
         raise SolverError(f"local suppression needed {moves} moves to reach k = {k}, more than "
                           f"max_rounds = {max_rounds}.")
     return [E[inv, v].astype(np.int32) for v in range(m)], moves

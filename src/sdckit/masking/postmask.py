@@ -36,6 +36,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_float, check_int
+from ..errors import ParameterError
 from ..utility.numeric import as_pair, standardiser
 
 LEAF_SIZE = 16
@@ -249,6 +250,9 @@ def _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step
 
 
 # --------------------------------------------------------------------------- driver
+#: scales of the IL'1 inside Algorithm 13 (see ``postmask_optimise``)
+IL1_SCALES = ("original", "standardised", "absolute")
+
 @dataclass(frozen=True)
 class PostMaskOutcome:
     """What Algorithm 13 did: the optimised file X'' and the trace of E and IL'1.
@@ -281,7 +285,8 @@ class PostMaskOutcome:
 
 def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float = 0.0,
                       max_steps: int = 2_000_000, time_limit: float = 60.0, step_size: float = 0.1,
-                      rng=None, chunk: int = 50_000, max_trace: int = 100_000) -> PostMaskOutcome:
+                      rng=None, chunk: int = 50_000, max_trace: int = 100_000,
+                      il1_scale: str = "original") -> PostMaskOutcome:
     """Algorithm 13 (PostMaskOptim(X, X', p, q, TargetE)) of the seed.
 
     Parameters
@@ -300,6 +305,12 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
         Standard deviation of the Gaussian perturbation of step 8a, in sds of the variable.
     rng : int, Generator or None
         Randomness of the record, variable and perturbation draws.
+    il1_scale : {"original", "standardised", "absolute"}
+        Scale of the IL'1 that steps 2-5 and the constraint (5.4) use: eq. 5.2 on the original
+        values (default); on the standardised values of step 1 (|z''_ij - z_cj| / |z_cj|, a
+        zero z_cj replaced by 1), which is how Algorithm 13 reads literally; or the mean
+        absolute deviation in sds (|z''_ij - z_cj|, no division). The outcome's ``il1_*``
+        figures are on that scale.
 
     Returns
     -------
@@ -320,11 +331,23 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
     Zo = np.ascontiguousarray((X - mean) / sd)
     Z0 = np.ascontiguousarray((Xm - mean) / sd)
     Z = Z0.copy()
-    den = np.abs(X)
-    den = np.where(den > 0, den, sd)                             # zero value: the sd instead
+    if il1_scale not in IL1_SCALES:
+        raise ParameterError(f"postmask_optimise: il1_scale must be one of {IL1_SCALES}; "
+                             f"got {il1_scale!r}.")
+    if il1_scale == "original":
+        den = np.abs(X)
+        den = np.where(den > 0, den, sd)                         # zero value: the sd instead
+        w = sd                                                   # |x'' - x| = sd |z'' - z|
+    elif il1_scale == "standardised":
+        den = np.abs(Zo)
+        den = np.where(den > 0, den, 1.0)
+        w = np.ones_like(sd)
+    else:                                                        # "absolute": |z'' - z| (in sds)
+        den = np.ones_like(Zo)
+        w = np.ones_like(sd)
     tree = build_kdtree(Zo)
     C = query(tree, Z)                                           # step 6 (c(i) = C(i) for X'' = X')
-    loss = _losses(Z, C, Zo, sd, den)
+    loss = _losses(Z, C, Zo, w, den)
     n, d = Z.shape
     il1_initial = float(loss.sum() / (n * d))                    # step 2, eq. 5.2
     target_il = p * il1_initial                                  # step 3
@@ -349,7 +372,7 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
         rec_u = gen.integers(0, m_size, size)
         var_u = gen.integers(0, d, size)
         noise = gen.standard_normal(size)
-        taken = _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step_size,
+        taken = _climb(Z, C, loss, S1, S2, T1, T2, Zo, w, den, M, rec_u, var_u, noise, step_size,
                        state, target_il, target_e, trace_e, trace_il, stride, done,
                        tree.perm, tree.start, tree.end, tree.dim, tree.split, tree.left, tree.right)
         done += int(taken)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._random import seed_sequence, spawn_keyed
 from .._validation import check_float, close_names
@@ -354,9 +355,10 @@ class Pram:
             joint_before[g] = jc
             J = int(np.prod(shape))
             for s_i, s in enumerate(idx):
-                rows = np.ones(n, dtype=bool) if s == "all" else strata_ids == s_i
-                sel = jc[rows]
-                counts = np.bincount(sel[sel >= 0], minlength=J).astype(np.float64)
+                sel = jc if s == "all" else jc[strata_ids == s_i]   # no mask or copy for "all"
+                counts = np.bincount(sel[sel >= 0] if sel.size and sel.min() < 0 else sel,
+                                     minlength=J).astype(np.float64)
+                rows = slice(None) if s == "all" else strata_ids == s_i
                 ctx = MatrixContext(microdata, g, shape, counts, rows, matrix_gens[i])
                 i += 1
                 m, ev = builder(self, ctx)
@@ -371,22 +373,29 @@ class Pram:
         label_of = dict(zip(idx, labels))
         out_m, trans, before, after, ev_out, artifacts = {}, {}, {}, {}, {}, {}
         summary: dict[str, Any] = {"records": n, "changed": {}, "matrices": {}}
-        promised = {}
+        promised, joint_after = {}, {}
         for g in groups:
             shape = tuple(shapes[v] for v in g)
             jb = joint_before[g]
             ja = joint_codes([new[v] for v in g], shape)
-            summary["changed"][" x ".join(g)] = int(((jb != ja) & (jb >= 0)).sum())
+            joint_after[g] = ja
+            changed = 0
             for s_i, s in enumerate(idx):
                 key = (g, label_of[s])
                 rows = slice(None) if s == "all" else strata_ids == s_i
                 m = matrices[(g, s)]
                 b, a = jb[rows], ja[rows]
                 J = m.n_categories
-                fb = np.bincount(b[b >= 0], minlength=J)
-                fa = np.bincount(a[a >= 0], minlength=J)
+                # one count of the (original, released) pairs gives the frequencies before and
+                # after and the number of changes (released values are never missing where
+                # the original is observed: PRAM keeps missing values missing)
+                t = transition_counts(b, a, J)
+                fb = np.asarray(t.sum(axis=1)).ravel().astype(np.int64)
+                fa = np.asarray(t.sum(axis=0)).ravel().astype(np.int64)
+                n_changed = int(fb.sum() - (t.diagonal().sum() if hasattr(t, "diagonal") else 0))
+                changed += n_changed
                 out_m[key], before[key], after[key] = m, fb, fa
-                trans[key] = transition_counts(b, a, J)
+                trans[key] = t
                 ev = evidence[(g, s)]
                 ev_out[key] = ev
                 promised[key] = (bool(ev.get("invariant")), self.min_diagonal if self.min_diagonal is not None
@@ -400,13 +409,15 @@ class Pram:
                     "file": stem + ".csv", "n_categories": J, "storage": "sparse" if m.is_sparse else "dense",
                     "min_diagonal": m.min_diagonal,
                     "expected_change_share": m.expected_change_share(fb) if has else 0.0,
-                    "realised_change_share": float(((a != b) & (b >= 0)).sum() / max(1, int(fb.sum()))),
+                    "realised_change_share": float(n_changed / max(1, int(fb.sum()))),
                     "hellinger": hellinger(fb, fa) if has else 0.0,
                     "total_variation": total_variation(fb, fa) if has else 0.0,
                     **({"condition_number": m.condition_number()} if J <= 200 else {}),
                     **{k: v for k, v in ev.items() if isinstance(v, (int, float, str, bool)) or v is None},
                 }
-        guarantees = check_pram(microdata, released, groups, out_m, promised, strata_ids, label_of)
+            summary["changed"][" x ".join(g)] = changed
+        guarantees = check_pram(microdata, released, groups, out_m, promised, strata_ids, label_of,
+                                joint={g: (joint_before[g], joint_after[g]) for g in groups}, pairs=trans)
         return PramResult("pram", released, self._params(), summary, tuple(guarantees), record, artifacts,
                           matrices=out_m, transitions=trans, before=before, after=after, evidence=ev_out)
 
@@ -423,13 +434,31 @@ class Pram:
         return m
 
 
+def _same_column(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two columns hold the same values: at once when they share one numpy buffer
+    (same dtype, shape, strides and address), else by comparing the values."""
+    x, y = a.array, b.array
+    if isinstance(x, pd.arrays.NumpyExtensionArray) and isinstance(y, pd.arrays.NumpyExtensionArray):
+        u, w = x.to_numpy(), y.to_numpy()
+        if (u.dtype == w.dtype and u.shape == w.shape and u.strides == w.strides
+                and u.__array_interface__["data"][0] == w.__array_interface__["data"][0]):
+            return True
+    return bool(a.equals(b))
+
+
 def check_pram(original: Microdata, released: Microdata, groups, matrices: dict, promised: dict,
-               strata_ids: np.ndarray | None, label_of: dict) -> list[Guarantee]:
+               strata_ids: np.ndarray | None, label_of: dict, *, joint: dict | None = None,
+               pairs: dict | None = None) -> list[Guarantee]:
     """Independent checks of a PRAM step on the data before and after and the published matrices.
 
     Recomputes from the matrices and the codes (not from the method's own figures): row sums
     and signs of every matrix, missing values unchanged, every change has P[orig, released] > 0,
     the promised minimum diagonal, and invariance p P = p with p counted from the original codes.
+    ``joint`` may pass the joint codes (before, after) of each variable group already encoded
+    by the step (they are the data, encoded; every figure is still counted here), and
+    ``pairs`` the dense counts of (original, released) code pairs per matrix key, one
+    ``bincount`` of those codes (:func:`~sdckit.pram.apply.transition_counts`), so they are
+    not counted twice.
     """
     worst_row = max(float(np.abs(np.asarray(m.P.sum(axis=1)).ravel() - 1.0).max()) for m in matrices.values())
     negative = any(float((m.P.data if m.is_sparse else m.P).min()) < 0 for m in matrices.values())
@@ -440,27 +469,45 @@ def check_pram(original: Microdata, released: Microdata, groups, matrices: dict,
         missing_ok &= bool(np.array_equal(b < 0, a < 0))
     for v in original.columns:
         if v not in variables:
-            missing_ok &= bool(original.frame[v].equals(released.frame[v]))
+            missing_ok &= _same_column(original.frame[v], released.frame[v])
     inv_err, diag_short = 0.0, 0.0
     for (g, label), m in matrices.items():
         shape = tuple(original.n_categories(v) for v in g)
-        jb = joint_codes([original.codes(v) for v in g], shape)
-        ja = joint_codes([released.codes(v) for v in g], shape)
+        if joint is not None and g in joint:
+            jb, ja = joint[g]
+        else:
+            jb = joint_codes([original.codes(v) for v in g], shape)
+            ja = joint_codes([released.codes(v) for v in g], shape)
         s_i = [k for k, lab in label_of.items() if lab == label][0]
-        rows = np.ones(jb.size, bool) if s_i == "all" else strata_ids == s_i
-        b, a = jb[rows], ja[rows]
-        moved = (b >= 0) & (a != b)
-        if moved.any():
-            if m.is_sparse:
-                probs = np.asarray(m.P[b[moved], a[moved]]).ravel()
-            else:
-                probs = m.P[b[moved], a[moved]]
-            support_ok &= bool((probs > 0).all())
+        b, a = (jb, ja) if s_i == "all" else (jb[strata_ids == s_i], ja[strata_ids == s_i])
+        J = m.n_categories
+        p = None
+        if not m.is_sparse and J <= 4096 and missing_ok:
+            # one count of the (original, released) pairs: every pair seen off the diagonal
+            # must have P > 0; its row sums are the original frequencies p
+            t = None if pairs is None else pairs.get((g, label))
+            if not isinstance(t, np.ndarray) or t.shape != (J, J):
+                obs = b >= 0
+                bb, aa = (b, a) if obs.all() else (b[obs], a[obs])
+                t = np.bincount(bb.astype(np.int64) * J + aa, minlength=J * J).reshape(J, J)
+            seen = t > 0
+            np.fill_diagonal(seen, False)
+            support_ok &= bool((np.asarray(m.P)[seen] > 0).all())
+            p = t.sum(axis=1).astype(float)
+        else:
+            moved = (b >= 0) & (a != b)
+            if moved.any():
+                if m.is_sparse:
+                    probs = np.asarray(m.P[b[moved], a[moved]]).ravel()
+                else:
+                    probs = m.P[b[moved], a[moved]]
+                support_ok &= bool((probs > 0).all())
         invariant, min_diag = promised[(g, label)]
         if min_diag is not None:
             diag_short = max(diag_short, float(min_diag) - float(np.asarray(m.P.diagonal()).min()))
         if invariant:
-            p = np.bincount(b[b >= 0], minlength=m.n_categories).astype(float)
+            if p is None:
+                p = np.bincount(b[b >= 0], minlength=m.n_categories).astype(float)
             if p.sum() > 0:
                 inv_err = max(inv_err, invariance_error(m, p))
     out = [

@@ -147,6 +147,8 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
     files = [entry(data_name, "data")]
     files += [entry(a, "pram_matrix" if a.startswith("pram_") else "published") for a in artifacts
               if (folder / a).exists()]
+    if (folder / "column_names.csv").exists():  # SPSS/Stata names: original -> delivered
+        files.append(entry("column_names.csv", "column_names"))
     if (folder / report_name).exists():
         files.append(entry(report_name, "public_report"))
     gate = [{"name": o.name, "threshold": o.threshold, "measured": gate_headline(o.name, o.value),

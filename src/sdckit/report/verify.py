@@ -168,11 +168,19 @@ def verify_release(folder: str | os.PathLike) -> VerifyResult:
 
 
 def _read_released(path: Path, data: dict, res: VerifyResult):
-    from ..io.files import read_microdata
+    from ..io.files import read_data
+    from ..microdata import Microdata
 
     roles = {k: v for k, v in (data.get("roles") or {}).items() if v}
     try:
-        md = read_microdata(path, na_values=list(data.get("na_values") or []) or None, **roles)
+        frame, meta = read_data(path, na_values=list(data.get("na_values") or []) or None)
+        names = path.parent / "column_names.csv"
+        if names.is_file():  # SPSS/Stata delivery renamed columns: back to the certified names
+            import pandas as pd
+
+            mapping = pd.read_csv(names, dtype=str, keep_default_na=False)
+            frame = frame.rename(columns=dict(zip(mapping["delivered_name"], mapping["original_name"])))
+        md = Microdata(frame, meta=meta, **roles)
     except Exception as exc:  # an edited file may no longer parse; name it
         res.check(f"{path.name} readable", False, f"{path.name}: cannot be read as the released data ({exc})")
         return None

@@ -127,22 +127,26 @@ def identifier_check(original: Microdata, released: Microdata, *, allow: Iterabl
     return out
 
 
-def _joint_codes(original: pd.DataFrame, released: pd.DataFrame,
-                 columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per record of each frame: equal integers iff equal values on ``columns``
-    (missing equals missing), with codes shared by the two frames."""
-    n = len(original)
-    both = pd.concat([original[list(columns)].reset_index(drop=True),
-                      released[list(columns)].reset_index(drop=True)], ignore_index=True)
-    codes = np.zeros(2 * n, dtype=np.int64)
+def row_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One int64 per record, equal iff the records are equal on ``columns`` (missing equals
+    missing): a mixed-radix code, re-compressed whenever the next digit could overflow."""
+    codes = np.zeros(len(frame), dtype=np.int64)
     for col in columns:
-        c, uniq = pd.factorize(both[col], use_na_sentinel=False)
+        c, uniq = pd.factorize(frame[col], use_na_sentinel=False)
         k = max(len(uniq), 1)
-        # mixed radix; re-compress whenever the product could overflow int64
         if codes.max(initial=0) >= (np.iinfo(np.int64).max // (k + 1)):
             codes = pd.factorize(codes)[0].astype(np.int64)
         codes = codes * k + c
-    codes = pd.factorize(codes)[0].astype(np.int64)
+    return pd.factorize(codes)[0].astype(np.int64)
+
+
+def _joint_codes(original: pd.DataFrame, released: pd.DataFrame,
+                 columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of :func:`row_codes` shared by the two frames (the same values, the same code)."""
+    n = len(original)
+    both = pd.concat([original[list(columns)].reset_index(drop=True),
+                      released[list(columns)].reset_index(drop=True)], ignore_index=True)
+    codes = row_codes(both, columns)
     return codes[:n], codes[n:]
 
 
@@ -211,15 +215,8 @@ def undeclared_scan(microdata: Microdata, *, columns: Sequence[str] | None = Non
     def n_unique(cols: list[str]) -> int:
         if not cols:
             return 0
-        codes = np.zeros(len(frame), dtype=np.int64)
-        for col in cols:
-            c, uniq = pd.factorize(frame[col], use_na_sentinel=False)
-            k = max(len(uniq), 1)
-            if codes.max(initial=0) >= (np.iinfo(np.int64).max // (k + 1)):
-                codes = pd.factorize(codes)[0].astype(np.int64)
-            codes = codes * k + c
-        _, inv, cnt = np.unique(codes, return_inverse=True, return_counts=True)
-        return int((cnt[inv] == 1).sum())
+        codes = row_codes(frame, cols)
+        return int((np.bincount(codes)[codes] == 1).sum())
 
     base = n_unique(keys)
     rows = []

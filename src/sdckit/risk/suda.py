@@ -224,55 +224,69 @@ def _msus_levelwise(gc, radix, gcount, cand, K, w):
 # the test on S - d needs only the count), which is exactly the level-wise test above.
 
 @njit(cache=True)
-def _extend(active, dense, code, radix, gcount, cand_pos, scratch, U_child):
-    """Count the active groups on S + {v}; set U bits of the candidates that become unique.
+def _extend(idx, starts, code, kind, radix, U_child):
+    """Split the blocks of active groups on S by the codes of v; set U bits of new uniques.
 
-    ``dense`` are the active groups' ids on S (< len(active)), ``code`` the groups' codes of v
-    (0 = missing), ``scratch`` an int32 table of size >= len(active) * radix filled with -1
-    (restored on return). Returns the active groups on S + {v} and their ids there.
+    ``idx`` lists the active groups (those still sharing their S-projection with another
+    group and holding a candidate) in blocks of equal projection (``starts``: offsets).
+    ``code`` holds every group's code of v (0 = missing), ``kind`` 1 for a candidate (a group
+    of one record) and 2 for a group of two or more records; both are small arrays indexed
+    by group, so the gathers stay in cache. Within a block the groups are bucketed by code (a
+    counting sort over the codes present): the buckets are the blocks of S + {v}. A bucket
+    holding a single candidate is unique on S + {v} (bit set in ``U_child``, indexed by
+    group); a bucket without a candidate can no longer make one non-unique and is dropped.
+    Returns the active groups of S + {v} and their block offsets.
     """
-    na = active.shape[0]
-    cid = np.empty(na, dtype=np.int32)
-    cnt = np.zeros(na, dtype=np.int64)
-    nid = 0
-    for t in range(na):
-        g = active[t]
-        kk = np.int64(dense[t]) * radix + code[g]
-        i = scratch[kk]
-        if i < 0:
-            i = nid
-            scratch[kk] = nid
-            nid += 1
-        cid[t] = i
-        cnt[i] += gcount[g]
-    m = 0
-    for t in range(na):
-        g = active[t]
-        scratch[np.int64(dense[t]) * radix + code[g]] = -1
-        if cnt[cid[t]] >= 2:
-            m += 1
-    child_active = np.empty(m, dtype=np.int64)
-    child_dense = np.empty(m, dtype=np.int32)
-    j = 0
-    for t in range(na):
-        if cnt[cid[t]] >= 2:
-            child_active[j] = active[t]
-            child_dense[j] = cid[t]
-            j += 1
-        else:
-            c = cand_pos[active[t]]
-            if c >= 0:
-                U_child[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-    # compact the ids of the remaining groups to 0..(distinct - 1)
-    remap = np.full(nid, -1, dtype=np.int32)
-    nd = 0
-    for t in range(m):
-        i = child_dense[t]
-        if remap[i] < 0:
-            remap[i] = nd
-            nd += 1
-        child_dense[t] = remap[i]
-    return child_active, child_dense
+    na = idx.shape[0]
+    cnt = np.zeros(radix, dtype=np.int64)
+    ncand = np.zeros(radix, dtype=np.int64)
+    size = np.zeros(radix, dtype=np.int64)
+    pos = np.empty(radix, dtype=np.int64)
+    seen = np.empty(radix, dtype=np.int64)
+    out = np.empty(na, dtype=idx.dtype)
+    ostarts = np.empty(na + 1, dtype=np.int64)
+    one = np.uint64(1)
+    o = 0
+    nbo = 0
+    for b in range(starts.shape[0] - 1):
+        lo = starts[b]
+        hi = starts[b + 1]
+        nd = 0
+        for t in range(lo, hi):
+            g = idx[t]
+            c = code[g]
+            if size[c] == 0:
+                seen[nd] = c
+                nd += 1
+            size[c] += 1
+            cnt[c] += kind[g]
+            if kind[g] == 1:
+                ncand[c] += 1
+        for j in range(nd):
+            c = seen[j]
+            if cnt[c] >= 2 and ncand[c] > 0:
+                pos[c] = o
+                ostarts[nbo] = o
+                nbo += 1
+                o += size[c]
+            else:
+                pos[c] = -1
+        for t in range(lo, hi):
+            g = idx[t]
+            c = code[g]
+            q = pos[c]
+            if q >= 0:
+                out[q] = g
+                pos[c] = q + 1
+            elif cnt[c] == 1:          # the bucket's one record: unique on S + {v}
+                U_child[g >> 6] |= one << np.uint64(g & 63)
+        for j in range(nd):
+            c = seen[j]
+            cnt[c] = 0
+            ncand[c] = 0
+            size[c] = 0
+    ostarts[nbo] = o
+    return out[:o].copy(), ostarts[:nbo + 1].copy()
 
 
 @njit(cache=True)
@@ -305,41 +319,56 @@ def _read_msus(U, masks, sizes, obs_bits, w, c_msu, c_contrib):
 
 
 def _msus_depth_first(gc, radix, gcount, cand, K, w):
-    """MSU counts (nc, K) and contributions (nc, M) of the candidate groups ``cand``."""
+    """MSU counts (nc, K) and contributions (nc, M) of the candidate groups ``cand``.
+
+    The variables are searched in decreasing number of categories (the MSUs do not depend on
+    the order): splitting on the widest variables first makes the blocks small early, so the
+    large subtrees of the prefix search work on few groups.
+    """
+    order = sorted(range(len(gc)), key=lambda j: -radix[j])
+    c_msu, c_contrib = _msus_depth_first_ordered([gc[j] for j in order], [radix[j] for j in order],
+                                                 gcount, cand, K, w)
+    out = np.empty_like(c_contrib)
+    out[:, order] = c_contrib
+    return c_msu, out
+
+
+def _msus_depth_first_ordered(gc, radix, gcount, cand, K, w):
     M = len(gc)
     G = gcount.shape[0]
     nc = cand.size
-    nwords = (nc + 63) // 64
-    U = np.zeros((1 << M, nwords), dtype=np.uint64)
-    cand_pos = np.full(G, -1, dtype=np.int64)
-    cand_pos[cand] = np.arange(nc)
-    scratch = np.full(G * max(radix), -1, dtype=np.int32)
-    codes32 = [np.ascontiguousarray(c, dtype=np.int32) for c in gc]
-    gcount64 = np.ascontiguousarray(gcount, dtype=np.int64)
+    nwords = (G + 63) // 64
+    U = np.zeros((1 << M, nwords), dtype=np.uint64)   # bits indexed by group
+    ctype = np.int8 if max(radix) <= 127 else (np.int16 if max(radix) <= 32767 else np.int32)
+    codes_c = [np.ascontiguousarray(c, dtype=ctype) for c in gc]
+    kind = np.where(gcount == 1, 1, 2).astype(np.int8)
+    itype = np.int32 if G < 2**31 else np.int64
 
-    def visit(mask, last, size, active, dense):
+    def visit(mask, last, size, idx, starts):
         for v in range(last + 1, M):
             child = mask | (1 << v)
             U[child] = U[mask]
-            if active.size:
-                ca, cd = _extend(active, dense, codes32[v], radix[v], gcount64, cand_pos, scratch, U[child])
+            if idx.size:
+                i2, s2 = _extend(idx, starts, codes_c[v], kind, radix[v], U[child])
             else:
-                ca, cd = active, dense
+                i2, s2 = idx, starts
             if size + 1 < K:
-                visit(child, v, size + 1, ca, cd)
+                visit(child, v, size + 1, i2, s2)
 
-    visit(0, -1, 0, np.arange(G, dtype=np.int64), np.zeros(G, dtype=np.int32))
+    visit(0, -1, 0, np.arange(G, dtype=itype), np.array([0, G], dtype=np.int64))
     masks = np.array([S for S in range(1, 1 << M) if bin(S).count("1") <= K], dtype=np.int64)
     sizes = np.array([bin(S).count("1") for S in masks], dtype=np.int64)
     obs_bits = np.zeros((M, nwords), dtype=np.uint64)
+    is_cand = np.zeros(nwords * 64, dtype=bool)
+    is_cand[cand] = True
     for v in range(M):
         o = np.zeros(nwords * 64, dtype=bool)
-        o[:nc] = gc[v][cand] > 0
-        obs_bits[v] = np.packbits(o, bitorder="little").view("<u8").astype(np.uint64)
-    c_msu = np.zeros((nc, K), dtype=np.int64)
-    c_contrib = np.zeros((nc, M), dtype=np.float64)
-    _read_msus(U, masks, sizes, obs_bits, np.asarray(w, dtype=np.float64), c_msu, c_contrib)
-    return c_msu, c_contrib
+        o[:G] = gc[v] > 0
+        obs_bits[v] = np.packbits(o & is_cand, bitorder="little").view("<u8").astype(np.uint64)
+    g_msu = np.zeros((G, K), dtype=np.int64)
+    g_contrib = np.zeros((G, M), dtype=np.float64)
+    _read_msus(U, masks, sizes, obs_bits, np.asarray(w, dtype=np.float64), g_msu, g_contrib)
+    return g_msu[cand], g_contrib[cand]
 
 
 def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
@@ -360,7 +389,7 @@ def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
         Sampling fraction for DIS-SUDA (sdcMicro's ``DisFraction``, default 0.01).
     search : {"auto", "depth_first", "levelwise"}
         ``"depth_first"``: the pruned depth-first search with bit sets (fast; needs
-        2^M x n/8 bytes for the bits and G x max categories int32 for a scratch table);
+        2^M x G/8 bytes for the bits, G the distinct key combinations);
         ``"levelwise"``: one ``bincount`` per subset on every group (the earlier search, kept
         as a reference). Both give the same MSUs. ``"auto"``: depth-first when its tables fit
         in about 2 GB.
@@ -394,7 +423,7 @@ def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
     cand = np.flatnonzero(gcount == 1)
     nc = cand.size
     # depth-first search with bit sets when its tables fit, else the level-wise search
-    fits = (1 << M) * ((nc + 63) // 64) * 8 <= (2 << 30) and G * max(radix) <= (1 << 28)
+    fits = (1 << M) * ((G + 63) // 64) * 8 <= (2 << 30)
     if search == "depth_first" or (search == "auto" and fits):
         c_msu, c_contrib = _msus_depth_first(gc, radix, gcount, cand, K, w)
     else:

@@ -27,7 +27,7 @@ from scipy.spatial import cKDTree
 
 from .._validation import close_names
 from ..errors import InputError
-from ..masking.neighbours import MixedMetric, values_equal
+from ..masking._neighbours_core import MixedMetric, values_equal
 from ..result import jsonable
 
 

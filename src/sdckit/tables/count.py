@@ -41,12 +41,12 @@ import itertools
 import math
 import numbers
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError, SDCError
+from ._compositions import bounded_compositions
 
 __all__ = ["CountTimeout", "FibreTooLarge", "CountResult", "count_tables", "count_tables_exact", "row_dp_count", "count_tables_3way", "count_bounded",
            "count_rounded", "count_suppressed", "enumerate_tables", "enumerate_bounded",
@@ -103,21 +103,6 @@ def check_margins(rows, cols) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 # ----------------------------------------------------------------------------- 2-way, fixed margins
-
-def bounded_compositions(total: int, bounds: Sequence[int]) -> int:
-    """Number of integer vectors ``x`` with ``sum(x) == total`` and ``0 <= x_j <= bounds[j]``.
-
-    The coefficient of ``z**total`` in ``prod_j (1 + z + ... + z**bounds[j])``, by a running
-    prefix-sum convolution (exact integers).
-    """
-    if total < 0 or total > sum(bounds):
-        return 0
-    poly = [1] + [0] * total
-    for b in bounds:
-        prefix = list(itertools.accumulate(poly))
-        poly = [prefix[s] - (prefix[s - b - 1] if s - b - 1 >= 0 else 0) for s in range(total + 1)]
-    return poly[total]
-
 
 def _three_rows(r1: int, r2: int, cols: tuple[int, ...]) -> int:
     """Number of 3-row tables with row sums ``r1, r2`` (the third implied) and column sums ``cols``.
@@ -259,7 +244,8 @@ class CountResult:
         return {"count": c, "method": self.method, "seconds": round(self.seconds, 6)}
 
 
-def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | None = None) -> CountResult:
+def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | None = None,
+                       max_memory_gb: float = 2.0) -> CountResult:
     """Exact number of tables with the given margins, with the method that ran.
 
     Parameters
@@ -274,6 +260,11 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
         cannot be interrupted: with a limit, ``"auto"`` refuses (raises :class:`CountTimeout`)
         a problem whose predicted work exceeds about ``5e7`` partition steps per second of the
         limit.
+
+    max_memory_gb : float
+        The ``"kostka"`` method keeps a few vectors over all partitions of the total into at
+        most ``min(R, C)`` parts; when their predicted size exceeds this, ``"auto"`` (and
+        ``"kostka"``) raise :class:`FibreTooLarge` instead of exhausting memory.
 
     Returns
     -------
@@ -307,6 +298,11 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
                                f"take about {min(kw, iw) / 5e7:.0f} s, more than the {time_limit} s limit; "
                                "raise the limit or estimate the count (sdckit.tables.sis)")
     if method == "kostka":
+        mem = count_dp.kostka_memory(rn, cn) / 1e9
+        if mem > max_memory_gb:
+            raise FibreTooLarge(f"counting tables with margins rows={list(r)}, cols={list(c)} exactly needs about "
+                                f"{mem:.1f} GB, more than max_memory_gb={max_memory_gb}; raise it or estimate the "
+                                "count (sdckit table count --estimate)")
         n = count_dp.kostka_count(rn, cn)
     elif method == "ie-mitm":
         if min(len(rn), len(cn)) > 4:

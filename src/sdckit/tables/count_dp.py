@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["PRIMES", "count_bound_bits", "n_primes_for", "crt", "kostka_count", "ie_mitm_count",
-           "kostka_work", "ie_mitm_work"]
+           "kostka_work", "kostka_memory", "ie_mitm_work"]
 
 # The largest primes below 2**31 (checked by trial division in tests); a sum of two
 # residues and a product of two residues fit in int64.
@@ -225,13 +225,47 @@ def _pieri_step(V, S, L, m, Q, P, primes):
 
 
 @njit(cache=True)
+def _remap(V, S, m_old, m_new, Q, P):
+    """Re-index a vector over the partitions of ``S`` into <= m_old parts by their ranks among
+    the partitions into <= m_new parts (zeros padded)."""
+    K = V.shape[1]
+    out = np.zeros((P[m_new, S, S], K), np.int64)
+    mu = np.zeros(m_new, np.int64)
+    _first_partition(S, m_old, mu)
+    r = 0
+    while True:
+        t = S
+        rk = 0
+        for j in range(m_new):
+            rk += Q[m_new - j, t, mu[j]]
+            t -= mu[j]
+        for k in range(K):
+            out[rk, k] = V[r, k]
+        r += 1
+        if not _next_partition(mu[:m_old], m_old):
+            break
+    return out
+
+
+@njit(cache=True)
 def _kostka_vector(parts, m, Q, P, primes):
+    """``(K_{nu, parts})_nu`` over the partitions of ``sum(parts)`` into <= m parts. After ``k``
+    strips a partition has at most ``k`` parts, so step ``k`` enumerates only those
+    (``min(k, m)`` coordinates) and the vector is re-indexed when the count grows."""
     K = primes.size
     V = np.ones((1, K), np.int64)
     S = 0
-    for L in parts:
-        V = _pieri_step(V, S, L, m, Q, P, primes)
+    mk_old = 1
+    for k in range(parts.size):
+        L = parts[k]
+        mk = min(k + 1, m)
+        if mk != mk_old:
+            V = _remap(V, S, mk_old, mk, Q, P)
+        V = _pieri_step(V, S, L, mk, Q, P, primes)
+        mk_old = mk
         S += L
+    if mk_old != m:
+        V = _remap(V, S, mk_old, m, Q, P)
     return V
 
 
@@ -253,20 +287,39 @@ def kostka_work(rows, cols) -> float:
     n = sum(r)
     if m <= 1:
         return 1.0
-    # partitions of s into <= m parts, by the standard recurrence (floats: an estimate)
+    # partitions of s into <= k parts, by the standard recurrence (floats: an estimate)
+    p = np.zeros((m + 1, n + 1))
+    p[0, 0] = 1.0
+    for k in range(1, m + 1):
+        p[k] = p[k - 1]
+        for s in range(k, n + 1):
+            p[k, s] += p[k, s - k]
+    cum = np.concatenate([np.zeros((m + 1, 1)), np.cumsum(p, axis=1)], axis=1)
+    work = 0.0
+    for parts in (r, c):
+        S = 0
+        for k, L in enumerate(parts):
+            mk = min(k + 1, m)
+            work += (cum[mk, S + L + 1] - cum[mk, S]) * mk
+            S += L
+    return float(work)
+
+
+def kostka_memory(rows, cols) -> float:
+    """Peak bytes of :func:`kostka_count`: ``2 m + 1`` vectors over the largest layer (the
+    partitions of the total into at most ``m`` parts), one int64 per prime."""
+    r = [x for x in rows if x]
+    c = [x for x in cols if x]
+    m = min(len(r), len(c))
+    n = sum(r)
+    if m <= 1:
+        return 0.0
     p = np.zeros(n + 1)
     p[0] = 1.0
     for k in range(1, m + 1):
         for s in range(k, n + 1):
             p[s] += p[s - k]
-    cum = np.concatenate([[0.0], np.cumsum(p)])
-    work = 0.0
-    for parts in (r, c):
-        S = 0
-        for L in parts:
-            work += cum[S + L + 1] - cum[S]
-            S += L
-    return float(work * m)
+    return float(p[n] * 8 * n_primes_for(r, c) * (2 * m + 1))
 
 
 def kostka_count(rows, cols) -> int:
@@ -363,42 +416,125 @@ def _ie_mitm(r, c, binom, primes):
     return acc
 
 
-def ie_mitm_work(rows, cols) -> float:
-    """Vectors ``a`` visited times ``2 * 2**R`` inclusion-exclusion terms (orientation with
-    at most four columns; ``inf`` when neither side has at most four entries)."""
-    best = math.inf
-    for r, c in ((rows, cols), (cols, rows)):
-        r = [x for x in r if x]
-        c = [x for x in c if x]
-        if len(c) > 4 or len(r) > 12:
+_LOWBIT = np.array([0 if k == 0 else (k & -k).bit_length() - 1 for k in range(256)], np.int64)
+
+
+@njit(cache=True)
+def _bounded_comp_exact(u, t, binom, sums, signs):
+    """``B(u; t)`` in int64 (the caller has checked that no overflow can occur); subset sums
+    ``sum_{i in S}(u_i + 1)`` built mask by mask from the lowest bit."""
+    R = u.size
+    out = binom[t] if t >= 0 else 0
+    sums[0] = 0
+    for mask in range(1, 1 << R):
+        low = mask & (-mask)
+        i = _LOWBIT[low & 0xFF] if low <= 0xFF else _LOWBIT[low >> 8] + 8
+        sm = sums[mask ^ low] + u[i] + 1
+        sums[mask] = sm
+        rest = t - sm
+        if rest >= 0:
+            out += signs[mask] * binom[rest]
+    return out
+
+
+@njit(cache=True)
+def _ie_mitm_exact(r, c, binom):
+    """:func:`_ie_mitm` in plain int64 when ``sum_a B B`` is known to stay below ``2**63``."""
+    R = r.size
+    total_left = c[0] + c[1]
+    acc = 0
+    a = np.zeros(R, np.int64)
+    b = np.zeros(R, np.int64)
+    cap = np.zeros(R + 1, np.int64)
+    for i in range(R - 1, -1, -1):
+        cap[i] = cap[i + 1] + r[i]
+    sums = np.zeros(1 << R, np.int64)
+    signs = np.ones(1 << R, np.int64)
+    for mask in range(1 << R):
+        bits = 0
+        for j in range(R):
+            if mask & (1 << j):
+                bits += 1
+        signs[mask] = -1 if bits % 2 else 1
+    rem = np.zeros(R + 1, np.int64)
+    rem[0] = total_left
+    i = 0
+    a[0] = max(0, rem[0] - cap[1]) - 1
+    while i >= 0:
+        a[i] += 1
+        hi = min(r[i], rem[i])
+        if a[i] > hi:
+            i -= 1
             continue
-        box = 1.0
-        for x in r[:-1]:
-            box *= x + 1
-        best = min(best, box * 2.0 ** (len(r) + 1) / max(1.0, math.sqrt(sum(x * x for x in r) / 12) * 2.5))
-    return best
+        rem[i + 1] = rem[i] - a[i]
+        if i < R - 2:
+            i += 1
+            a[i] = max(0, rem[i] - cap[i + 1]) - 1
+            continue
+        last = rem[i + 1]
+        if last < 0 or last > r[R - 1]:
+            continue
+        a[R - 1] = last
+        for j in range(R):
+            b[j] = r[j] - a[j]
+        f = _bounded_comp_exact(a, c[0], binom, sums, signs)
+        if f:
+            acc += f * _bounded_comp_exact(b, c[2], binom, sums, signs)
+    return acc
+
+
+def ie_mitm_work(rows, cols) -> float:
+    """Vectors ``a`` visited times ``2 * 2**R`` inclusion-exclusion terms for the cheapest
+    orientation and split (``inf`` when neither side has at most four entries)."""
+    plans = _ie_plans(rows, cols)
+    return float(min(p[0] for p in plans)) if plans else math.inf
+
+
+def _ie_plans(rows, cols):
+    """Every (row side, column order) with at most four columns: the first two columns form the
+    left half; the number of vectors ``a`` visited is the number of ``a <= r`` with
+    ``sum a = c_0 + c_1`` (a bounded composition count)."""
+    from ._compositions import bounded_compositions
+
+    plans = []
+    for r, c in ((rows, cols), (cols, rows)):
+        r = sorted(int(x) for x in r if x)
+        c = [int(x) for x in c if x]
+        if len(c) > 4 or len(r) > 16 or len(r) < 2 or len(c) < 2:
+            continue
+        c = c + [0] * (4 - len(c))
+        for first in ((0, 1), (0, 2), (0, 3)):
+            rest = [k for k in range(4) if k not in first]
+            order = [c[first[0]], c[first[1]], c[rest[0]], c[rest[1]]]
+            plans.append((bounded_compositions(order[0] + order[1], r) * 2 ** (len(r) + 1), r, order))
+    return plans
 
 
 def ie_mitm_count(rows, cols) -> int:
-    """Exact count for tables with at most four columns (or rows), see the module notes."""
-    r = [int(x) for x in rows if x]
-    c = [int(x) for x in cols if x]
-    if sum(r) != sum(c):
+    """Exact count for tables with at most four columns (or rows), see the module notes.
+
+    Of the two orientations and the three ways to split four columns into halves, the one
+    visiting the fewest vectors ``a`` runs; plain int64 arithmetic when
+    ``#a * max B * max B < 2**62``, otherwise modulo primes with CRT.
+    """
+    r0 = [int(x) for x in rows if x]
+    c0 = [int(x) for x in cols if x]
+    if sum(r0) != sum(c0):
         return 0
-    if len(c) > 4:
-        r, c = c, r
-    if len(c) > 4:
-        raise ValueError("ie-mitm needs at most four columns or four rows")
-    if len(c) <= 1 or len(r) <= 1:
+    if len(r0) <= 1 or len(c0) <= 1:
         return 1
-    # the smaller side's box is the odometer: with <= 4 entries on both sides pick the cheaper
-    c = sorted(c, reverse=True) + [0] * (4 - len(c))
-    # pair the two largest with each other: the slice sum c_0 + c_1 sits far from the middle
-    r = sorted(r)
+    plans = _ie_plans(r0, c0)
+    if not plans:
+        raise ValueError("ie-mitm needs at most four columns or four rows")
+    work, r, c = min(plans, key=lambda p: p[0])
     n = sum(r)
+    R = len(r)
+    n_a = work / 2 ** (R + 1)
+    if n_a * math.comb(c[0] + R - 1, R - 1) * math.comb(c[2] + R - 1, R - 1) < 2 ** 62:
+        binom1 = np.array([math.comb(t + R - 1, R - 1) for t in range(n + 1)], np.int64)
+        return int(_ie_mitm_exact(np.array(r, np.int64), np.array(c, np.int64), binom1))
     k = n_primes_for(r, c)
     primes = np.array(PRIMES[:k], np.int64)
-    R = len(r)
     binom = np.zeros((n + 1, k), np.int64)
     for t in range(n + 1):
         v = math.comb(t + R - 1, R - 1)

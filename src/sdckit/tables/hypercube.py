@@ -57,7 +57,7 @@ from .audit_large import protection_audit
 from .rules import Primary
 from .suppression import (SuppressionResult, _capacities, _check_inputs, _heuristic_pattern, _suppressible,
                           _validate_common, cell_costs)
-from .table import Table
+from .table import Hierarchy, Table
 
 __all__ = ["HypercubeSuppression", "HypercubeResult", "check_certificates"]
 
@@ -178,6 +178,70 @@ def _cube_cells(options, combo, strides) -> tuple[np.ndarray, np.ndarray]:
     return cells, sg
 
 
+def _subtree(h, root: int) -> np.ndarray:
+    """Nodes of the subtree under ``root`` in pre-order (root first)."""
+    out, stack = [], [root]
+    while stack:
+        u = stack.pop()
+        out.append(u)
+        stack.extend(reversed(h.children[u]))
+    return np.array(out, np.int64)
+
+
+def _local_lp(table: Table, p: int, sup: np.ndarray, primary: Primary, w, lb, ub, time_limit: float,
+              max_cells: int = 50_000) -> np.ndarray:
+    """Protect primary ``p`` with the LP heuristic on the smallest neighbourhood that suffices.
+
+    The neighbourhood is the product over dimensions of the subtree of p's ancestor ``up``
+    levels higher (``up = 1, 2, ...``; the whole hierarchy at the root). Cells whose node is that
+    ancestor in a dimension where it is not the root are fixed (their relations upwards leave the
+    neighbourhood), so every perturbation found satisfies every relation of the whole table.
+    Falls back on the whole table when the neighbourhood would exceed ``max_cells``.
+    """
+    idx = np.unravel_index(p, table.shape)
+    hs = table.hierarchies
+    for up in range(1, max(int(h.depth.max()) for h in hs) + 1):
+        tops = []
+        for h, i in zip(hs, idx):
+            a = int(i)
+            for _ in range(up):
+                if h.parent[a] >= 0:
+                    a = int(h.parent[a])
+            tops.append(a)
+        nodes = [_subtree(h, a) for h, a in zip(hs, tops)]
+        if int(np.prod([n.size for n in nodes])) > max_cells:
+            break
+        grids = np.meshgrid(*nodes, indexing="ij")
+        cells = np.ravel_multi_index([g.reshape(-1) for g in grids], table.shape)
+        border = np.zeros(cells.size, bool)
+        for g, h, a in zip(grids, hs, tops):
+            if h.parent[a] >= 0:
+                border |= g.reshape(-1) == a
+        sub_hs = []
+        for h, n in zip(hs, nodes):
+            where = {int(u): k for k, u in enumerate(n)}
+            sub_hs.append(Hierarchy([h.codes[u] for u in n], [-1] + [where[int(h.parent[u])] for u in n[1:]]))
+        freq = np.where(border, 0, table.freq[cells])
+        sub = Table(table.dims, sub_hs, table.value[cells], freq, kind=table.kind)
+        k = int(np.flatnonzero(cells == p)[0])
+        mask = np.zeros(cells.size, bool)
+        mask[k] = True
+        sp_ = Primary(mask, np.where(mask, primary.upper[cells], 0.0), np.where(mask, primary.lower[cells], 0.0),
+                      np.where(mask, primary.sliding[cells], 0.0), np.full(cells.size, "", object))
+        start = sup[cells] & ~border
+        got = _heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=start)
+        got[border] = False
+        if protection_audit(sub, got | mask, sp_, lower_bound=lb[cells], upper_bound=ub[cells]).ok:
+            out = sup.copy()
+            out[cells[got]] = True
+            return out
+    whole = np.zeros(table.n_cells, bool)
+    whole[p] = True
+    sp_ = Primary(whole, np.where(whole, primary.upper, 0.0), np.where(whole, primary.lower, 0.0),
+                  np.where(whole, primary.sliding, 0.0), primary.reason)
+    return _heuristic_pattern(table, sp_, w, lb, ub, time_limit, start=sup)
+
+
 def check_certificates(table: Table, suppressed: np.ndarray, primary: Primary, certificates: dict,
                        lb: np.ndarray, ub: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     """Exact check of each primary's hypercube: ``M d = 0``, support suppressed, reach >= levels.
@@ -278,13 +342,13 @@ class HypercubeSuppression:
         prim = np.flatnonzero(primary.sensitive & ((primary.upper > 0) | (primary.lower > 0) | (primary.sliding > 0)))
         idx = np.array(np.unravel_index(prim, table.shape)).T if prim.size else np.zeros((0, len(hs)), int)
 
-        def options_of(k: int, i: int) -> list:
+        def options_of(k: int, i: int, limit: int | None = self.max_siblings) -> list:
             h = hs[k]
             plus = np.array(chains[k][i], np.int64)
             if h.parent[i] < 0:
                 return [(plus, np.ones(plus.size, np.int64))]
             sib = [j for j in h.children[h.parent[i]] if j != i]
-            sib = sorted(sib, key=lambda j: -marg[k][j])[: self.max_siblings]
+            sib = sorted(sib, key=lambda j: -marg[k][j])[:limit]
             out = []
             for j in sib:
                 minus = np.array(chains[k][j], np.int64)
@@ -295,9 +359,9 @@ class HypercubeSuppression:
         # most constrained primaries first (fewest candidate hypercubes)
         n_cand = np.array([np.prod([max(1, len(options_of(k, int(i))) if hs[k].parent[i] >= 0 else 1)
                                     for k, i in enumerate(row)]) for row in idx]) if prim.size else np.zeros(0)
-        def choose(r: int, sup_now: np.ndarray):
+        def choose(r: int, sup_now: np.ndarray, limit: int | None = self.max_siblings):
             p = int(prim[r])
-            opts = [options_of(k, int(i)) for k, i in enumerate(idx[r])]
+            opts = [options_of(k, int(i), limit) for k, i in enumerate(idx[r])]
             if any(len(o) == 0 for o in opts):  # an only child: no sibling to pair with
                 return None
             n_opt = np.array([len(o) for o in opts], np.int64)
@@ -318,34 +382,39 @@ class HypercubeSuppression:
         # suppressed cost nothing. usage[q] = number of chosen hypercubes holding q.
         order = np.argsort(n_cand, kind="stable")
         usage = np.zeros(table.n_cells, np.int32)
+        sup_now = primary.sensitive.copy()  # == primary | (usage > 0), kept up to date cell by cell
         chosen: dict = {}
         failed = []
         for r in order:
-            got = choose(int(r), primary.sensitive | (usage > 0))
+            got = choose(int(r), sup_now)
+            if got is None:  # second try: every sibling
+                got = choose(int(r), sup_now, None)
             if got is None:
                 failed.append(int(prim[r]))
                 continue
             chosen[int(r)] = got
             usage[got[0]] += 1
+            sup_now[got[0]] = True
         # pass 2: each primary in turn gives its hypercube back and takes the cheapest one given
         # all the others (never dearer than its own: the total cost does not increase)
         for r in order:
             if int(r) not in chosen:
                 continue
-            usage[chosen[int(r)][0]] -= 1
-            got = choose(int(r), primary.sensitive | (usage > 0))
+            old = chosen[int(r)][0]
+            usage[old] -= 1
+            sup_now[old] = primary.sensitive[old] | (usage[old] > 0)
+            got = choose(int(r), sup_now)
+            if got is None:
+                got = choose(int(r), sup_now, None)
             chosen[int(r)] = got
             usage[got[0]] += 1
+            sup_now[got[0]] = True
         sup = primary.sensitive | (usage > 0)
         certificates = {int(prim[r]): (c, g) for r, (c, g, _) in chosen.items()}
         n_single = sum(int(u) for _, _, u in chosen.values())
         n_fallback = len(failed)
-        if failed:  # no certified hypercube: the LP-per-primary heuristic on the whole table
-            mask = np.zeros(table.n_cells, bool)
-            mask[failed] = True
-            sub = Primary(mask, np.where(mask, primary.upper, 0.0), np.where(mask, primary.lower, 0.0),
-                          np.where(mask, primary.sliding, 0.0), primary.reason)
-            sup = _heuristic_pattern(table, sub, w, lb, ub, self.time_limit, start=sup)
+        for p in failed:  # no certified hypercube: the LP heuristic on a growing neighbourhood
+            sup = _local_lp(table, p, sup, primary, w, lb, ub, self.time_limit)
         cert_ok = check_certificates(table, sup, primary, certificates, lb, ub)
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")

@@ -13,6 +13,10 @@ MILP starts with the single-relation capacity cuts and adds the bridgeless cuts
 ``x_i <= sum_{j in r, j != i} x_j`` lazily. Master and separation iterate until no cut is
 violated (optimal) or the time limit (best audited pattern, marked not proven optimal).
 
+The separation solves the attacker LPs of a component on one HiGHS model (primal simplex:
+only the objective changes), and every optimal attacker table is kept as a proof for the
+other primaries of the component: a level that one of them already reaches needs no LP.
+
 References
 ----------
 Fischetti, M. and Salazar-González, J.J. (1999). Models and algorithms for the 2-dimensional
@@ -343,9 +347,10 @@ class OptimalSuppression:
     cost : {"value", "freq", "log", "unity"}
         Cost of a suppressed cell.
     time_limit : float
-        Seconds for the master/separation loop that follows the heuristic start pattern (the
-        start always completes); when reached the best audited pattern found so far (at worst
-        the cleaned heuristic start) is returned and marked not proven optimal.
+        Seconds for the master/separation loop; when reached the best audited pattern found so
+        far is returned and marked not proven optimal (if no master solution has passed the
+        separation yet, the cleaned heuristic pattern, which is built then and not bounded by
+        the time limit).
     mip_gap : float
         Relative gap at which a master MILP counts as solved.
     lower_bound, upper_bound : float, optional

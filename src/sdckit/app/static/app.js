@@ -5,7 +5,7 @@
 
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const S = { state: null, methods: null, gateChecks: null, variables: null, suggestions: null,
-            page: "data", results: null, tableFile: null, explore: null };
+            page: "data", results: null, tableFile: null, ptableFile: null, explore: null };
 const $ = (sel, el = document) => el.querySelector(sel);
 const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
 const esc = (s) => String(s === undefined || s === null ? "" : s).replace(/[&<>"']/g,
@@ -579,7 +579,7 @@ async function renderRelease(el) {
       <div class="field"><label>folder</label><div><input type="text" id="outdir" value="${esc(out.directory || "")}" style="width:100%"></div></div>
       <div class="field"><label>data file name</label><div><input type="text" id="outdata" value="${esc(out.data || "")}"></div>
         <div class="help">its suffix sets the format (.csv, .parquet, .sav, .dta)</div></div></div>
-      <p><button id="saveout" class="secondary">Save folder</button> <button id="dorelease">Release</button></p><div id="relprog"></div><div id="relout"></div></div>
+      <p><button id="saveout" class="secondary">Save folder</button> <button id="dorelease">Release</button> <button id="cancelrel" class="danger" hidden>Cancel</button></p><div id="relprog"></div><div id="relout"></div></div>
     <div class="card"><h3>Release spec</h3><p class="small">The session as a TOML spec: <code>sdckit protect release.toml</code> writes the same files.</p>
       <label class="small"><input type="checkbox" id="withseed" checked> include the run seed (needed to rerun byte for byte; a secret)</label>
       <p><a id="exportlink" class="btn" href="/api/export?seed=1" download="release.toml">Export spec</a></p>
@@ -595,7 +595,7 @@ async function renderRelease(el) {
   $("#dorelease").onclick = async () => {
     if ($("#outdir").value !== (out.directory || "") || $("#outdata").value !== (out.data || "")) await $("#saveout").onclick();
     const job = await api("/api/release", { method: "POST", body: {} });
-    pollJob(job.id, $("#relprog"), null, (r) => {
+    pollJob(job.id, $("#relprog"), $("#cancelrel"), (r) => {
       $("#relout").innerHTML = `<p class="verdict ok" id="released">✔ released to ${esc(r.directory)}</p>
         <p class="small">files: ${r.files.map(esc).join(", ")}</p><p><a class="btn secondary" target="_blank" href="/release/${r.index}/report">open the public report</a></p>`;
       $("#reports").innerHTML = `<div class="card"><h3>Public report</h3><iframe class="report" src="/release/${r.index}/report"></iframe></div>`;
@@ -624,13 +624,24 @@ async function renderTables(el) {
       <div class="help">empty: a frequency table (counts)</div></div>
     <div class="field"><label>rules</label><div>threshold n <input type="number" id="rthr" value="3" style="width:60px">
       p% <input type="number" id="rp" placeholder="off" style="width:60px"> dominance (n,k) <input type="text" id="rdom" placeholder="off, e.g. 1,80" style="width:80px"></div></div>
-    <div class="field"><label>protection</label><div><select id="tmeth"><option>optimal</option><option>modular</option><option>heuristic</option><option>rounding</option></select>
-      rounding base <input type="number" id="tbase" value="3" style="width:60px"></div></div></div>
+    <div class="field"><label>protection</label><div><select id="tmeth"><option>optimal</option><option>modular</option><option>heuristic</option><option>rounding</option><option value="ckm">cell key method</option></select>
+      rounding base <input type="number" id="tbase" value="3" style="width:60px"></div></div>
+    <div class="field" id="ckmfields"><label>cell key method</label><div>p-table: <label><input type="radio" name="tpt" value="gen" checked> from D <input type="number" id="tD" value="5" style="width:50px">
+      V <input type="number" id="tV" value="3" step="0.1" style="width:60px"> js <input type="number" id="tjs" value="2" style="width:50px"></label><br>
+      <label><input type="radio" name="tpt" value="file"> from a tau-Argus file <input type="file" id="tptab" accept=".txt,.csv"></label> <span id="tptinfo" class="small muted"></span><br>
+      record key column <input type="text" id="tkey" value="Key" style="width:80px"></div>
+      <div class="help">ignores the rules; every cell, totals included, is perturbed from its cell key (record keys drawn from the session seed when the column is absent)</div></div></div>
     <p><button id="tprotect">Protect table</button></p></div><div class="card" id="tout"><div class="muted">build and protect a table</div></div></div>`;
   $("#tfile").onchange = async (ev) => {
     const f = ev.target.files[0]; if (!f) return;
     const r = await api("/api/upload?kind=table", { method: "POST", raw: f, headers: { "X-Filename": f.name } });
     S.tableFile = r.table_file; $$("input[name=tsrc]")[1].checked = true;
+  };
+  $("#tptab").onchange = async (ev) => {
+    const f = ev.target.files[0]; if (!f) return;
+    const r = await api("/api/upload?kind=ptable", { method: "POST", raw: f, headers: { "X-Filename": f.name } });
+    S.ptableFile = r.ptable_file; $$("input[name=tpt]")[1].checked = true; $("#tmeth").value = "ckm";
+    $("#tptinfo").textContent = r.ptable;
   };
   $("#tprotect").onclick = async () => {
     const cells = $$("input[name=tsrc]")[1].checked;
@@ -640,6 +651,12 @@ async function renderTables(el) {
     if ($("#rp").value) rules.push({ type: "p%", p: parseFloat($("#rp").value) });
     if ($("#rdom").value) { const [n, k] = $("#rdom").value.split(",").map(Number); rules.push({ type: "dominance", n, k }); }
     const body = { dims, rules, method: $("#tmeth").value, options: { base: parseInt($("#tbase").value, 10) } };
+    if (body.method === "ckm") {
+      body.rules = [];
+      body.options = { key: $("#tkey").value };
+      if ($$("input[name=tpt]")[1].checked) body.options.ptable_file = S.ptableFile;
+      else Object.assign(body.options, { D: parseInt($("#tD").value, 10), V: parseFloat($("#tV").value), js: parseInt($("#tjs").value, 10) });
+    }
     if (cells) { body.table_file = S.tableFile; body.value = $("#tval").value; } else body.response = $("#tresp").value;
     drawTable(await api("/api/table", { method: "POST", body }));
   };
@@ -651,9 +668,11 @@ function drawTable(r) {
   $("#tout").innerHTML = `<h3>${esc(r.dims.join(" × "))} <span class="tag">${esc(r.kind)}</span> <span class="tag">${esc(s.method)}</span></h3>
     <table class="kv small">${Object.entries(s).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(fmt(v))}</td></tr>`).join("")}</table>
     <ul class="guarantees">${r.guarantees.map((x) => `<li class="${x.holds ? "ok" : "fail"}">${x.holds ? "✔" : "✘"} ${esc(x.statement)}</li>`).join("")}</ul>
-    <p class="legend"><span class="primary" style="background:#f9c9c6">x primary</span><span style="background:#fde3b5">x secondary</span>${s.method === "rounding" ? `<span style="background:#e6eefc">rounded</span>` : ""}</p>
+    ${s.method === "ckm" ? `<p class="ckmnote">${esc(r.describe)}</p>
+      <p class="legend"><span class="perturbed" style="background:#e9e3fb">n<sup>p</sup> perturbed (changed by the p-table; hover for the original)</span></p>`
+    : `<p class="legend"><span class="primary" style="background:#f9c9c6">x primary</span><span style="background:#fde3b5">x secondary</span>${s.method === "rounding" ? `<span style="background:#e6eefc">rounded</span>` : ""}</p>`}
     <div style="overflow:auto;max-height:520px"><table class="tgrid" id="tablegrid"><tr><th></th>${g.cols.map((c) => `<th>${esc(c)}</th>`).join("")}</tr>
-    ${g.rows.map((row, i) => `<tr><th>${esc(row)}</th>${g.cells[i].map((c) => `<td class="${c.status}" title="cell ${c.cell}, ${c.freq} contributors">${sup(c) ? "x" : fmt(c.value)}</td>`).join("")}</tr>`).join("")}</table></div>
+    ${g.rows.map((row, i) => `<tr><th>${esc(row)}</th>${g.cells[i].map((c) => `<td class="${c.status}" title="cell ${c.cell}, ${c.freq} contributors${c.original !== undefined ? `, original ${fmt(c.original)}` : ""}">${sup(c) ? "x" : fmt(c.value)}${c.status === "perturbed" ? "<sup>p</sup>" : ""}</td>`).join("")}</tr>`).join("")}</table></div>
     ${r.audit.length ? `<h4>Audit: interval an attacker can derive for each ${s.method === "rounding" ? "" : "suppressed "}cell</h4>
       <div style="overflow:auto;max-height:300px"><table class="grid small"><tr><th>cell</th><th>lower</th><th>upper</th><th>protected</th></tr>
       ${r.audit.map((a) => `<tr><td>${esc(a.codes)}</td><td>${fmt(a.lower)}</td><td>${fmt(a.upper)}</td><td class="${a.protected ? "ok" : "fail"}">${a.protected ? "yes" : "NO"}</td></tr>`).join("")}</table></div>` : ""}`;

@@ -11,8 +11,13 @@ Spec keys (``[protection]``)::
     include_zeros = false             # magnitude tables: zero contributions count in the cell key
     small_ptable = "ptab_small.txt"   # magnitude tables: small-cell p-table (separation)
 
-The published CSV holds the codes, the perturbed value and the status ``perturbed``; the JSON
-summary has ``n_cells``, ``n_perturbed``, ``max_abs_perturbation``, ``ptable`` and the lost
+The published CSV (``output.table``) holds the codes, the perturbed value and the status; the
+public page (``output.public_report``, ``<stem>_public.html`` beside the report) and the public CSV
+(``output.public_table``, ``<stem>_public.csv``) are written by :mod:`sdckit.tables.public` as
+for the other protection methods, with the public status ``perturbed`` (marked ``p`` on the page)
+for every cell that went through the p-table and ``safe`` for empty cells, which the method
+publishes as 0 (a cell whose noise happened to be 0 is still marked ``perturbed``: marking it
+unchanged would publish its true value). The JSON summary has ``n_cells``, ``n_perturbed``, ``max_abs_perturbation``, ``ptable`` and the lost
 additivity (margins are perturbed as cells, so totals no longer equal the sum of their parts).
 """
 
@@ -29,11 +34,12 @@ import pandas as pd
 from ...errors import ParameterError, SpecError
 from ...io.atomic import atomic_write_text
 from ...result import jsonable
+from ..public import DEFAULT_CODE, check_code, public_frame, public_page
 from ..table import Table
 from .cellkey import CKMResult, add_record_keys, ckm_frequency
 from .magnitude import FlexParams, ckm_magnitude
 
-__all__ = ["CKMRun", "run_ckm", "ckm_published_frame"]
+__all__ = ["CKMRun", "run_ckm", "ckm_published_frame", "ckm_public_cells", "ckm_public_page"]
 
 
 @dataclass(frozen=True)
@@ -56,14 +62,43 @@ class CKMRun:
         return f"{self.table.describe()}\n{self.result.describe()}"
 
 
+def ckm_public_cells(result: CKMResult) -> tuple[np.ndarray, np.ndarray]:
+    """Published value and public status (:data:`sdckit.tables.public.STATUSES`) of every cell.
+
+    ``perturbed`` for every non-empty cell (it went through the p-table, whatever its draw),
+    ``safe`` for empty cells (the method keeps them 0, so nothing is hidden by marking them).
+    """
+    t = result.table
+    val = np.asarray(result.perturbed, dtype=float)
+    val = np.rint(val) if result.kind == "frequency" else np.round(val, 6)
+    status = np.where(np.asarray(t.freq) > 0, "perturbed", "safe").astype(object)
+    return val, status
+
+
 def ckm_published_frame(result: CKMResult) -> pd.DataFrame:
     """Codes, the perturbed value and the status of every cell (totals included)."""
     t = result.table
     df = t.to_frame()[list(t.dims)]
-    val = result.perturbed
-    df["value"] = np.rint(val).astype(np.int64) if result.kind == "frequency" else np.round(val, 6)
-    df["status"] = "perturbed"
+    val, status = ckm_public_cells(result)
+    df["value"] = val.astype(np.int64) if result.kind == "frequency" else val
+    df["status"] = status
     return df
+
+
+def ckm_public_page(run: "CKMRun", *, code: str = DEFAULT_CODE) -> str:
+    """The page to publish with a CKM table (:func:`sdckit.tables.public.public_page`): every
+    perturbed cell marked ``p``, with the lost additivity stated."""
+    r = run.result
+    a = r.additivity()
+    values, status = ckm_public_cells(r)
+    bound = (f"at most {r.ptable.max_abs_v:g} in absolute value" if r.kind == "frequency"
+             else "scaled to the cell's largest contributions")
+    note = ("<p>Every non-empty cell, totals included, carries noise from the cell key method "
+            f"({bound}); totals are perturbed as cells, so "
+            f"{a['n_broken']:,} of {a['n_relations']:,} total = sum-of-parts relations do not hold in the "
+            f"published table (largest discrepancy {a['max_abs_discrepancy']:g}). The same cell gets the same "
+            "noise in every table from these microdata.</p>")
+    return public_page(r.table, values, status, code=code, title="Published table (cell key method)", note=note)
 
 
 def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> CKMRun:
@@ -116,6 +151,7 @@ def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> CK
         raise SpecError(f"protection.{e.param or 'ptable'}: {e}") from None
     out = spec.get("output", {})
     stem = Path(spec_path).stem
+    code = check_code(out.get("suppression_code", DEFAULT_CODE))
     outputs = {"table": str(atomic_write_text(base / out.get("table", f"{stem}_published.csv"),
                                               ckm_published_frame(res).to_csv(index=False)))}
     run = CKMRun(str(spec_path), res.table, res, time.perf_counter() - t0, outputs)
@@ -126,5 +162,16 @@ def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> CK
             + ("<p><strong>Internal</strong>: the record keys were drawn from the spec's seed "
                f"(protection.seed, column {html.escape(key)!s}); keep the seed and the keys secret: they undo "
                "the noise.</p>" if drawn else "") + "</body></html>")
-    outputs["report"] = str(atomic_write_text(base / out.get("report", f"{stem}_report.html"), page))
+    report = out.get("report", f"{stem}_report.html")
+    outputs["report"] = str(atomic_write_text(base / report, page))
+    # the public page and CSV, as for the other protection methods (sdckit.tables.public)
+    rep = Path(report)
+    stem_public = rep.stem.removesuffix("_report")
+    values, status = ckm_public_cells(res)
+    outputs["public_report"] = str(atomic_write_text(
+        base / out.get("public_report", str(rep.with_name(f"{stem_public}_public.html"))),
+        ckm_public_page(run, code=code)))
+    outputs["public_table"] = str(atomic_write_text(
+        base / out.get("public_table", str(rep.with_name(f"{stem_public}_public.csv"))),
+        public_frame(res.table, values, status, code=code).to_csv(index=False)))
     return CKMRun(str(spec_path), res.table, res, time.perf_counter() - t0, outputs)
