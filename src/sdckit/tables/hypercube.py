@@ -189,28 +189,44 @@ def _subtree(h, root: int) -> np.ndarray:
 
 
 def _local_lp(table: Table, p: int, sup: np.ndarray, primary: Primary, w, lb, ub, time_limit: float,
-              max_cells: int = 50_000) -> np.ndarray:
+              max_cells: int = 150_000) -> np.ndarray | None:
     """Protect primary ``p`` with the LP heuristic on the smallest neighbourhood that suffices.
 
-    The neighbourhood is the product over dimensions of the subtree of p's ancestor ``up``
-    levels higher (``up = 1, 2, ...``; the whole hierarchy at the root). Cells whose node is that
+    A neighbourhood is the product over dimensions of the subtree of p's ancestor ``up_k``
+    levels higher in dimension k (the whole hierarchy at the root). Cells whose node is that
     ancestor in a dimension where it is not the root are fixed (their relations upwards leave the
     neighbourhood), so every perturbation found satisfies every relation of the whole table.
-    Falls back on the whole table when the neighbourhood would exceed ``max_cells``.
+    Neighbourhoods are tried from ``up_k = 1`` everywhere, raising one dimension, then two, ...,
+    smallest first, up to ``max_cells`` cells; the pattern is extended from the first one in which
+    the audit of p passes. Returns None when none does (the caller then uses the whole table).
     """
+    import itertools
+
     idx = np.unravel_index(p, table.shape)
     hs = table.hierarchies
-    for up in range(1, max(int(h.depth.max()) for h in hs) + 1):
-        tops = []
-        for h, i in zip(hs, idx):
-            a = int(i)
-            for _ in range(up):
-                if h.parent[a] >= 0:
-                    a = int(h.parent[a])
-            tops.append(a)
-        nodes = [_subtree(h, a) for h, a in zip(hs, tops)]
-        if int(np.prod([n.size for n in nodes])) > max_cells:
-            break
+    K = len(hs)
+
+    def top(h, i, up):
+        a = int(i)
+        for _ in range(up):
+            if h.parent[a] >= 0:
+                a = int(h.parent[a])
+        return a
+
+    tried, plans = set(), []
+    for n_raise in range(K + 1):
+        for dims in itertools.combinations(range(K), n_raise):
+            ups = [2 if k in dims else 1 for k in range(K)]
+            tops = tuple(top(h, i, u) for h, i, u in zip(hs, idx, ups))
+            if tops in tried:
+                continue
+            tried.add(tops)
+            nodes = [_subtree(h, a) for h, a in zip(hs, tops)]
+            size = int(np.prod([n.size for n in nodes]))
+            if size <= max_cells:
+                plans.append((n_raise, size, tops, nodes))
+    plans.sort(key=lambda x: (x[0], x[1]))
+    for _, _, tops, nodes in plans:
         grids = np.meshgrid(*nodes, indexing="ij")
         cells = np.ravel_multi_index([g.reshape(-1) for g in grids], table.shape)
         border = np.zeros(cells.size, bool)
@@ -223,23 +239,16 @@ def _local_lp(table: Table, p: int, sup: np.ndarray, primary: Primary, w, lb, ub
             sub_hs.append(Hierarchy([h.codes[u] for u in n], [-1] + [where[int(h.parent[u])] for u in n[1:]]))
         freq = np.where(border, 0, table.freq[cells])
         sub = Table(table.dims, sub_hs, table.value[cells], freq, kind=table.kind)
-        k = int(np.flatnonzero(cells == p)[0])
-        mask = np.zeros(cells.size, bool)
-        mask[k] = True
+        mask = cells == p
         sp_ = Primary(mask, np.where(mask, primary.upper[cells], 0.0), np.where(mask, primary.lower[cells], 0.0),
                       np.where(mask, primary.sliding[cells], 0.0), np.full(cells.size, "", object))
-        start = sup[cells] & ~border
-        got = _heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=start)
+        got = _heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=sup[cells] & ~border)
         got[border] = False
         if protection_audit(sub, got | mask, sp_, lower_bound=lb[cells], upper_bound=ub[cells]).ok:
             out = sup.copy()
             out[cells[got]] = True
             return out
-    whole = np.zeros(table.n_cells, bool)
-    whole[p] = True
-    sp_ = Primary(whole, np.where(whole, primary.upper, 0.0), np.where(whole, primary.lower, 0.0),
-                  np.where(whole, primary.sliding, 0.0), primary.reason)
-    return _heuristic_pattern(table, sp_, w, lb, ub, time_limit, start=sup)
+    return None
 
 
 def check_certificates(table: Table, suppressed: np.ndarray, primary: Primary, certificates: dict,
@@ -413,8 +422,19 @@ class HypercubeSuppression:
         certificates = {int(prim[r]): (c, g) for r, (c, g, _) in chosen.items()}
         n_single = sum(int(u) for _, _, u in chosen.values())
         n_fallback = len(failed)
+        whole = []
         for p in failed:  # no certified hypercube: the LP heuristic on a growing neighbourhood
-            sup = _local_lp(table, p, sup, primary, w, lb, ub, self.time_limit)
+            got = _local_lp(table, p, sup, primary, w, lb, ub, self.time_limit)
+            if got is None:
+                whole.append(p)
+            else:
+                sup = got
+        if whole:  # last resort: the LP heuristic on the whole table (one model for all of them)
+            mask = np.zeros(table.n_cells, bool)
+            mask[whole] = True
+            sub = Primary(mask, np.where(mask, primary.upper, 0.0), np.where(mask, primary.lower, 0.0),
+                          np.where(mask, primary.sliding, 0.0), primary.reason)
+            sup = _heuristic_pattern(table, sub, w, lb, ub, self.time_limit, start=sup)
         cert_ok = check_certificates(table, sup, primary, certificates, lb, ub)
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")
