@@ -353,15 +353,72 @@ class Microdata:
         return Microdata(frame, meta=self._meta, _codes=codes, _categories=self._categories,
                          _copy=False, **self._roles)
 
-    def with_columns(self, columns: Mapping[str, Any]) -> "Microdata":
-        """A new Microdata with some non-key columns replaced (numeric masking); keys keep codes."""
+    def with_columns(self, columns: Mapping[str, Any], *,
+                     encoded: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None) -> "Microdata":
+        """A new Microdata with some columns replaced; untouched keys keep their codes.
+
+        The frame is shared (no copy of the untouched columns). Non-key columns take the new
+        values as they are. A key column given here needs its encoding in ``encoded``
+        (``var -> (codes, categories)``, exactly what encoding the new column would give:
+        int32 codes with ``-1`` for missing and the sorted distinct values, as a global
+        recode computes them from its category table); without it the column is refused
+        (change keys by codes with :meth:`with_codes`). Only the replaced columns are checked
+        again (numeric role, weights, the key warnings).
+        """
+        encoded = dict(encoded or {})
         frame = self._data.copy(deep=False)
+        codes, cats = dict(self._codes), dict(self._categories)
         for var, values in columns.items():
+            if var not in frame.columns:
+                raise InputError(f"{var!r} is not a column of the data; {close_names(var, self.columns)}")
             if var in self._codes:
-                raise InputError(f"{var!r} is a key variable; change it with with_codes().")
+                if var not in encoded:
+                    raise InputError(f"{var!r} is a key variable; change it with with_codes().")
+                c, k = encoded[var]
+                c = np.ascontiguousarray(c, dtype=np.int32)
+                if c.shape != (len(frame),):
+                    raise InputError(f"codes for {var!r} must have one entry per record ({len(frame)}); "
+                                     f"got shape {c.shape}.")
+                codes[var], cats[var] = c, pd.Index(k)
             frame[var] = values
-        return Microdata(frame, meta=self._meta, _codes=self._codes, _categories=self._categories,
-                         _copy=False, **self._roles)
+        where = self._meta.source or "the data"
+        changed = {str(v) for v in columns}
+        sub = {role: (tuple(v for v in _as_tuple(val) if v in changed) if isinstance(val, tuple)
+                      else (val if val in changed else None)) for role, val in self._roles.items()}
+        self._check_roles(frame, sub, where)
+        for var in self.key_vars:
+            if var in changed:
+                self._check_key(var, cats[var], len(frame), where)
+        if self.weight is not None and self.weight in changed:
+            self._check_weight(frame[self.weight], self.weight, where)
+        return self._derived(frame, codes, cats)
+
+    def without_columns(self, names: Iterable[str]) -> "Microdata":
+        """A new Microdata without the columns ``names`` (none may hold a role); keys keep
+        their codes and categories, the other columns are shared."""
+        names = list(names)
+        for var in names:
+            if var not in self._data.columns:
+                raise InputError(f"{var!r} is not a column of the data; {close_names(var, self.columns)}")
+            for role, value in self._roles.items():
+                if var == value or var in _as_tuple(value):
+                    raise InputError(f"{var!r} holds the {role} role; take it out of the roles to drop it.")
+        if len(names) >= self._data.shape[1]:
+            raise InputError(f"{self._meta.source or 'the data'}: has no columns.")
+        return self._derived(self._data.drop(columns=names), dict(self._codes), dict(self._categories))
+
+    def _derived(self, frame: pd.DataFrame, codes: dict, cats: dict) -> "Microdata":
+        """A Microdata on ``frame`` with these encodings and this object's roles and meta,
+        without the checks the caller has done for what changed (nothing else changed)."""
+        out = object.__new__(Microdata)
+        for arr in codes.values():
+            arr.setflags(write=False)
+        object.__setattr__(out, "_data", frame)
+        object.__setattr__(out, "_roles", self._roles)
+        object.__setattr__(out, "_meta", self._meta)
+        object.__setattr__(out, "_codes", codes)
+        object.__setattr__(out, "_categories", cats)
+        return out
 
     # ------------------------------------------------------------------ reporting
     def describe(self) -> str:

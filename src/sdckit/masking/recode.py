@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..errors import InputError
-from ..microdata import Microdata
+from ..microdata import Microdata, _encode
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
@@ -229,28 +229,64 @@ class Recode:
             out = out.where(~(col < self.bottom), self.bottom if self.bottom_value is None else self.bottom_value)
         return out, None
 
+    def _recode(self, col: pd.Series) -> tuple[pd.Series, set | None, str]:
+        """The recoded values of ``col`` (element by element), the allowed range and the mode."""
+        if self.mapping is not None:
+            return *self._by_mapping(col), "mapping"
+        if self.hierarchy_file is not None:
+            return *self._by_hierarchy(col), "hierarchy"
+        if self.breaks is not None:
+            return *self._by_breaks(col), "breaks"
+        return *self._by_top_bottom(col), "top_bottom"
+
     def apply(self, microdata: Microdata, *, rng=None) -> StepResult:  # noqa: ARG002 (deterministic)
         var = self.variable
         if var not in microdata.columns:
             from .._validation import close_names
             raise InputError(f"recode: column {var!r} does not exist; {close_names(var, microdata.columns)}")
         col = microdata.frame[var]
-        if self.mapping is not None:
-            new, allowed, mode = *self._by_mapping(col), "mapping"
-        elif self.hierarchy_file is not None:
-            new, allowed, mode = *self._by_hierarchy(col), "hierarchy"
-        elif self.breaks is not None:
-            new, allowed, mode = *self._by_breaks(col), "breaks"
+        if var in microdata.key_vars and not isinstance(col.dtype, pd.CategoricalDtype):
+            # a key: recode its category table once (one record per value present), then take
+            # the new values by the codes; the new encoding comes from the same table
+            before = microdata.codes(var)
+            n_cat = len(microdata.categories(var))
+            rows = np.flatnonzero(before >= 0)
+            rep = np.zeros(n_cat, dtype=np.intp)
+            rep[before[rows]] = rows                                  # a record of each category
+            present = np.flatnonzero(np.bincount(before[rows], minlength=n_cat))
+            small = col.iloc[rep[present]].reset_index(drop=True)
+            try:
+                new_small, allowed, mode = self._recode(small)
+            except InputError:
+                self._recode(col)                                     # the message names data rows
+                raise
+            pos = np.full(n_cat + 1, -1, dtype=np.intp)               # code -1 (missing) -> -1
+            pos[present] = np.arange(present.size)
+            values = new_small.array if isinstance(new_small.dtype, pd.api.extensions.ExtensionDtype) \
+                else new_small.to_numpy()
+            new = pd.Series(pd.api.extensions.take(values, pos[before], allow_fill=True),
+                            index=col.index, name=var)
+            new = new.infer_objects() if new.dtype == object else new
+            if isinstance(new.dtype, pd.CategoricalDtype):
+                out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
+            else:
+                # the sorted distinct values of the new column = those of its category table
+                k_codes, uniques = pd.factorize(new.iloc[rep[present]], sort=True, use_na_sentinel=True)
+                table = np.full(n_cat + 1, -1, dtype=np.int32)
+                table[present] = k_codes
+                out = microdata.with_columns({var: new}, encoded={var: (table[before], pd.Index(uniques))})
+            b_codes, b_cats = before, microdata.categories(var)
+            a_codes, a_cats = out.codes(var), out.categories(var)
         else:
-            new, allowed, mode = *self._by_top_bottom(col), "top_bottom"
-        frame = microdata.frame.copy(deep=False)
-        frame[var] = new.infer_objects() if new.dtype == object else new
-        out = microdata.with_data(frame)
-        guarantees = check_recode(col, out.frame[var], allowed, self.top, self.bottom,
-                                  self.top_value, self.bottom_value)
-        changed = int((col.astype(str) != out.frame[var].astype(str))[col.notna()].sum())
-        summary = {"variable": var, "mode": mode, "distinct_before": int(col.nunique()),
-                   "distinct_after": int(out.frame[var].nunique()), "records_changed": changed}
+            new, allowed, mode = self._recode(col)
+            new = new.infer_objects() if new.dtype == object else new
+            out = microdata.with_columns({var: new}, encoded={var: _encode(new)}
+                                         if var in microdata.key_vars else None)
+            b_codes, b_cats = _encode(col)
+            a_codes, a_cats = _encode(out.frame[var])
+        guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, allowed, self.top,
+                                          self.bottom, self.top_value, self.bottom_value)
+        summary = {"variable": var, "mode": mode, **counts}
         params = {k: v for k, v in {
             "variable": var, "mapping": None if self.mapping is None else {k: list(v) for k, v in self.mapping.items()},
             "hierarchy_file": self.hierarchy_file, "level": self.level,
@@ -263,27 +299,57 @@ class Recode:
         return StepResult("recode", out, params, summary, tuple(guarantees))
 
 
-def check_recode(before: pd.Series, after: pd.Series, allowed: set | None, top=None, bottom=None,
-                 top_value=None, bottom_value=None) -> list[Guarantee]:
-    """Independent checks of a global recode: missing kept, values within the recoding's range,
-    and the same old value always maps to the same new value."""
-    miss_kept = bool((before.isna() == after.isna()).all())
-    pairs = pd.DataFrame({"b": before.astype(str), "a": after.astype(str)})[before.notna()]
-    functional = bool((pairs.groupby("b")["a"].nunique() <= 1).all())
+def check_recode(before: np.ndarray, before_cats: pd.Index, after: np.ndarray, after_cats: pd.Index,
+                 allowed: set | None, top=None, bottom=None, top_value=None,
+                 bottom_value=None) -> tuple[list[Guarantee], dict]:
+    """Independent checks of a global recode on the encoded column before and after (codes,
+    ``-1`` = missing, and category tables, as :class:`~sdckit.microdata.Microdata` keeps them):
+    missing kept, the same old value always maps to the same new value, and the values within
+    the recoding's range. Also returns the counts of the summary: distinct values before and
+    after, and records whose value changed.
+    """
+    before, after = np.asarray(before), np.asarray(after)
+    miss_kept = bool(np.array_equal(before < 0, after < 0))
+    rows = np.flatnonzero(before >= 0)
+    b, a = before[rows], after[rows]
+    # one released code per original code: write any record's released code per original
+    # code, then every record must agree with it
+    seen = np.full(len(before_cats), -2, dtype=np.int64)
+    seen[b] = a
+    functional = bool(np.array_equal(seen[b], a))
+    used_b = np.bincount(b, minlength=len(before_cats)) > 0
+    a_ok = after[after >= 0]
+    used_a = np.bincount(a_ok, minlength=len(after_cats)) > 0
     g = [Guarantee("missing_kept", "missing values stay missing", miss_kept, miss_kept),
          Guarantee("global", "every original value maps to one released value", functional, functional)]
+    values = after_cats[used_a]
     if allowed is not None:
-        extra = sorted(set(after.dropna().astype(str)) - {str(a) for a in allowed})
+        extra = sorted({str(v) for v in values} - {str(x) for x in allowed})
         g.append(Guarantee("recode_range", "the variable takes only the recoded values", extra or "none",
                            not extra))
     else:
         hi = top_value if top_value is not None else top
         lo = bottom_value if bottom_value is not None else bottom
+        vals = np.asarray(values, dtype=np.float64)
         ok = True
         if top is not None:
-            ok &= bool((after.dropna() <= max(top, hi)).all())
+            ok &= bool((vals <= max(top, hi)).all())
         if bottom is not None:
-            ok &= bool((after.dropna() >= min(bottom, lo)).all())
+            ok &= bool((vals >= min(bottom, lo)).all())
         g.append(Guarantee("top_bottom", f"values within [{bottom}, {top}] after coding",
-                           [float(after.min()), float(after.max())], ok))
-    return g
+                           [float(vals.min()), float(vals.max())] if vals.size else [np.nan, np.nan], ok))
+    # records changed: numbers compare by value, other values by their text
+    bc, ac = np.asarray(before_cats), np.asarray(after_cats)
+    if pd.api.types.is_numeric_dtype(bc.dtype) and pd.api.types.is_numeric_dtype(ac.dtype):
+        changed = int(np.count_nonzero(bc[b] != ac[a]))
+    else:
+        text = {}
+        for j in np.flatnonzero(used_a):
+            text.setdefault(str(ac[j]), j)
+        same = np.full(len(bc), -1, dtype=np.int64)                    # original code -> same-text code
+        for k in np.flatnonzero(used_b):
+            same[k] = text.get(str(bc[k]), -1)
+        changed = int(np.count_nonzero(same[b] != a))
+    counts = {"distinct_before": int(used_b.sum()), "distinct_after": int(used_a.sum()),
+              "records_changed": changed}
+    return g, counts
