@@ -12,7 +12,8 @@ Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok,
 * ``audit``: the LP audit of 1,000 suppressed cells of a 100 x 100 table.
 * ``suppress_large_hypercube``: a 4-dimensional hierarchical table (every dimension: total,
   4 groups, 7 leaves each: 33^4 = 1,185,921 cells; with ``--quick`` 3 groups of 5: 130,321
-  cells) of Poisson counts with lognormal margin propensities, threshold rule n = 3, tau-Argus
+  cells) of Poisson counts with lognormal margin propensities (mean 60 per inner cell, and a
+  sparser one with mean 15 and 19 times as many primaries), threshold rule n = 3, tau-Argus
   costs, protected by the hypercube method; reports the secondaries, the certificates, and the
   protection audit (``audit_mode`` exact or sampled, ``n_audited``, ``n_not_audited``,
   ``audit_lps``, ``audit_seconds``). Baseline: tabulating the inner cells with ``bincount``
@@ -176,8 +177,8 @@ def large_table(groups: int, leaves: int, dims: int = 4, mean: float = 60.0, see
     return Table([f"d{d}" for d in range(dims)], [h] * dims, v, v.astype(np.int64)), cells, counts
 
 
-def case_large(groups: int, leaves: int) -> None:
-    t, cells, counts = large_table(groups, leaves)
+def case_large(groups: int, leaves: int, mean: float = 60.0) -> None:
+    t, cells, counts = large_table(groups, leaves, mean=mean)
     p = primary_cells(t, ThresholdRule(3))
     t0 = time.perf_counter()
     f = np.bincount(cells, weights=counts, minlength=t.n_cells)  # baseline: tabulate and flag
@@ -189,7 +190,7 @@ def case_large(groups: int, leaves: int) -> None:
     s = time.perf_counter() - t0
     a = res.audit
     emit(case="suppress_large_hypercube", n=t.n_cells, n_cells=t.n_cells, dims=4,
-         size=f"4 dims x (1 + {groups} + {groups * leaves} codes)", n_primary=p.n_primary,
+         size=f"4 dims x (1 + {groups} + {groups * leaves} codes)", mean_count=mean, n_primary=p.n_primary,
          n_secondary=res.n_secondary, cost=res.cost, audit_ok=a.ok, audit_mode=a.mode, n_audited=a.n_audited,
          n_not_audited=a.n_not_audited, audit_lps=a.n_lps, audit_seconds=a.seconds,
          n_certified=res.n_certified, n_certificates_ok=res.n_certificates_ok, n_lp_fallback=res.n_lp_fallback,
@@ -254,7 +255,8 @@ def case_ckm(n_records: int) -> None:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     if args.n and args.n >= 100_000:  # the large hierarchical table only
-        case_large(*((4, 7) if args.n >= 1_000_000 else (3, 5)))
+        for mean in (60.0, 15.0):
+            case_large(*((4, 7) if args.n >= 1_000_000 else (3, 5)), mean=mean)
         return
     if args.n:
         case_2d(args.n, time_limit=120.0, heuristic=args.n <= 100)
@@ -275,6 +277,7 @@ def main() -> None:
     case_3d(6, time_limit=120.0)
     case_audit(100, 1000)
     case_large(4, 7)
+    case_large(4, 7, mean=15.0)
     case_rounding(200, 5)
     case_ckm(1_000_000)
 

@@ -4,11 +4,11 @@ record's key combination, with missing values as wildcards, occurs at least k ti
 Two solvers:
 
 - :class:`LocalSuppression` (the release step): a greedy heuristic in the spirit of sdcMicro's
-  ``localSuppression``. Violating records are treated in batches, rarest first; for each, the
+  ``localSuppression``. Violating key combinations are treated rarest first; for each, the
   value suppressed is that of the least important variable whose suppression lifts the
-  record's f_k to k (measured on the data with the whole batch suppressed), else the one
-  that lifts f_k most. Frequencies are recomputed after every batch with the wildcard rule
-  (:func:`sdckit.risk.missing.wildcard_frequencies`, alpha = 1).
+  combination's f_k to k, else the one that lifts f_k most. Every f_k is updated after each
+  suppression with the wildcard rule (:func:`sdckit.risk.missing.wildcard_frequencies`,
+  alpha = 1), so no batch of records is ever treated on stale counts.
 - :func:`exact_local_suppression`: the exact minimum (weighted) number of suppressions by a
   MILP on HiGHS, for small data; it measures the heuristic's gap.
 """
@@ -329,8 +329,10 @@ class LocalSuppression:
     use_weights : bool
         Require F_k >= k (weighted frequencies) instead of f_k >= k.
     batch_share : float in (0, 1]
-        Share of the violating records treated between two frequency updates (smaller:
-        fewer suppressions, more time).
+        Kept for specs written for earlier versions, which recounted the frequencies only
+        between batches of this share of the violating records. It no longer changes the
+        result: the algorithm updates every f_k after each suppression (the limit
+        ``batch_share -> 0``), whatever its value.
     restore : bool
         After the greedy pass, give back every suppressed value whose return keeps the data
         k-anonymous (group testing; default True).
@@ -368,7 +370,8 @@ class LocalSuppression:
                                                        "instead of f_k >= k")
     batch_share: float = param(0.1, kind="float", low=0.0, high=1.0, low_open=True, advanced=True,
                                unit="share of violating records",
-                               help="violating records treated between two frequency updates")
+                               help="no longer changes the result (every f_k is updated after "
+                                    "each suppression); kept for older specs")
     restore: bool = param(True, kind="bool", advanced=True,
                           help="give back every suppressed value whose return keeps k-anonymity")
     max_restore_checks: int = param(200, kind="int", low=0, advanced=True,

@@ -148,26 +148,39 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
                    holds=bool(mean_err.max() < 1e-8 and np.max(cov_err) < 1e-8),
                    realised_ratio=(np.nanvar(Y - X, axis=0, ddof=1) / np.nanvar(X, axis=0, ddof=1)).tolist())
         return out
+    # complete data (the usual case): plain moments, no NaN masks
+    complete = m == X.shape[0]
+    var = (lambda A: np.var(A, axis=0, ddof=1)) if complete else (lambda A: np.nanvar(A, axis=0, ddof=1))
     if method == "multiplicative":
         with np.errstate(divide="ignore", invalid="ignore"):
             E = np.where(X != 0, Y / X - 1.0, np.nan)
         ratio = np.nanvar(E, axis=0, ddof=1) / level
+        m_col = (~np.isnan(E)).sum(axis=0)
     else:
         if restore == "kim":
             d = kim_factor(level)
-            E = (Y - (1.0 - d) * np.nanmean(X, axis=0)) / d - X
+            E = (Y - (1.0 - d) * (X.mean(axis=0) if complete else np.nanmean(X, axis=0))) / d - X
         else:
             E = Y - X
-        ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
-    m_col = (~np.isnan(E)).sum(axis=0)
+        complete = complete and not np.isnan(E).any()
+        if complete:
+            ratio = var(E) / (level * var(X))
+            m_col = np.full(E.shape[1], E.shape[0])
+        else:
+            ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
+            m_col = (~np.isnan(E)).sum(axis=0)
     tol = 6.0 * np.sqrt(2.0 / np.maximum(m_col - 1, 1))
     ok = bool(np.all(np.abs(ratio - 1.0) <= tol))
     out.update(realised_ratio=(ratio * level).tolist(), tolerance=tol.tolist())
     if method == "correlated" and X.shape[1] > 1:
-        rows = ~np.isnan(E).any(axis=1)
-        dc = np.abs(np.corrcoef(E[rows], rowvar=False) - np.corrcoef(X[rows], rowvar=False))
+        if complete:
+            dc, n_rows = np.abs(np.corrcoef(E, rowvar=False) - np.corrcoef(X, rowvar=False)), E.shape[0]
+        else:
+            rows = ~np.isnan(E).any(axis=1)
+            dc = np.abs(np.corrcoef(E[rows], rowvar=False) - np.corrcoef(X[rows], rowvar=False))
+            n_rows = int(rows.sum())
         out["max_noise_correlation_gap"] = float(np.max(dc))
-        ok &= bool(np.max(dc) <= 6.0 / np.sqrt(max(int(rows.sum()) - 1, 1)))
+        ok &= bool(np.max(dc) <= 6.0 / np.sqrt(max(n_rows - 1, 1)))
     out["holds"] = ok
     return out
 

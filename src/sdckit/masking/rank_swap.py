@@ -167,6 +167,19 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
     return out[:, 0] if one_d else out
 
 
+def _tie_intervals(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted ``s``: the first and last index of the run of equal values holding each
+    position (= searchsorted(s, s, "left") and searchsorted(s, s, "right") - 1), in O(m)."""
+    m = s.size
+    idx = np.arange(m)
+    step = np.empty(m + 1, dtype=bool)
+    step[0] = step[m] = True
+    np.not_equal(s[1:], s[:-1], out=step[1:m])
+    lo = np.maximum.accumulate(np.where(step[:m], idx, 0))
+    hi = np.minimum.accumulate(np.where(step[1:], idx, m - 1)[::-1])[::-1]
+    return lo, hi
+
+
 def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent: float,
                     bottom_percent: float, strata: np.ndarray | None = None) -> dict:
     """Independent check of a rank swap, column by column (and stratum by stratum).
@@ -179,18 +192,26 @@ def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent
     before = np.asarray(before, dtype=np.float64).reshape(len(before), -1)
     after = np.asarray(after, dtype=np.float64).reshape(len(after), -1)
     n = before.shape[0]
-    groups = [np.arange(n)] if strata is None else strata_rows(np.asarray(strata))
+    groups = None if strata is None else strata_rows(np.asarray(strata))
     max_dist, window, multiset_ok, nan_ok = [], [], True, True
     for j in range(before.shape[1]):
-        x, y = before[:, j], after[:, j]
-        nan_ok &= bool(np.array_equal(np.isnan(x), np.isnan(y)))
+        x, y = np.ascontiguousarray(before[:, j]), np.ascontiguousarray(after[:, j])
+        x_nan = np.isnan(x)
+        nan_ok &= bool(np.array_equal(x_nan, np.isnan(y)))
         worst, allowed = 0, 0
-        for rows in groups:
-            keep = rows[~np.isnan(x[rows])]
-            xs, ys = x[keep], y[keep]
+        whole = groups is None and not x_nan.any()   # one group, every value present: no gather
+        for rows in ([None] if whole else groups or [np.arange(n)]):
+            if whole:
+                xs, ys = x, y
+            else:
+                keep = rows[~x_nan[rows]]
+                xs, ys = x[keep], y[keep]
             if xs.size == 0:
                 continue
-            ref = np.sort(xs)
+            # ranks are found on sorted values (a binary search with sorted queries, then put
+            # back in record order): the same intervals as searching each record's value
+            ox = np.argsort(xs)                # ties share their rank interval: any order
+            ref = xs[ox]
             m = ref.size
             # the coding, restated: top / bottom shares replaced by their means
             nt, nb = int(np.floor(top_percent / 100 * m + 1e-9)), int(np.floor(bottom_percent / 100 * m + 1e-9))
@@ -200,21 +221,27 @@ def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent
             if nb > 1:
                 coded_ref[:nb] = ref[:nb].mean()
             coded_ref = np.sort(coded_ref)
+            oy = np.argsort(ys)
+            ys_sorted = ys[oy]
             if nt > 1 or nb > 1:  # a coded mean may differ from the kernel's in the last bit
-                multiset_ok &= bool(np.allclose(np.sort(ys), coded_ref, rtol=1e-13, atol=0.0))
+                multiset_ok &= bool(np.allclose(ys_sorted, coded_ref, rtol=1e-13, atol=0.0))
             else:
-                multiset_ok &= bool(np.array_equal(np.sort(ys), coded_ref))
+                multiset_ok &= bool(np.array_equal(ys_sorted, coded_ref))
             # rank interval of each original value (in the uncoded order) and of its released value
-            lo_x = np.searchsorted(ref, xs, side="left")
-            hi_x = np.searchsorted(ref, xs, side="right") - 1
+            lo_x, hi_x = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+            lo_x[ox], hi_x[ox] = _tie_intervals(ref)
             if nt > 1 or nb > 1:  # a coded mean may differ from the kernel's in the last bit:
                 # place a released value at the coded value it equals up to that bit
-                at = np.clip(np.searchsorted(coded_ref, ys), 0, m - 1)
+                at = np.clip(np.searchsorted(coded_ref, ys_sorted), 0, m - 1)
                 for cand in (at, np.maximum(at - 1, 0)):
-                    close = np.isclose(coded_ref[cand], ys, rtol=1e-13, atol=0.0)
-                    ys = np.where(close, coded_ref[cand], ys)
-            lo_y = np.searchsorted(coded_ref, ys, side="left")
-            hi_y = np.searchsorted(coded_ref, ys, side="right") - 1
+                    close = np.isclose(coded_ref[cand], ys_sorted, rtol=1e-13, atol=0.0)
+                    ys_sorted = np.where(close, coded_ref[cand], ys_sorted)
+            lo_y, hi_y = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+            if np.array_equal(ys_sorted, coded_ref):
+                lo_y[oy], hi_y[oy] = _tie_intervals(coded_ref)
+            else:
+                lo_y[oy] = np.searchsorted(coded_ref, ys_sorted, side="left")
+                hi_y[oy] = np.searchsorted(coded_ref, ys_sorted, side="right") - 1
             # a top/bottom coded original counts at any rank of its coded block
             if nt > 1:
                 lo_x = np.where(lo_x >= m - nt, m - nt, lo_x)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..errors import InputError
-from ..microdata import Microdata, _encode
+from ..microdata import Microdata, _decode_arrow_strings, _encode
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
@@ -262,11 +262,18 @@ class Recode:
                 raise
             pos = np.full(n_cat + 1, -1, dtype=np.intp)               # code -1 (missing) -> -1
             pos[present] = np.arange(present.size)
-            values = new_small.array if isinstance(new_small.dtype, pd.api.extensions.ExtensionDtype) \
-                else new_small.to_numpy()
-            new = pd.Series(pd.api.extensions.take(values, pos[before], allow_fill=True),
-                            index=col.index, name=var)
-            new = new.infer_objects() if new.dtype == object else new
+            labels = new_small.infer_objects() if new_small.dtype == object else new_small
+            # text labels: decoded by Arrow from the table (no Python string per record)
+            fast = _decode_arrow_strings(labels.dtype, pd.Index(labels.to_numpy(dtype=object)), pos[before]) \
+                if new_small.dtype == object else None
+            if fast is not None:
+                new = pd.Series(fast, index=col.index, name=var)
+            else:
+                values = new_small.array if isinstance(new_small.dtype, pd.api.extensions.ExtensionDtype) \
+                    else new_small.to_numpy()
+                new = pd.Series(pd.api.extensions.take(values, pos[before], allow_fill=True),
+                                index=col.index, name=var)
+                new = new.infer_objects() if new.dtype == object else new
             if isinstance(new.dtype, pd.CategoricalDtype):
                 out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
             else:
@@ -282,8 +289,7 @@ class Recode:
             new = new.infer_objects() if new.dtype == object else new
             out = microdata.with_columns({var: new}, encoded={var: _encode(new)}
                                          if var in microdata.key_vars else None)
-            b_codes, b_cats = _encode(col)
-            a_codes, a_cats = _encode(out.frame[var])
+            b_codes, b_cats, a_codes, a_cats = _encode_pair(col, out.frame[var], mode == "top_bottom")
         guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, allowed, self.top,
                                           self.bottom, self.top_value, self.bottom_value)
         summary = {"variable": var, "mode": mode, **counts}
@@ -299,6 +305,39 @@ class Recode:
         return StepResult("recode", out, params, summary, tuple(guarantees))
 
 
+def _encode_pair(before: pd.Series, after: pd.Series,
+                 numeric: bool = False) -> tuple[np.ndarray, pd.Index, np.ndarray, pd.Index]:
+    """Codes (``-1`` = missing) and category tables of a column before and after a recode,
+    for :func:`check_recode` (unsorted tables). With ``numeric`` (top and bottom coding: the
+    tables are compared as numbers), numbers changed to few distinct values hash the column
+    once: the released codes are the original ones except where the value changed."""
+    b_codes, b_uniq = pd.factorize(before, sort=False, use_na_sentinel=True)
+    b_uniq = pd.Index(b_uniq)
+    if numeric and pd.api.types.is_numeric_dtype(before.dtype) and pd.api.types.is_numeric_dtype(after.dtype) \
+            and not isinstance(before.dtype, pd.CategoricalDtype):
+        x = before.to_numpy(dtype=np.float64, na_value=np.nan)
+        y = after.to_numpy(dtype=np.float64, na_value=np.nan)
+        changed = ~((x == y) | (np.isnan(x) & np.isnan(y)))
+        new_vals = pd.unique(y[changed & ~np.isnan(y)])
+        if new_vals.size <= 8:
+            a_codes = b_codes.astype(np.int64)
+            a_codes[changed & np.isnan(y)] = -1
+            extra = []
+            kept = ~changed
+            for v in new_vals:                 # a released value may be an unchanged original one
+                hit = np.flatnonzero(kept & (x == v))
+                if hit.size:
+                    a_codes[changed & (y == v)] = b_codes[hit[0]]
+                else:
+                    a_codes[changed & (y == v)] = len(b_uniq) + len(extra)
+                    extra.append(v)
+            a_uniq = pd.Index(np.concatenate([b_uniq.to_numpy(dtype=np.float64),
+                                              np.asarray(extra, dtype=np.float64)]))
+            return b_codes, b_uniq, a_codes, a_uniq
+    a_codes, a_uniq = pd.factorize(after, sort=False, use_na_sentinel=True)
+    return b_codes, b_uniq, a_codes, pd.Index(a_uniq)
+
+
 def check_recode(before: np.ndarray, before_cats: pd.Index, after: np.ndarray, after_cats: pd.Index,
                  allowed: set | None, top=None, bottom=None, top_value=None,
                  bottom_value=None) -> tuple[list[Guarantee], dict]:
@@ -309,17 +348,30 @@ def check_recode(before: np.ndarray, before_cats: pd.Index, after: np.ndarray, a
     after, and records whose value changed.
     """
     before, after = np.asarray(before), np.asarray(after)
-    miss_kept = bool(np.array_equal(before < 0, after < 0))
-    rows = np.flatnonzero(before >= 0)
-    b, a = before[rows], after[rows]
-    # one released code per original code: write any record's released code per original
-    # code, then every record must agree with it
-    seen = np.full(len(before_cats), -2, dtype=np.int64)
-    seen[b] = a
-    functional = bool(np.array_equal(seen[b], a))
-    used_b = np.bincount(b, minlength=len(before_cats)) > 0
-    a_ok = after[after >= 0]
-    used_a = np.bincount(a_ok, minlength=len(after_cats)) > 0
+    nb, na = len(before_cats), len(after_cats)
+    miss_b = before < 0
+    miss_kept = bool(np.array_equal(miss_b, after < 0))
+    if miss_b.any():
+        rows = np.flatnonzero(~miss_b)
+        b, a = before[rows], after[rows]
+    else:
+        b, a = before, after
+    if miss_kept and nb * max(na, 1) <= max(4 * b.size, 1 << 16):
+        # small tables: count the (original, released) pairs in one pass
+        pairs = np.bincount(b.astype(np.int64) * na + a, minlength=nb * na).reshape(nb, na)
+        functional = bool(((pairs > 0).sum(axis=1) <= 1).all())
+        used_b, used_a = pairs.any(axis=1), pairs.any(axis=0)
+        pair_b, pair_a = np.nonzero(pairs)
+        pair_n = pairs[pair_b, pair_a]
+    else:
+        # one released code per original code: write any record's released code per original
+        # code, then every record must agree with it
+        seen = np.full(nb, -2, dtype=np.int64)
+        seen[b] = a
+        functional = bool(np.array_equal(seen[b], a))
+        used_b = np.bincount(b, minlength=nb) > 0
+        used_a = np.bincount(after[after >= 0], minlength=na) > 0
+        pair_b = pair_a = pair_n = None
     g = [Guarantee("missing_kept", "missing values stay missing", miss_kept, miss_kept),
          Guarantee("global", "every original value maps to one released value", functional, functional)]
     values = after_cats[used_a]
@@ -340,7 +392,12 @@ def check_recode(before: np.ndarray, before_cats: pd.Index, after: np.ndarray, a
                            [float(vals.min()), float(vals.max())] if vals.size else [np.nan, np.nan], ok))
     # records changed: numbers compare by value, other values by their text
     bc, ac = np.asarray(before_cats), np.asarray(after_cats)
-    if pd.api.types.is_numeric_dtype(bc.dtype) and pd.api.types.is_numeric_dtype(ac.dtype):
+    numeric = pd.api.types.is_numeric_dtype(bc.dtype) and pd.api.types.is_numeric_dtype(ac.dtype)
+    if pair_b is not None:
+        differ = (bc[pair_b] != ac[pair_a]) if numeric else \
+            np.array([str(bc[i]) != str(ac[j]) for i, j in zip(pair_b, pair_a)], dtype=bool)
+        changed = int(pair_n[differ].sum()) if differ.size else 0
+    elif numeric:
         changed = int(np.count_nonzero(bc[b] != ac[a]))
     else:
         text = {}

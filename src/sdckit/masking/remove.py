@@ -48,8 +48,7 @@ class RemoveVariables:
                 if var == value or (isinstance(value, tuple) and var in value):
                     raise InputError(f"remove: column {var!r} holds the {role} role; "
                                      "take it out of [roles] to remove it.")
-        frame = microdata.frame.drop(columns=list(self.variables))
-        out = microdata.with_data(frame)
+        out = microdata.without_columns(self.variables)    # keys keep their codes
         gone = [v for v in self.variables if v not in out.columns]
         return StepResult("remove", out, {"variables": list(self.variables)},
                           {"removed": list(self.variables), "columns_left": len(out.columns)},
