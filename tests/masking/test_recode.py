@@ -1,5 +1,7 @@
 """Global recoding: mapping, ARX hierarchy, interval bins, top/bottom coding; remove."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata, ParameterError
+from sdckit.errors import InputWarning
 from sdckit.masking.recode import Recode
 from sdckit.masking.remove import RemoveVariables
 from sdckit.risk import key_frequencies
@@ -101,3 +104,46 @@ def test_remove_refuses_role_columns():
         RemoveVariables(["age"]).apply(m)
     with pytest.raises(InputError, match="does not exist"):
         RemoveVariables(["agee"]).apply(m)
+
+
+@given(values=st.lists(st.one_of(st.none(), st.integers(0, 30)), min_size=3, max_size=60),
+       as_text=st.booleans(), key=st.booleans(), upper=st.integers(1, 29))
+def test_recode_by_category_table_matches_a_fresh_encoding(values, as_text, key, upper):
+    """The recoded key's codes and categories (computed from the category table) equal those
+    a new Microdata encodes from the released column; the other keys keep their codes; the
+    released values equal a record-by-record recoding (pd.cut on every record)."""
+    if all(v is None for v in values):
+        values = [1] + values
+    raw = pd.Series([np.nan if v is None else float(v) for v in values])
+    col = raw.map(lambda v: v if pd.isna(v) else f"{int(v):02d}") if as_text else raw
+    other = pd.Series(np.arange(len(values)) % 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)      # tiny random keys look like identifiers
+        m = Microdata(pd.DataFrame({"a": col, "b": other}), key_vars=["a", "b"] if key else ["b"])
+        if as_text:
+            step = Recode("a", mapping={"low": [f"{v:02d}" for v in range(upper) if f"{v:02d}" in set(col.dropna())]
+                                        or [col.dropna().iloc[0]]}, others="high")
+        else:
+            step = Recode("a", breaks=[-1, upper, 31], labels=["low", "high"], closed="right")
+        r = step.apply(m)
+        fresh = Microdata(r.microdata.frame, key_vars=m.key_vars)
+    for v in m.key_vars:
+        assert np.array_equal(r.microdata.codes(v), fresh.codes(v))
+        assert r.microdata.categories(v).equals(fresh.categories(v))
+    assert r.microdata.codes("b") is m.codes("b")          # untouched key: same array, no re-encoding
+    if not as_text:  # independent reference: pandas' own binning of every record
+        ref = pd.cut(raw, [-1, upper, 31], labels=["low", "high"], right=True).astype(object)
+        got = r.microdata.frame["a"].astype(object)
+        assert ((got == ref) | (got.isna() & ref.isna())).all()
+    assert all(g.holds for g in r.guarantees)
+    assert m.frame["a"].equals(col)                         # the input is unchanged
+
+
+def test_remove_keeps_the_encodings_and_refuses_role_columns():
+    m = Microdata(pd.DataFrame({"id": [1, 2, 3, 4], "k": ["a", "b", "a", "b"], "w": [1.0, 2, 3, 4]}),
+                  key_vars=["k"], weight="w")
+    r = RemoveVariables(["id"]).apply(m)
+    assert r.microdata.columns == ["k", "w"] and r.microdata.codes("k") is m.codes("k")
+    assert "id" in m.columns                                # the input keeps its column
+    with pytest.raises(InputError, match="weight role"):
+        RemoveVariables(["w"]).apply(m)

@@ -245,11 +245,18 @@ class Recode:
             from .._validation import close_names
             raise InputError(f"recode: column {var!r} does not exist; {close_names(var, microdata.columns)}")
         col = microdata.frame[var]
-        if var in microdata.key_vars and not isinstance(col.dtype, pd.CategoricalDtype):
-            # a key: recode its category table once (one record per value present), then take
-            # the new values by the codes; the new encoding comes from the same table
-            before = microdata.codes(var)
-            n_cat = len(microdata.categories(var))
+        is_key = var in microdata.key_vars
+        by_table = not isinstance(col.dtype, pd.CategoricalDtype) and (
+            is_key or self.mapping is not None or self.hierarchy_file is not None or self.breaks is not None)
+        if by_table:
+            # recode the column's category table once (one record per value present), then
+            # take the new values by the codes; a key's new encoding comes from the same table
+            if is_key:
+                before, b_cats = microdata.codes(var), microdata.categories(var)
+            else:
+                before, b_cats = pd.factorize(col, sort=False, use_na_sentinel=True)
+                before, b_cats = before.astype(np.int32, copy=False), pd.Index(b_cats)
+            n_cat = len(b_cats)
             rows = np.flatnonzero(before >= 0)
             rep = np.zeros(n_cat, dtype=np.intp)
             rep[before[rows]] = rows                                  # a record of each category
@@ -274,7 +281,9 @@ class Recode:
                 new = pd.Series(pd.api.extensions.take(values, pos[before], allow_fill=True),
                                 index=col.index, name=var)
                 new = new.infer_objects() if new.dtype == object else new
-            if isinstance(new.dtype, pd.CategoricalDtype):
+            if not is_key:
+                out = microdata.with_columns({var: new})
+            elif isinstance(new.dtype, pd.CategoricalDtype):
                 out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
             else:
                 # the sorted distinct values of the new column = those of its category table
@@ -282,8 +291,12 @@ class Recode:
                 table = np.full(n_cat + 1, -1, dtype=np.int32)
                 table[present] = k_codes
                 out = microdata.with_columns({var: new}, encoded={var: (table[before], pd.Index(uniques))})
-            b_codes, b_cats = before, microdata.categories(var)
-            a_codes, a_cats = out.codes(var), out.categories(var)
+            b_codes = before
+            if is_key:                  # the released Microdata's own encoding
+                a_codes, a_cats = out.codes(var), out.categories(var)
+            else:                       # the released column, encoded on its own
+                a_codes, a_cats = pd.factorize(out.frame[var], sort=False, use_na_sentinel=True)
+                a_cats = pd.Index(a_cats)
         else:
             new, allowed, mode = self._recode(col)
             new = new.infer_objects() if new.dtype == object else new
