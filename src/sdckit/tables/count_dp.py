@@ -408,8 +408,6 @@ def _ie_mitm(r, c, binom, primes):
         for j in range(R):
             b[j] = r[j] - a[j]
         _bounded_comp_mod(a, c[0], binom, primes, f)
-        if R == 1:
-            pass
         _bounded_comp_mod(b, c[2], binom, primes, g)
         for k in range(K):
             acc[k] = (acc[k] + (f[k] * g[k]) % primes[k]) % primes[k]
