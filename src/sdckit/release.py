@@ -90,7 +90,9 @@ class ReleaseRun:
         return jsonable({
             "identifiers": identifier_check(self.original, self.released, allow=allow),
             "linkage_all_columns": {
-                "before": linkage_all_columns(self.original, self.original),
+                # before: the same columns as released, in the original data
+                "before": linkage_all_columns(self.original, self.original,
+                                              [c for c in self.released.columns if c in self.original.columns]),
                 "after": linkage_all_columns(self.original, self.released,
                                              recodes=[s for s in self.steps if getattr(s, "global_recode", False)])},
             "undeclared_scan": undeclared_scan(self.released, top=10),
