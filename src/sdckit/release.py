@@ -7,6 +7,7 @@ never holds a seed; the internal report holds the seeds and every step's paramet
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -81,6 +82,11 @@ class ReleaseRun:
         links for an intruder who knows every released column, before and after the steps;
         ``undeclared_scan``: the ten non-key columns that add most uniques to the keys.
         """
+        return self._disclosure
+
+    @functools.cached_property
+    def _disclosure(self) -> dict:
+        # computed once per run: the public dict, the report and the certificate all read it
         from .risk.identifiers import identifier_check, linkage_all_columns, undeclared_scan
 
         allow = ()
@@ -174,7 +180,8 @@ class ReleaseRun:
                     raise InputError(f"{d}: the input file {Path(src).name} is inside this output folder, "
                                      "which a release replaces whole; choose another output folder.")
         perm = self.row_order(keep_order)
-        released = self.released.with_data(self.released.frame.iloc[perm].reset_index(drop=True))
+        # the released records in their published order (a plain frame: nothing to re-encode)
+        released = self.released.frame.iloc[perm].reset_index(drop=True)
         from .report.certificate import write_certificates
         from .report.release import internal_report_html, public_report_html
 
@@ -191,7 +198,7 @@ class ReleaseRun:
             from .io.labels import delivery_meta, write_column_names
             data_path = write_data(released, pub / output.data, inputs=inputs,
                                    meta=delivery_meta(self.original, self.released, self.results))
-            write_column_names(released.columns, data_path)
+            write_column_names([str(c) for c in released.columns], data_path)
             for name, text in artifacts.items():
                 atomic_write_text(pub / name, text)
             atomic_write_text(pub / output.report,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..microdata import Microdata
+from ..pram.loss import hellinger, total_variation
 from ..result import jsonable
 
 #: f_k classes of the f_k distribution chart (records per class)
@@ -161,9 +162,10 @@ def frequency_compare(before: pd.Series, after: pd.Series, limit: int = 25) -> d
     cats = list(dict.fromkeys(list(a.index) + list(b.index)))
     pa = np.array([a.get(c, 0) for c in cats], dtype=float)
     pb = np.array([b.get(c, 0) for c in cats], dtype=float)
+    hell = tvd = None
+    if pa.sum() > 0 and pb.sum() > 0:
+        hell, tvd = hellinger(pa, pb), total_variation(pa, pb)  # both normalise the counts
     pa, pb = pa / max(pa.sum(), 1), pb / max(pb.sum(), 1)
-    hell = float(np.sqrt(0.5 * ((np.sqrt(pa) - np.sqrt(pb)) ** 2).sum()))
-    tvd = float(0.5 * np.abs(pa - pb).sum())
     if set(b.index) - set(a.index) - {"(missing)"}:
         # new categories (a recode): the distributions live on different supports, so the
         # distances would only say "relabelled"; the bars still show the merge

@@ -28,6 +28,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
+from ..pram.loss import hellinger, total_variation  # noqa: F401  (one definition; tests import them here)
 from ..result import StepResult, jsonable, public_params
 from . import charts
 from .narrative import GATE_WORDS, fmt, gate_measured, kv_table, step_sentence, value_html
@@ -215,14 +216,6 @@ def _per_column(value: Any) -> pd.DataFrame | None:
 # ---------------------------------------------------------------- utility
 
 
-def hellinger(p: np.ndarray, q: np.ndarray) -> float:
-    """Hellinger distance sqrt(1/2 sum (sqrt p - sqrt q)^2) between two distributions."""
-    return float(np.sqrt(0.5 * np.sum((np.sqrt(p) - np.sqrt(q)) ** 2)))
-
-
-def total_variation(p: np.ndarray, q: np.ndarray) -> float:
-    """Total variation distance 1/2 sum |p - q|."""
-    return float(0.5 * np.abs(p - q).sum())
 
 
 def _shares(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
