@@ -372,24 +372,27 @@ def _bounded_comp_mod(u, t, binom, primes, out):
 
 
 @njit(cache=True)
-def _ie_mitm(r, c, binom, primes):
+def _split_start(r, a, total_left):
+    """State of the odometer over the splits ``a`` (0 <= a_i <= r_i, sum a = total_left):
+    remainders, suffix capacities (the last coordinates must absorb what is left) and the
+    position."""
     R = r.size
-    K = primes.size
-    total_left = c[0] + c[1]
-    acc = np.zeros(K, np.int64)
-    a = np.zeros(R, np.int64)
-    b = np.zeros(R, np.int64)
-    f = np.zeros(K, np.int64)
-    g = np.zeros(K, np.int64)
-    # suffix capacity: the last coordinates must be able to absorb what is left
     cap = np.zeros(R + 1, np.int64)
     for i in range(R - 1, -1, -1):
         cap[i] = cap[i + 1] + r[i]
-    # odometer over a_0..a_{R-2}, a_{R-1} implied
     rem = np.zeros(R + 1, np.int64)
     rem[0] = total_left
-    i = 0
+    pos = np.zeros(1, np.int64)
     a[0] = max(0, rem[0] - cap[1]) - 1
+    return rem, cap, pos
+
+
+@njit(cache=True)
+def _split_next(r, a, b, rem, cap, pos):
+    """Advance to the next split: a_0..a_{R-2} run as an odometer, a_{R-1} is implied and
+    b = r - a. Returns False when every split has been visited."""
+    R = r.size
+    i = pos[0]
     while i >= 0:
         a[i] += 1
         hi = min(r[i], rem[i])
@@ -407,6 +410,24 @@ def _ie_mitm(r, c, binom, primes):
         a[R - 1] = last
         for j in range(R):
             b[j] = r[j] - a[j]
+        pos[0] = i
+        return True
+    pos[0] = i
+    return False
+
+
+@njit(cache=True)
+def _ie_mitm(r, c, binom, primes):
+    R = r.size
+    K = primes.size
+    total_left = c[0] + c[1]
+    acc = np.zeros(K, np.int64)
+    a = np.zeros(R, np.int64)
+    b = np.zeros(R, np.int64)
+    f = np.zeros(K, np.int64)
+    g = np.zeros(K, np.int64)
+    rem, cap, pos = _split_start(r, a, total_left)
+    while _split_next(r, a, b, rem, cap, pos):
         _bounded_comp_mod(a, c[0], binom, primes, f)
         _bounded_comp_mod(b, c[2], binom, primes, g)
         for k in range(K):
@@ -443,9 +464,6 @@ def _ie_mitm_exact(r, c, binom):
     acc = 0
     a = np.zeros(R, np.int64)
     b = np.zeros(R, np.int64)
-    cap = np.zeros(R + 1, np.int64)
-    for i in range(R - 1, -1, -1):
-        cap[i] = cap[i + 1] + r[i]
     sums = np.zeros(1 << R, np.int64)
     signs = np.ones(1 << R, np.int64)
     for mask in range(1 << R):
@@ -454,27 +472,8 @@ def _ie_mitm_exact(r, c, binom):
             if mask & (1 << j):
                 bits += 1
         signs[mask] = -1 if bits % 2 else 1
-    rem = np.zeros(R + 1, np.int64)
-    rem[0] = total_left
-    i = 0
-    a[0] = max(0, rem[0] - cap[1]) - 1
-    while i >= 0:
-        a[i] += 1
-        hi = min(r[i], rem[i])
-        if a[i] > hi:
-            i -= 1
-            continue
-        rem[i + 1] = rem[i] - a[i]
-        if i < R - 2:
-            i += 1
-            a[i] = max(0, rem[i] - cap[i + 1]) - 1
-            continue
-        last = rem[i + 1]
-        if last < 0 or last > r[R - 1]:
-            continue
-        a[R - 1] = last
-        for j in range(R):
-            b[j] = r[j] - a[j]
+    rem, cap, pos = _split_start(r, a, total_left)
+    while _split_next(r, a, b, rem, cap, pos):
         f = _bounded_comp_exact(a, c[0], binom, sums, signs)
         if f:
             acc += f * _bounded_comp_exact(b, c[2], binom, sums, signs)
