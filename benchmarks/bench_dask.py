@@ -67,6 +67,7 @@ level = 0.01
 [output]
 directory = "{output}"
 data = "persons_released.parquet"
+keep_order = true
 """
 
 
@@ -145,6 +146,7 @@ def run_case(n: int, work: Path, *, compare: bool, keep: bool = False) -> dict:
         row.update({"equal_to_memory_engine": None, "baseline_seconds": None})
     if not keep:
         shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(out.with_name(out.name + "-internal"), ignore_errors=True)
     return row
 
 

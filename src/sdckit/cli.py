@@ -232,7 +232,8 @@ def protect(
                              "(or .venv/bin/pip install 'dask[distributed]').") from None
         from .engine import protect_with_dask
         drun = protect_with_dask(spec, scheduler=scheduler, n_workers=workers,
-                                 memory_limit=memory_limit, progress=not as_json)
+                                 memory_limit=memory_limit, progress=not as_json,
+                                 overwrite=overwrite or None)
         if as_json:  # a failed gate raised GateError (exit 3) before anything was written
             _emit(drun.summary_dict())
         else:

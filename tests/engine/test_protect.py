@@ -61,17 +61,75 @@ def test_protect_writes_the_release_equal_to_the_in_memory_path(tmp_path):
     spec.write_text(SPEC.format(gate="max_individual_risk = 0.99"))
     run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
     assert run.passed and run.n_records == 8000 and run.n_partitions == 3
-    released = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    parts = sorted(run.paths["data"].glob("*.parquet"), key=lambda f: int(f.stem.split(".")[-1]))
+    released = pd.concat([pd.read_parquet(f) for f in parts], ignore_index=True)
+    # rows are shuffled within partitions; the internal row order maps them back
+    order = pd.concat([pd.read_parquet(f) for f in sorted(run.paths["row_order"].glob("*.parquet"),
+                                                            key=lambda f: int(f.stem.split(".")[-1]))],
+                      ignore_index=True)
+    assert (order["released_row"].to_numpy() == np.arange(8000)).all()
+    assert sorted(order["input_row"]) == list(range(8000))
+    assert (order["input_row"].to_numpy() != np.arange(8000)).mean() > 0.9
     # the same plans and the step seeds of the run, applied in memory as one partition
     root = np.random.SeedSequence(20261122)
-    reference = run_in_memory(df, run.plans, root.spawn(2))
-    assert same_values(released, reference)
-    public = (tmp_path / "release" / "report.html").read_text()
-    assert "20261122" not in public  # the seed is a secret: internal report only
-    internal = json.loads((tmp_path / "release" / "internal_report.json").read_text())
+    reference = run_in_memory(df, run.plans, root.spawn(2)).iloc[order["input_row"].to_numpy()]
+    assert same_values(released, reference.reset_index(drop=True))
+    # the seed is a secret: it goes to the internal sibling folder only, never the public one
+    pub, intl = tmp_path / "release", tmp_path / "release-internal"
+    for f in pub.rglob("*"):
+        if f.is_file():
+            text = f.read_bytes()
+            assert b"20261122" not in text and str(tmp_path).encode() not in text, f
+    assert not any("internal" in f.name for f in pub.rglob("*"))
+    internal = json.loads((intl / "internal_report.json").read_text())
     assert internal["seeds"]["root"]["entropy"] == "20261122"
-    assert (tmp_path / "release" / "pram_age.csv").exists()
+    assert run.paths["internal_json"].parent == intl and (intl / "internal_certificate.json").exists()
+    assert (pub / "pram_age.csv").exists() and (pub / ".sdckit-release").exists()
     assert run.risk_before.summary["n_records"] == 8000
+    assert not list(tmp_path.glob(".release*"))  # no staging folder left
+
+
+def test_dask_release_has_a_certificate_that_verify_rechecks(tmp_path):
+    """The public folder's certificate lists every data part, matrix and the report with its
+    SHA-256; `verify` re-reads the parts, re-checks the risk gate and the matrices, and
+    detects a changed part."""
+    from sdckit.report.verify import verify_release
+
+    df = person_frame(4000, seed=8)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate="max_individual_risk = 0.99\nmin_diagonal = 0.7"))
+    run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
+    cert = json.loads(run.paths["certificate"].read_text())
+    parts = [f for f in cert["files"] if f["role"] == "data_part"]
+    assert len(parts) == 3 and cert["data"]["n_records"] == 4000 and cert["engine"] == "dask"
+    assert {m["file"] for m in cert["checks"]["matrices"]} == {"pram_age.csv", "pram_job.csv"}
+    # the invariant matrices keep the input's frequencies (p P = p), so they are certified as such
+    assert all(m["invariant"] for m in cert["checks"]["matrices"])
+    assert "seed" not in json.dumps(cert["spec"]).lower()
+    res = verify_release(tmp_path / "release")
+    assert res.ok, res.problems
+    checked = " ".join(c["check"] for c in res.checks if not c["skipped"])
+    assert "max_individual_risk" in checked and "pram_age.csv" in checked
+    # a changed part is found
+    first = tmp_path / "release" / parts[0]["name"]
+    pd.read_parquet(first).iloc[:-1].to_parquet(first, index=False)
+    res = verify_release(tmp_path / "release")
+    assert not res.ok and any(parts[0]["name"] in p for p in res.problems)
+
+
+def test_dask_release_is_replaced_only_with_overwrite(tmp_path):
+    df = person_frame(1500, seed=9)
+    _write_input(tmp_path, df)
+    spec = tmp_path / "release.toml"
+    spec.write_text(SPEC.format(gate=""))
+    protect_with_dask(spec, n_workers=1, processes=False, progress=False)
+    before = (tmp_path / "release" / "certificate.json").read_bytes()
+    with pytest.raises(InputError, match="a release is already there; pass --overwrite"):
+        protect_with_dask(spec, n_workers=1, processes=False, progress=False)
+    assert (tmp_path / "release" / "certificate.json").read_bytes() == before
+    run = protect_with_dask(spec, n_workers=1, processes=False, progress=False, overwrite=True)
+    assert run.paths["certificate"].exists() and (tmp_path / "release-internal" / "internal_report.json").exists()
 
 
 def test_failed_gate_writes_nothing(tmp_path):
@@ -81,7 +139,7 @@ def test_failed_gate_writes_nothing(tmp_path):
     spec.write_text(SPEC.format(gate="k_anonymity = 50"))
     with pytest.raises(GateError, match="k_anonymity = 50"):
         protect_with_dask(spec, n_workers=2, processes=False, progress=False)
-    assert not (tmp_path / "release").exists()
+    assert not (tmp_path / "release").exists() and not (tmp_path / "release-internal").exists()
 
 
 def test_min_diagonal_gate_on_the_fitted_matrices(tmp_path):
@@ -146,7 +204,8 @@ def test_csv_in_blocks_and_csv_out(tmp_path):
     df.to_csv(tmp_path / "persons.csv", index=False)
     spec = tmp_path / "release.toml"
     text = SPEC.format(gate="").replace('path = "persons"\nformat = "parquet"', 'path = "persons.csv"')
-    spec.write_text(text.replace("persons_released.parquet", "persons_released.csv"))
+    text = text.replace('data = "persons_released.parquet"', 'data = "persons_released.csv"\nkeep_order = true')
+    spec.write_text(text)
     run = protect_with_dask(spec, n_workers=2, processes=False, progress=False, blocksize=60_000)
     assert run.n_partitions > 2
     parts = sorted((tmp_path / "release" / "persons_released.csv").glob("*.csv"))
@@ -192,6 +251,7 @@ k_anonymity = 3
 [output]
 directory = "release"
 data = "out.parquet"
+keep_order = true
 """
 
 

@@ -23,6 +23,7 @@ registered step is refused with the reason its registration gives (``dask_note``
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import os
@@ -35,8 +36,11 @@ from typing import Any
 import numpy as np
 
 from .._random import seed_sequence
-from ..errors import GateError, SDCError, SpecError
+from ..errors import GateError, InputError, SDCError, SpecError
 from ..io.atomic import atomic_write_text
+from ..report.certificate import (CERTIFICATE, FORMAT, INTERNAL_CERTIFICATE, _public_spec,
+                                  dependency_versions, sha256_file)
+from ..report.narrative import gate_headline
 from ..result import jsonable
 from ..spec import ReleaseSpec, read_spec_file, spec_from_dict
 from .frame import PartitionedMicrodata, read_partitioned, write_partitioned
@@ -321,7 +325,8 @@ def _compute(client, *collections, progress: bool = False, what: str = ""):
 def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = None,
                       n_workers: int | None = None, memory_limit: str | int | None = None,
                       categories: Mapping[str, list] | None = None, blocksize: Any = "64MB",
-                      progress: bool = True, processes: bool = True) -> DaskRelease:
+                      progress: bool = True, processes: bool = True,
+                      overwrite: bool | None = None) -> DaskRelease:
     """Run a release spec on a Dask cluster and write the release (a folder of parts).
 
     Parameters
@@ -339,6 +344,9 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
         Fixed category lists of key / stratum columns (otherwise collected in one pass).
     progress : bool
         Show a progress bar of each pass's tasks.
+    overwrite : bool, optional
+        Replace an earlier release in the output folders (default: the spec's
+        ``[output] overwrite``).
 
     Returns
     -------
@@ -409,40 +417,200 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
                                 + "; ".join(f"{g['name']} = {g['threshold']}: {g['detail']}" for g in failed))
 
         t = time.perf_counter()
-        out_dir = Path(spec.output.directory)
-        data_path = out_dir / spec.output.data
-        fmt = "csv" if data_path.suffix.lower() == ".csv" else "parquet"
+        run = DaskRelease(spec, risk_before, risk_after, tuple(plans), tuple(gate), {}, seconds,
+                          pmd.n_records, pmd.npartitions, n_workers_used,
+                          {"root": record.to_dict(), "steps": [list(s.spawn_key) for s in step_seeds]},
+                          dict(pmd.categories))
+        paths = _write_release(run, current, client, progress=progress, entropy=root.entropy,
+                               overwrite=spec.output.overwrite if overwrite is None else overwrite)
+        seconds["write"] = time.perf_counter() - t
+        seconds["total"] = time.perf_counter() - t_all
+        run.paths.update(paths)
+        return run
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _release_folders(spec: ReleaseSpec) -> tuple[Path, Path]:
+    """The public folder and its internal sibling, checked as the in-memory writer checks them."""
+    out_dir = Path(spec.output.directory)
+    if not out_dir.name:
+        out_dir = out_dir.resolve()
+    int_dir = Path(spec.output.internal_directory) if spec.output.internal_directory else \
+        out_dir.with_name(out_dir.name + "-internal")
+    if int_dir.resolve() == out_dir.resolve() or out_dir.resolve() in int_dir.resolve().parents:
+        raise InputError(f"output.internal_directory: {int_dir} must not be the public folder "
+                         f"{out_dir} or inside it (seeds would be published); choose a sibling.")
+    src = Path(spec.input_path).resolve()
+    for d in (out_dir, int_dir):
+        if d.resolve() == src or d.resolve() in src.parents:
+            raise InputError(f"{d}: the input {Path(spec.input_path).name} is inside this output folder, "
+                             "which a release replaces whole; choose another output folder.")
+    return out_dir, int_dir
+
+
+#: the row-order stream: a child of the run's root that no step uses (as in memory); partition
+#: i of the release is shuffled by the child (ROW_ORDER_KEY, i)
+ROW_ORDER_KEY = 2**31 - 1
+
+
+def partition_order(entropy: Any, part: int, n: int) -> np.ndarray:
+    """The permutation of partition ``part`` (``n`` rows): released row j of the partition is
+    its input row ``perm[j]``."""
+    ss = np.random.SeedSequence(entropy, spawn_key=(ROW_ORDER_KEY, int(part)))
+    return np.random.default_rng(ss).permutation(int(n))
+
+
+def _shuffle_partition(pdf, entropy, partition_info=None):
+    part = 0 if partition_info is None else partition_info["number"]
+    return pdf.iloc[partition_order(entropy, part, len(pdf))].reset_index(drop=True)
+
+
+def _order_part(part: int, *, entropy: Any, offsets: np.ndarray):
+    import pandas as pd
+
+    start, n = int(offsets[part]), int(offsets[part + 1] - offsets[part])
+    return pd.DataFrame({"released_row": start + np.arange(n, dtype=np.int64),
+                         "input_row": start + partition_order(entropy, part, n).astype(np.int64)})
+
+
+def _write_release(run: DaskRelease, current: PartitionedMicrodata, client: Any, *, progress: bool,
+                   overwrite: bool, entropy: Any) -> dict[str, Path]:
+    """Write the public folder (data parts, PRAM matrices, public report, certificate) and the
+    internal folder (internal report with the seeds, internal certificate, row order), each
+    staged beside its target and switched in whole (:func:`sdckit.io.atomic.staged_folder`):
+    the internal one first, then the public one. The seeds never enter the public folder.
+
+    Rows are shuffled within each partition (from the run's row-order stream) unless
+    ``[output] keep_order``; ``row_order.parquet`` in the internal folder maps each released
+    row to its input row (0-based global row numbers), as ``row_order.csv`` does in memory.
+    """
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from ..io.atomic import staged_folder
+
+    spec = run.spec
+    out_dir, int_dir = _release_folders(spec)
+    data_name = spec.output.data
+    fmt = "csv" if Path(data_name).suffix.lower() == ".csv" else "parquet"
+    stem = Path(spec.output.internal_report).stem
+    artifacts: dict[str, str] = {}
+    for plan in run.plans:
+        if isinstance(plan, PramPlan):
+            for v in plan.variables:
+                for si, m in enumerate(plan.matrices[v]):
+                    name = f"pram_{v}" + (f"_stratum{si}" if len(plan.matrices[v]) > 1 else "") + ".csv"
+                    artifacts[name] = m.to_csv()
+    names = [data_name, spec.output.report, CERTIFICATE, *artifacts]
+    if len(set(names)) != len(names):
+        raise InputError(f"output: the file names {sorted(names)} collide; rename the data or report file.")
+    with staged_folder(out_dir, overwrite=overwrite) as pub, \
+            staged_folder(int_dir, overwrite=overwrite) as intl:
+        keep_order = bool(spec.output.keep_order)
+        frame = current.frame if keep_order else \
+            current.frame.map_partitions(_shuffle_partition, entropy, meta=current.frame._meta,
+                                         align_dataframes=False)
         try:
-            write_partitioned(current.frame, data_path, file_format=fmt, inputs=(spec.input_path,),
-                              n_records=pmd.n_records,
+            if not keep_order:
+                order = dd.from_map(_order_part, list(range(current.npartitions)), entropy=entropy,
+                                    offsets=current.offsets, enforce_metadata=False,
+                                    meta=pd.DataFrame({"released_row": np.array([], np.int64),
+                                                       "input_row": np.array([], np.int64)}))
+                write_partitioned(order, intl / "row_order.parquet", file_format="parquet",
+                                  n_records=run.n_records,
+                                  runner=lambda lazy: _compute(client, lazy, progress=False, what="the row order"))
+            write_partitioned(frame, pub / data_name, file_format=fmt, inputs=(spec.input_path,),
+                              n_records=run.n_records,
                               runner=lambda lazy: _compute(client, lazy, progress=progress,
                                                            what="masking and writing the release"))
         except SDCError:
             raise
         except Exception as exc:  # noqa: BLE001
             raise EngineError(f"writing the release failed on a worker: {type(exc).__name__}: {exc}") from exc
-        seconds["write"] = time.perf_counter() - t
-        paths = {"data": data_path}
-        for plan in plans:
-            if isinstance(plan, PramPlan):
-                for v in plan.variables:
-                    for si, m in enumerate(plan.matrices[v]):
-                        name = f"pram_{v}" + (f"_stratum{si}" if len(plan.matrices[v]) > 1 else "") + ".csv"
-                        paths[f"artifact:{name}"] = atomic_write_text(out_dir / name, m.to_csv())
-        seconds["total"] = time.perf_counter() - t_all
-        run = DaskRelease(spec, risk_before, risk_after, tuple(plans), tuple(gate), paths, seconds,
-                          pmd.n_records, pmd.npartitions, n_workers_used,
-                          {"root": record.to_dict(), "steps": [list(s.spawn_key) for s in step_seeds]},
-                          dict(pmd.categories))
-        stem = Path(spec.output.internal_report).stem
-        paths["report"] = atomic_write_text(out_dir / spec.output.report, _public_html(run))
-        paths["internal_json"] = atomic_write_text(out_dir / f"{stem}.json",
-                                                   json.dumps(run.internal_dict(), indent=2))
-        return run
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        for name, text in artifacts.items():
+            atomic_write_text(pub / name, text)
+        atomic_write_text(pub / spec.output.report, _public_html(run))
+        cert = dask_certificate(run, pub, artifacts=sorted(artifacts), data_format=fmt,
+                                columns=[str(c) for c in current.frame.columns])
+        atomic_write_text(pub / CERTIFICATE, json.dumps(cert, indent=2) + "\n")
+        internal_cert = dict(cert, kind="internal",
+                             input={"path": str(spec.input_path),
+                                    "sha256": sha256_file(spec.input_path) if Path(spec.input_path).is_file() else None})
+        atomic_write_text(intl / INTERNAL_CERTIFICATE, json.dumps(jsonable(internal_cert), indent=2) + "\n")
+        internal = run.internal_dict()
+        internal["output"] = {"public_folder": out_dir.name, "internal_folder": int_dir.name,
+                              "data": data_name}
+        internal["row_order"] = ({"shuffled": False, "rule": "kept: released row i is input row i"}
+                                 if keep_order else
+                                 {"shuffled": True, "file": "row_order.parquet",
+                                  "rule": "released row i is input row input_row[i] (0-based); rows move "
+                                          "within their partition only"})
+        atomic_write_text(intl / f"{stem}.json", json.dumps(internal, indent=2))
+    paths = {"data": out_dir / data_name, "report": out_dir / spec.output.report,
+             "certificate": out_dir / CERTIFICATE, "internal_json": int_dir / f"{stem}.json",
+             "internal_certificate": int_dir / INTERNAL_CERTIFICATE, "internal_directory": int_dir}
+    if not spec.output.keep_order:
+        paths["row_order"] = int_dir / "row_order.parquet"
+    for name in artifacts:
+        paths[f"artifact:{name}"] = out_dir / name
+    return paths
+
+
+def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str], data_format: str,
+                     columns: Sequence[str]) -> dict:
+    """The public certificate of a Dask release (format of :mod:`sdckit.report.certificate`):
+    the SHA-256 of every data part, published matrix and the public report, the versions, the
+    spec without its seed, the gate with its measured values, and each step's summary."""
+    from .. import __version__
+
+    spec = run.spec
+    data_name = spec.output.data
+
+    def entry(name: str, role: str) -> dict:
+        p = folder / name
+        return {"name": name, "role": role, "sha256": sha256_file(p), "bytes": p.stat().st_size}
+
+    parts = sorted(p.relative_to(folder).as_posix() for p in (folder / data_name).rglob("*") if p.is_file())
+    files = [entry(n, "data_part") for n in parts]
+    files += [entry(a, "pram_matrix") for a in artifacts]
+    files.append(entry(spec.output.report, "public_report"))
+    gate = [{"name": g["name"], "threshold": g["threshold"], "measured": gate_headline(g["name"], g["value"]),
+             "value": g["value"], "passed": bool(g["passed"]), "detail": g["detail"]} for g in run.gate]
+    matrices = []
+    for plan in run.plans:
+        if isinstance(plan, PramPlan):
+            for v in plan.variables:
+                ms = plan.matrices[v]
+                for si, m in enumerate(ms):
+                    name = f"pram_{v}" + (f"_stratum{si}" if len(ms) > 1 else "") + ".csv"
+                    entry_m = {"file": name, "json": None, "variables": [v],
+                               "stratum": "all" if len(ms) == 1 else f"stratum {si}",
+                               "min_diagonal": float(m.min_diagonal), "invariant": False}
+                    freq = np.asarray(plan.counts[v], dtype=float).reshape(len(ms), -1)[si]
+                    if freq.sum() > 0:  # p P = p holds for an invariant matrix: certify it when it does
+                        pf = freq / freq.sum()
+                        if float(np.abs(pf @ np.asarray(m.to_dense(), dtype=float) - pf).max()) <= 1e-10:
+                            entry_m.update(invariant=True, frequencies=[float(x) for x in freq])
+                    matrices.append(entry_m)
+    cert = {"format": FORMAT, "kind": "public", "engine": "dask",
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "sdckit_version": __version__, "dependencies": dependency_versions(),
+            "optional_dependencies": dependency_versions(extras=True),
+            "passed": bool(run.passed),
+            "data": {"file": data_name, "partitioned": True, "format": data_format,
+                     "n_records": run.n_records, "n_parts": len(parts),
+                     "columns": list(columns),
+                     "roles": {k: v for k, v in spec.roles.items()},
+                     "na_values": list(spec.na_values)},
+            "files": files, "gate": gate,
+            "steps": [_plan_summary(p) for p in run.plans],
+            "guarantees_hold": None,
+            "checks": {"matrices": matrices},
+            "spec": _public_spec(run)}
+    return jsonable(cert)
 
 
 def _stats(pmd: PartitionedMicrodata, s: Any):

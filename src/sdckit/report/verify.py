@@ -133,7 +133,7 @@ def verify_release(folder: str | os.PathLike) -> VerifyResult:
     data = cert.get("data", {})
     data_name = data.get("file")
     md = None
-    if data_name and (folder / data_name).is_file():
+    if data_name and ((folder / data_name).is_file() or (data.get("partitioned") and (folder / data_name).is_dir())):
         md = _read_released(folder / data_name, data, res)
     for g in cert.get("gate", []):
         name, thr = g["name"], g["threshold"]
@@ -173,7 +173,10 @@ def _read_released(path: Path, data: dict, res: VerifyResult):
 
     roles = {k: v for k, v in (data.get("roles") or {}).items() if v}
     try:
-        frame, meta = read_data(path, na_values=list(data.get("na_values") or []) or None)
+        if data.get("partitioned"):  # a Dask release: a folder of parts, read in part order
+            frame, meta = _read_parts(path, data)
+        else:
+            frame, meta = read_data(path, na_values=list(data.get("na_values") or []) or None)
         names = path.parent / "column_names.csv"
         if names.is_file():  # SPSS/Stata delivery renamed columns: back to the certified names
             import pandas as pd
@@ -189,6 +192,24 @@ def _read_released(path: Path, data: dict, res: VerifyResult):
               f"{path.name}: has {md.n_records} records and columns {list(md.columns)}, the certificate says "
               f"{data.get('n_records')} records and {data.get('columns')}")
     return md
+
+
+def _read_parts(path: Path, data: dict):
+    """The parts of a partitioned release (Parquet or CSV files in one folder), in name order."""
+    import pandas as pd
+
+    from ..microdata import DatasetMeta
+
+    na = list(data.get("na_values") or []) or None
+    if data.get("format") == "csv":
+        parts = sorted(path.glob("*.csv"))
+        frame = pd.concat([pd.read_csv(p, na_values=na) for p in parts], ignore_index=True)
+    else:
+        parts = sorted(path.glob("*.parquet"))
+        frame = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    if not parts:
+        raise InputError(f"{path.name}: holds no data parts")
+    return frame, DatasetMeta(source=str(path))
 
 
 def _recheck_gate(res: VerifyResult, md, g: dict, data_name: str) -> None:
