@@ -149,3 +149,77 @@ def test_il1_scale_rejects_unknown():
     X = np.arange(12.0).reshape(4, 3) + 1
     with pytest.raises(ParameterError, match="il1_scale"):
         postmask_optimise(X, X + 0.1, il1_scale="log")
+
+
+def test_il1_power_initial_value_by_brute_force():
+    # reference: brute-force nearest original on standardised records, then the squared
+    # relative errors of eq. 5.2 written out directly
+    rng = np.random.default_rng(11)
+    X = rng.normal(5.0, 2.0, size=(50, 3))
+    Xm = X + rng.normal(0, 0.5, size=X.shape)
+    mu, sd = X.mean(0), X.std(0, ddof=1)
+    Zo, Zm = (X - mu) / sd, (Xm - mu) / sd
+    c = ((Zm[:, None, :] - Zo[None, :, :]) ** 2).sum(2).argmin(1)
+    terms = (np.abs(Xm - X[c]) / np.abs(X[c])) ** 2
+    out = postmask_optimise(X, Xm, p=0.5, q=0.5, max_steps=1, rng=0, il1_power=2.0)
+    assert out.il1_initial == pytest.approx(terms.mean(), rel=1e-10)
+
+
+@given(st.integers(0, 10_000), st.sampled_from(["additive", "relative"]), st.sampled_from([1.0, 2.0]))
+@settings(max_examples=10, deadline=None)
+def test_perturbations_keep_the_promises(seed, perturbation, power):
+    # invariants of steps 8a-8i whatever the perturbation: records outside M untouched, E never
+    # grows and equals E recomputed from the output; the IL'1 of the band (power 1) agrees
+    # with scipy's from scratch
+    X, Xm = _masked(seed % 50, n=120, d=3)
+    o = postmask_optimise(X, Xm, p=0.8, q=0.3, max_steps=4_000, rng=seed, perturbation=perturbation,
+                          il1_power=power)
+    checks = {g.name: g for g in check_postmask(X, Xm, o.data, o.modified_records, o.il1_target,
+                                                o.e_initial, o.e_final)}
+    assert checks["outside_m_unchanged"].holds
+    assert checks["e_not_increased"].holds
+    tr = o.trace_e[~np.isnan(o.trace_e)]
+    assert np.all(np.diff(tr) <= 1e-15)
+    if power == 1.0:
+        assert o.il1_final == pytest.approx(il1_primed(X, o.data, zero="scale"), rel=1e-9)
+
+
+def test_relative_perturbation_multiplies_the_value():
+    # x' = x (1 + s N(0, 1)) on the original scale: a value that is 0 in the masked file can
+    # never move, while the additive rule (steps in sds) moves it; the other values of the
+    # same records do move under both rules
+    X, Xm = _masked(6, n=150, d=3)
+    Xm = Xm.copy()
+    Xm[:, 1] = np.where(np.arange(150) % 2 == 0, 0.0, Xm[:, 1])   # half of variable 1 is 0
+    rel = postmask_optimise(X, Xm, p=0.8, q=0.5, max_steps=20_000, rng=2, perturbation="relative")
+    add = postmask_optimise(X, Xm, p=0.8, q=0.5, max_steps=20_000, rng=2, perturbation="additive")
+    zero = Xm[:, 1] == 0.0
+    assert np.all(rel.data[zero, 1] == 0.0)
+    assert np.any(add.data[zero, 1] != 0.0)
+    assert np.any(rel.data[:, [0, 2]] != Xm[:, [0, 2]])
+
+
+def test_perturbation_and_power_rejected():
+    X = np.arange(12.0).reshape(4, 3) + 1
+    with pytest.raises(ParameterError, match="perturbation"):
+        postmask_optimise(X, X + 0.1, perturbation="uniform")
+    with pytest.raises(ParameterError, match="il1_power"):
+        postmask_optimise(X, X + 0.1, il1_power=0.0)
+
+
+def test_literal_undo_compares_with_the_last_proposal():
+    # step 8i as written restores only v and C(i_v): the X'' returned still changes records of
+    # M only, and its E (recomputed with numpy) is the one reported; the default rule is a
+    # strict descent (E after each accepted move never grows, checked above), the literal one
+    # is not required to be
+    X, Xm = _masked(8, n=150, d=3)
+    lit = postmask_optimise(X, Xm, p=0.8, q=0.3, max_steps=20_000, rng=4, undo="literal")
+    res = postmask_optimise(X, Xm, p=0.8, q=0.3, max_steps=20_000, rng=4, undo="restore")
+    checks = {g.name: g for g in check_postmask(X, Xm, lit.data, lit.modified_records, lit.il1_target,
+                                                lit.e_initial, lit.e_final)}
+    assert checks["outside_m_unchanged"].holds
+    assert lit.e_final == pytest.approx(objective_from_data(X, lit.data), rel=1e-8, abs=1e-12)
+    assert lit.il1_final == pytest.approx(il1_primed(X, lit.data, zero="scale"), rel=1e-9)
+    assert not np.array_equal(lit.data, res.data)        # the two rules take different paths
+    with pytest.raises(ParameterError, match="undo"):
+        postmask_optimise(X, Xm, undo="never")

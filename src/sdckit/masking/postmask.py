@@ -173,35 +173,45 @@ def objective_e(S1, S2, T1, T2, n):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _record_loss(z, c, Zo, sd, den):  # pragma: no cover - compiled
-    """Record's IL'1 sum: sum_j |x''_ij - x_cj| / |x_cj| = sum_j sd_j |z''_ij - z_cj| / den_cj."""
+def _record_loss(z, c, Zo, sd, den, power):  # pragma: no cover - compiled
+    """Record's IL'1 sum: sum_j |x''_ij - x_cj| / |x_cj| = sum_j sd_j |z''_ij - z_cj| / den_cj
+    (each term raised to ``power``; 1 is eq. 5.2)."""
     s = 0.0
     for j in range(z.shape[0]):
-        s += sd[j] * abs(z[j] - Zo[c, j]) / den[c, j]
+        r = sd[j] * abs(z[j] - Zo[c, j]) / den[c, j]
+        s += r if power == 1.0 else r ** power
     return s
 
 
 @numba.njit(cache=True)
 def _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step_size,
-           state, target_il, target_e, trace_e, trace_il, stride, step0,
+           relative, shift, power, literal, state, target_il, target_e, trace_e, trace_il, stride, step0,
            perm, start, end, dim, split, left, right):  # pragma: no cover - compiled
     """Steps 8a-8i of Algorithm 13 on pre-drawn random numbers; updates everything in place.
 
-    state = [E, L (sum of record losses), accepted]; returns the number of steps taken.
+    state = [E, L (sum of record losses), accepted, E variable, IL'1 variable]; returns the
+    number of steps taken. E and L are those of the current X''. The variables are what steps
+    8c-8g compare with: the current X'''s (default), or with ``literal`` the last proposal's,
+    since step 8i restores only v and C(i_v), not E and IL'1.
     """
     n = Z.shape[0]
     d = Z.shape[1]
     denom = n * d
     e = state[0]
     total = state[1]
+    e_var = state[3]
+    il_var = state[4]
     steps = rec_u.shape[0]
     for t in range(steps):
-        if e < target_e:
+        if e_var < target_e:                 # while E >= TargetE
             return t
         i = M[rec_u[t]]                      # (a) a value v of a record i_v in M ...
         j = var_u[t]
         v = Z[i, j]
-        v_new = v + step_size * noise[t]     # ... randomly perturbed to v'
+        if relative:                         # ... randomly perturbed to v': x' (1 + s N(0,1))
+            v_new = v + step_size * noise[t] * abs(v + shift[j])   # |x'| / sd = |z' + mean/sd|
+        else:                                # ... or v' = v + s N(0,1) (s in sds)
+            v_new = v + step_size * noise[t]
         delta = v_new - v
         # running sums of eq. 5.3: S1_j, S2_jj, S2_jk (k != j)
         S1[j] += delta
@@ -213,12 +223,12 @@ def _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step
         Z[i, j] = v_new
         old_c = C[i]
         new_c = _nn(Z[i], Zo, perm, start, end, dim, split, left, right)   # (b) C(i_v)
-        prev_il = total / denom                                              # (c)
-        new_loss = _record_loss(Z[i], new_c, Zo, sd, den)
+        prev_il = il_var                                                     # (c)
+        new_loss = _record_loss(Z[i], new_c, Zo, sd, den, power)
         new_total = total - loss[i] + new_loss
         il = new_total / denom                                               # (d)
         e_new = objective_e(S1, S2, T1, T2, n)                               # (e), (f)
-        undo = e_new >= e                                                    # (g)
+        undo = e_new >= e_var                                                # (e), (g)
         lo = 0.99 * target_il
         hi = 1.01 * target_il
         if (il < lo or il > hi) and abs(il - target_il) >= abs(prev_il - target_il):   # (h)
@@ -238,6 +248,12 @@ def _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step
             total = new_total
             e = e_new
             state[2] += 1
+        if literal:                          # (i) restores v only: E, IL'1 keep the proposal's
+            e_var = e_new
+            il_var = il
+        else:
+            e_var = e
+            il_var = total / denom
         g = step0 + t
         if g % stride == 0:
             r = g // stride
@@ -246,12 +262,18 @@ def _climb(Z, C, loss, S1, S2, T1, T2, Zo, sd, den, M, rec_u, var_u, noise, step
                 trace_il[r] = total / denom
         state[0] = e
         state[1] = total
+        state[3] = e_var
+        state[4] = il_var
     return steps
 
 
 # --------------------------------------------------------------------------- driver
 #: scales of the IL'1 inside Algorithm 13 (see ``postmask_optimise``)
 IL1_SCALES = ("original", "standardised", "absolute")
+#: perturbations of step 8a (see ``postmask_optimise``)
+PERTURBATIONS = ("additive", "relative")
+#: what step 8i restores (see ``postmask_optimise``)
+UNDO_RULES = ("restore", "literal")
 
 @dataclass(frozen=True)
 class PostMaskOutcome:
@@ -286,7 +308,8 @@ class PostMaskOutcome:
 def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float = 0.0,
                       max_steps: int = 2_000_000, time_limit: float = 60.0, step_size: float = 0.1,
                       rng=None, chunk: int = 50_000, max_trace: int = 100_000,
-                      il1_scale: str = "original") -> PostMaskOutcome:
+                      il1_scale: str = "original", perturbation: str = "additive",
+                      il1_power: float = 1.0, undo: str = "restore") -> PostMaskOutcome:
     """Algorithm 13 (PostMaskOptim(X, X', p, q, TargetE)) of the seed.
 
     Parameters
@@ -311,6 +334,20 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
         zero z_cj replaced by 1), which is how Algorithm 13 reads literally; or the mean
         absolute deviation in sds (|z''_ij - z_cj|, no division). The outcome's ``il1_*``
         figures are on that scale.
+    perturbation : {"additive", "relative"}
+        Step 8a ("randomly perturb v"; the seed gives no distribution): ``"additive"`` draws
+        v' = v + step_size N(0, 1) in sds of the variable (default); ``"relative"`` draws
+        x' = x (1 + step_size N(0, 1)) on the original scale, so small values move little.
+    il1_power : float > 0
+        Each term of the IL'1 inside the algorithm raised to this power (1 is eq. 5.2; 2 sums
+        squared relative errors). Kept with ``il1_scale`` for the study of the Table 5.1 gap
+        (docs/methods/postmask.md): neither reproduces the paper's IL', DLD' and ID' together.
+    undo : {"restore", "literal"}
+        What a rejected move (step 8i) gives back. ``"restore"`` (default): the value v, C(i_v),
+        E and IL'1, so steps 8c-8h compare every proposal with the current X''. ``"literal"``:
+        only v and C(i_v), as step 8i is written; E and IL'1 keep the rejected proposal's values,
+        the next proposal is compared with those, and the loop stops once that E is below
+        TargetE (the outcome's ``e_final`` is the E of the returned X'', which may be above it).
 
     Returns
     -------
@@ -324,6 +361,7 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
     max_steps = check_int(owner, "max_steps", max_steps, min_value=1)
     time_limit = check_float(owner, "time_limit", time_limit, low=0.0, low_open=True)
     step_size = check_float(owner, "step_size", step_size, low=0.0, low_open=True)
+    il1_power = check_float(owner, "il1_power", il1_power, low=0.0, low_open=True)
     X, Xm, _ = as_pair(X, Xm, where="postmask")
     gen = as_generator(rng)
     t0 = time.perf_counter()
@@ -345,9 +383,15 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
     else:                                                        # "absolute": |z'' - z| (in sds)
         den = np.ones_like(Zo)
         w = np.ones_like(sd)
+    if undo not in UNDO_RULES:
+        raise ParameterError(f"postmask_optimise: undo must be one of {UNDO_RULES}; got {undo!r}.")
+    if perturbation not in PERTURBATIONS:
+        raise ParameterError(f"postmask_optimise: perturbation must be one of {PERTURBATIONS}; "
+                             f"got {perturbation!r}.")
+    shift = mean / sd
     tree = build_kdtree(Zo)
     C = query(tree, Z)                                           # step 6 (c(i) = C(i) for X'' = X')
-    loss = _losses(Z, C, Zo, w, den)
+    loss = _losses(Z, C, Zo, w, den, float(il1_power))
     n, d = Z.shape
     il1_initial = float(loss.sum() / (n * d))                    # step 2, eq. 5.2
     target_il = p * il1_initial                                  # step 3
@@ -356,13 +400,13 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
     T1, T2 = moment_targets(Zo)
     S1, S2 = Z.sum(axis=0), Z.T @ Z
     e_initial = float(objective_e(S1, S2, T1, T2, n))            # step 7
-    state = np.array([e_initial, float(loss.sum()), 0.0])
+    state = np.array([e_initial, float(loss.sum()), 0.0, e_initial, il1_initial])
     stride = max(1, -(-max_steps // max_trace))
     trace_e = np.full(max_steps // stride + 1, np.nan)
     trace_il = np.full(max_steps // stride + 1, np.nan)
     done, reason = 0, "max_steps"
     while done < max_steps:                                      # step 8
-        if state[0] < target_e:
+        if state[3] < target_e:
             reason = "target_e"
             break
         if time.perf_counter() - t0 > time_limit:
@@ -373,14 +417,14 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
         var_u = gen.integers(0, d, size)
         noise = gen.standard_normal(size)
         taken = _climb(Z, C, loss, S1, S2, T1, T2, Zo, w, den, M, rec_u, var_u, noise, step_size,
-                       state, target_il, target_e, trace_e, trace_il, stride, done,
+                       perturbation == "relative", shift, float(il1_power), undo == "literal", state, target_il, target_e, trace_e, trace_il, stride, done,
                        tree.perm, tree.start, tree.end, tree.dim, tree.split, tree.left, tree.right)
         done += int(taken)
         if taken < size:
             reason = "target_e"
             break
     else:
-        reason = "target_e" if state[0] < target_e else "max_steps"
+        reason = "target_e" if state[3] < target_e else "max_steps"
     out = Xm.copy()                                              # step 9: destandardise
     changed = Z != Z0
     out[changed] = (mean + sd * Z)[changed]
@@ -392,8 +436,8 @@ def postmask_optimise(X, Xm, *, p: float = 0.5, q: float = 0.1, target_e: float 
 
 
 @numba.njit(cache=True)
-def _losses(Z, C, Zo, sd, den):  # pragma: no cover - compiled
+def _losses(Z, C, Zo, sd, den, power):  # pragma: no cover - compiled
     out = np.empty(Z.shape[0])
     for i in range(Z.shape[0]):
-        out[i] = _record_loss(Z[i], C[i], Zo, sd, den)
+        out[i] = _record_loss(Z[i], C[i], Zo, sd, den, power)
     return out
