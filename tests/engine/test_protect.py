@@ -109,6 +109,12 @@ def test_dask_release_has_a_certificate_that_verify_rechecks(tmp_path):
     assert "seed" not in json.dumps(cert["spec"]).lower()
     res = verify_release(tmp_path / "release")
     assert res.ok, res.problems
+    # the public report reads as sentences and labelled tables, not as a JSON dump
+    report = (tmp_path / "release" / "report.html").read_text()
+    body = report.split("</style>", 1)[1]
+    assert "The release passed every threshold of its gate." in body
+    assert "records unique on the keys (f_k = 1)" in body and "PRAM changed the categories of age, job" in body
+    assert '{"' not in body and "': " not in body
     checked = " ".join(c["check"] for c in res.checks if not c["skipped"])
     assert "max_individual_risk" in checked and "pram_age.csv" in checked
     # a changed part is found
