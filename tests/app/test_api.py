@@ -311,7 +311,9 @@ def test_tables_page_suppression_passes_its_audit(client):
     r = client.post("/api/table", json={"dims": ["Region", "Age"], "rules": [{"type": "threshold", "n": 5}],
                                         "method": "optimal"})
     assert r.status_code == 200, r.text
-    t = r.json()
+    job = _wait(client, r.json())  # protection runs as a job (progress, cancel)
+    assert job["status"] == "done" and job["kind"] == "table", job
+    t = job["result"]
     df = pd.read_csv(client.app.state.session.state["input"]["path"])
     inner = df.groupby(["Region", "Age"]).size()
     n_small = int(((inner > 0) & (inner < 5)).sum())  # primary cells by hand (inner cells)
@@ -320,11 +322,26 @@ def test_tables_page_suppression_passes_its_audit(client):
     assert t["summary"]["audit_ok"] is True
     assert all(a["protected"] for a in t["audit"])
     # rounding: every shown cell is a multiple of the base and the table stays additive
-    t = client.post("/api/table", json={"dims": ["Region", "Sex"], "rules": [], "method": "rounding",
-                                        "options": {"base": 5}}).json()
+    t = _wait(client, client.post("/api/table", json={"dims": ["Region", "Sex"], "rules": [], "method": "rounding",
+                                                      "options": {"base": 5}}).json())["result"]
     vals = [[c["value"] for c in row] for row in t["grid"]["cells"]]
     assert all(v % 5 == 0 for row in vals for v in row)
     assert all(abs(row[0] - sum(row[1:])) < 1e-9 for row in vals)
+
+
+def test_table_protection_is_a_job_and_bad_requests_are_refused_at_once(client):
+    # suppression without a rule, an unknown method and a bad rule: 400 in one line, no job
+    for body in ({"dims": ["Region", "Age"], "rules": [], "method": "optimal"},
+                 {"dims": ["Region", "Age"], "rules": [{"type": "threshold", "n": 3}], "method": "simplex"},
+                 {"dims": ["Region", "Age"], "rules": [{"type": "threshold", "m": 3}], "method": "modular"}):
+        r = client.post("/api/table", json=body)
+        assert r.status_code == 400 and "\n" not in r.json()["error"], (body, r.text)
+    r = client.post("/api/table", json={"dims": ["Region", "Age"], "rules": [{"type": "threshold", "n": 3}],
+                                        "method": "heuristic"})
+    job = r.json()
+    assert job["kind"] == "table" and job["status"] in ("queued", "running", "done")
+    done = _wait(client, job)
+    assert done["status"] == "done" and done["result"]["summary"]["method"] == "heuristic"
 
 
 def test_session_open_refuses_files_outside_its_folders(tmp_path, small):
@@ -359,9 +376,9 @@ def test_tables_page_loads_a_cell_list(client, tmp_path):
     cells = "region,sex,n\nA,m,10\nA,f,2\nB,m,7\nB,f,9\n"
     r = client.post("/api/upload?kind=table", content=cells.encode(), headers={"X-Filename": "cells.csv"})
     assert r.status_code == 200
-    t = client.post("/api/table", json={"dims": ["region", "sex"], "table_file": r.json()["table_file"],
-                                        "value": "n", "rules": [{"type": "threshold", "n": 3}],
-                                        "method": "optimal"}).json()
+    t = _wait(client, client.post("/api/table", json={"dims": ["region", "sex"], "table_file": r.json()["table_file"],
+                                                      "value": "n", "rules": [{"type": "threshold", "n": 3}],
+                                                      "method": "optimal"}).json())["result"]
     grid = {(row, col): cell for row, cells_ in zip(t["grid"]["rows"], t["grid"]["cells"])
             for col, cell in zip(t["grid"]["cols"], cells_)}
     # totals computed from the inner cells (by hand: A = 12, B = 16, m = 17, f = 11, all = 28)

@@ -511,7 +511,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         return p
 
     def post_table(request, body):
-        from .tables import build_table, protect_table
+        from .tables import build_table, check_table_request, protect_table
 
         dims = [str(d) for d in body.get("dims", [])]
         micro = None
@@ -527,8 +527,20 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         seed = session.state.get("run", {}).get("seed") if session.has_data else None
         options = body.get("options", {}) or {}
         pfile = str(uploaded(options["ptable_file"], "p-table")) if options.get("ptable_file") else None
-        return protect_table(table, body.get("rules", []), str(body.get("method", "optimal")),
-                             options, seed=seed, frame=micro, ptable_file=pfile)
+        rules, method = body.get("rules", []), str(body.get("method", "optimal"))
+        if method == "ckm":  # a look-up per cell: answered at once
+            return protect_table(table, rules, method, options, seed=seed, frame=micro, ptable_file=pfile)
+        check_table_request(rules, method)  # bad rules or method: refused now, in one line
+
+        def work(job: Job) -> dict:
+            # suppression (a MILP per table) can take minutes on a large table: it runs as a job,
+            # so the page shows its progress and stays usable; a cancel discards the result
+            job.progress(0, 1, f"protecting the {' x '.join(dims)} table ({method})")
+            out = protect_table(table, rules, method, options, seed=seed, frame=micro, ptable_file=pfile)
+            job.progress(1, 1, "protected")
+            return out
+
+        return jobs.submit("table", work).to_dict()
 
     routes = [
         Route("/", index), Route("/internal", internal),

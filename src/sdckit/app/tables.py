@@ -32,6 +32,20 @@ def build_table(frame: pd.DataFrame, dims: list[str], *, response: str | None = 
     return Table.from_microdata(frame, dims, response=response or None)
 
 
+def check_table_request(rules: list[dict], method: str) -> None:
+    """The checks :func:`protect_table` makes before any solving, for an answer at once (the
+    solving itself runs as a job in the workbench)."""
+    from ..tables.rules import rule_from_dict
+
+    if method == "ckm":
+        return
+    if method not in METHODS:
+        raise InputError(f"protection method must be one of {', '.join(METHODS)}; got {method!r}")
+    parsed = [rule_from_dict(r) for r in rules]
+    if method != "rounding" and not parsed:
+        raise InputError("suppression needs at least one sensitivity rule (e.g. threshold n = 3)")
+
+
 def protect_table(table, rules: list[dict], method: str, options: dict, *, seed: int | None = None,
                   frame: pd.DataFrame | None = None, ptable_file: str | None = None) -> dict:
     """Apply the rules and the protection method; return the grid, the summary and the audit.

@@ -631,7 +631,7 @@ async function renderTables(el) {
       <label><input type="radio" name="tpt" value="file"> from a tau-Argus file <input type="file" id="tptab" accept=".txt,.csv"></label> <span id="tptinfo" class="small muted"></span><br>
       record key column <input type="text" id="tkey" value="Key" style="width:80px"></div>
       <div class="help">ignores the rules; every cell, totals included, is perturbed from its cell key (record keys drawn from the session seed when the column is absent)</div></div></div>
-    <p><button id="tprotect">Protect table</button></p></div><div class="card" id="tout"><div class="muted">build and protect a table</div></div></div>`;
+    <p><button id="tprotect">Protect table</button> <button id="canceltab" class="secondary" hidden>cancel</button></p><div id="tprog"></div></div><div class="card" id="tout"><div class="muted">build and protect a table</div></div></div>`;
   $("#tfile").onchange = async (ev) => {
     const f = ev.target.files[0]; if (!f) return;
     const r = await api("/api/upload?kind=table", { method: "POST", raw: f, headers: { "X-Filename": f.name } });
@@ -658,7 +658,9 @@ async function renderTables(el) {
       else Object.assign(body.options, { D: parseInt($("#tD").value, 10), V: parseFloat($("#tV").value), js: parseInt($("#tjs").value, 10) });
     }
     if (cells) { body.table_file = S.tableFile; body.value = $("#tval").value; } else body.response = $("#tresp").value;
-    drawTable(await api("/api/table", { method: "POST", body }));
+    const r = await api("/api/table", { method: "POST", body });
+    // suppression and rounding (a MILP each) run as a job with progress; the cell key method answers at once
+    if (r.grid) { $("#tprog").innerHTML = ""; drawTable(r); } else pollJob(r.id, $("#tprog"), $("#canceltab"), drawTable);
   };
 }
 
