@@ -71,7 +71,8 @@ def group(keys, counts, wsum):
         gid[i] = g
         csum[g] += counts[i]
         wout[g] += wsum[i]
-    return gid, first[:ng], csum[:ng], wout[:ng]
+    # copies: a slice would keep the whole m-row buffers alive in cached tables
+    return gid, first[:ng].copy(), csum[:ng].copy(), wout[:ng].copy()
 
 
 @njit(cache=True)
@@ -138,7 +139,8 @@ def group_dense(keys, counts, wsum, size):
         gid[i] = g
         csum[g] += counts[i]
         wout[g] += wsum[i]
-    return gid, first[:ng], csum[:ng], wout[:ng]
+    # copies: a slice would keep the whole m-row buffers alive in cached tables
+    return gid, first[:ng].copy(), csum[:ng].copy(), wout[:ng].copy()
 
 
 @njit(cache=True)
@@ -159,3 +161,176 @@ def inherited_bounds(lb, strides, radix):
         inh[node] = v
     return inh
 
+
+@njit(cache=True)
+def rollup(raw, counts, wsum, cm3, lv, ncodes):
+    """Group the rows of a table into the classes of the node with levels ``lv`` in one call.
+
+    ``raw[i]`` holds row ``i``'s raw codes (one per quasi-identifier). The class key of row
+    ``i`` is the mixed-radix number ``sum_j cm3[j, lv[j], raw[i, j]] * mult_j`` with
+    ``mult_j = prod_{i<j} ncodes[i, lv[i]]``
+    (the caller guarantees the product of the radices fits in int64); the products
+    ``code * mult_j`` are tabulated once per call. Keys go into a direct-address table when
+    the key space is small (at most ``max(4 m, 4096)`` cells), into an open-addressing hash
+    table otherwise.
+
+    Returns ``gid`` (class of each row, in order of first appearance), ``first`` (first row of
+    each class), the summed ``counts`` and ``wsum`` per class.
+    """
+    q = lv.size
+    m = raw.shape[0]
+    r_max = cm3.shape[2]
+    scaled = np.empty((q, r_max), dtype=np.int64)
+    prod = np.int64(1)
+    for j in range(q):
+        for c in range(r_max):
+            scaled[j, c] = np.int64(cm3[j, lv[j], c]) * prod
+        prod *= ncodes[j, lv[j]]
+    keys = np.zeros(m, dtype=np.int64)
+    for i in range(m):
+        k = np.int64(0)
+        for j in range(q):
+            k += scaled[j, raw[i, j]]
+        keys[i] = k
+    if prod <= max(4 * m, 4096):
+        return group_dense(keys, counts, wsum, prod)
+    return group(keys, counts, wsum)
+
+
+@njit(cache=True)
+def best_slot(slot_levels, slot_rows, lv, limit):
+    """The cached table with the fewest rows (fewer than ``limit``) at a node below ``lv``
+    (every level <= ``lv``'s); -1 when there is none."""
+    best = -1
+    best_rows = limit
+    q = lv.size
+    for s in range(slot_rows.size):
+        rows = slot_rows[s]
+        if rows >= best_rows:
+            continue
+        below = True
+        for j in range(q):
+            if slot_levels[s, j] > lv[j]:
+                below = False
+                break
+        if below:
+            best = s
+            best_rows = rows
+    return best
+
+
+@njit(cache=True)
+def largest_above(levels, rows, count, lv):
+    """The most rows of a known table at a node above ``lv`` (every level >= ``lv``'s); 0 if
+    none: a lower bound of the number of classes at ``lv`` (a finer partition has at least as
+    many classes)."""
+    best = 0
+    q = lv.size
+    for s in range(count):
+        if rows[s] <= best:
+            continue
+        above = True
+        for j in range(q):
+            if levels[s, j] < lv[j]:
+                above = False
+                break
+        if above:
+            best = rows[s]
+    return best
+
+
+@njit(cache=True)
+def take_rows(raw, rep, first):
+    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row."""
+    g = first.size
+    q = raw.shape[1]
+    raw_out = np.empty((g, q), dtype=raw.dtype)
+    rep_out = np.empty(g, dtype=rep.dtype)
+    for c in range(g):
+        i = first[c]
+        rep_out[c] = rep[i]
+        for j in range(q):
+            raw_out[c, j] = raw[i, j]
+    return raw_out, rep_out
+
+
+@njit(cache=True)
+def inherited_min(val, strides, radix):
+    """out[N] = min(val[N], out[P] for every predecessor P): the least value of a checked node
+    at or below N (``val`` is +inf where unchecked); one pass in id order, as
+    :func:`inherited_bounds`."""
+    n = val.size
+    q = strides.size
+    out = np.empty(n, dtype=np.float64)
+    for node in range(n):
+        v = val[node]
+        for j in range(q):
+            if (node // strides[j]) % radix[j] > 0:
+                w = out[node - strides[j]]
+                if w < v:
+                    v = w
+        out[node] = v
+    return out
+
+
+@njit(cache=True)
+def next_open(order, pos, status, pruned):
+    """The first position ``>= pos`` in ``order`` whose node is untagged and not pruned; -1."""
+    for i in range(pos, order.size):
+        node = order[i]
+        if status[node] == 0 and pruned[node] == 0:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def flash_path(start, status, pruned, strides, radix, rel):
+    """Flash's path from ``start`` upwards through untagged, unpruned nodes: at each step the
+    successor that raises the quasi-identifier with the lowest relative level
+    (``level * rel``, first on ties)."""
+    q = strides.size
+    path = np.empty(1 + int(np.sum(radix - 1)), dtype=np.int64)
+    path[0] = start
+    n = 1
+    cur = start
+    while True:
+        best_j = -1
+        best_r = np.inf
+        for j in range(q):
+            lvl = (cur // strides[j]) % radix[j]
+            if lvl + 1 < radix[j]:
+                nb = cur + strides[j]
+                if status[nb] == 0 and pruned[nb] == 0:
+                    r = lvl * rel[j]
+                    if r < best_r:
+                        best_j = j
+                        best_r = r
+        if best_j < 0:
+            break
+        cur = cur + strides[best_j]
+        path[n] = cur
+        n += 1
+    return path[:n]
+
+
+@njit(cache=True)
+def class_stats(size, ok, n, k):
+    """One pass over a node's classes: suppressed records, kept classes, smallest kept class,
+    DM = sum_kept |E|^2 + n * suppressed, and the DM bound sum_E |E| min(max(|E|, k), n)."""
+    n_sup = 0
+    n_kept = 0
+    min_kept = n + 1
+    dm = 0.0
+    lb = 0.0
+    for c in range(size.size):
+        e = size[c]
+        if ok[c]:
+            n_kept += 1
+            dm += float(e) * float(e)
+            if e < min_kept:
+                min_kept = e
+        else:
+            n_sup += e
+        lb += float(e) * float(min(max(e, k), n))
+    dm += float(n) * float(n_sup)
+    return n_sup, n_kept, min_kept, dm, lb

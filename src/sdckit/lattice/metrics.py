@@ -15,6 +15,18 @@ has the bound "the metric of ``N`` with nothing suppressed":
 
 The KL divergence has no such bound (it is not monotone), so the exact search refuses it.
 
+For nodes that were never checked (the part of a huge lattice a time limit leaves open) the
+discernibility has a bound from the *number of classes* alone (:func:`class_count_bound`):
+if a satisfying node has at most ``C`` classes and suppresses ``s <= S`` records, its kept
+records ``n - s`` fall in at most ``C`` classes of at least ``k`` records each, so by
+Cauchy-Schwarz ``sum |E|^2 >= (n - s)^2 / C`` and ``sum |E|^2 >= k (n - s)``, and
+``DM >= max((n - s)^2 / C, k (n - s)) + n s``, minimised over ``s`` in ``[0, S]``. ``C`` is
+at most the number of label combinations of the node (the product over QIs of the codes at
+its levels) and at most the classes of any node below it (a finer partition). When a lower
+bound ``s_lo`` of the records the node must suppress is known (from projections,
+:meth:`.Problem.projection_suppressed_bound`), ``s`` ranges over ``[s_lo, S]``: each
+suppressed record costs ``n``.
+
 References
 ----------
 Bayardo, R. J., Agrawal, R. (2005). Data privacy through optimal k-anonymization. *ICDE 2005*
@@ -121,3 +133,26 @@ def lower_bound(name: str, view: NodeView, k_min: int) -> float:
     if name == "kl_divergence":
         return -np.inf
     return metric_value(name, view, np.ones(t.n_classes, dtype=bool))
+
+
+def class_count_bound(n: int, k: int, max_suppressed: int, n_classes: np.ndarray,
+                      min_suppressed: np.ndarray | int = 0) -> np.ndarray:
+    """Lower bound of DM for a satisfying node with at most ``n_classes`` classes that
+    suppresses at least ``min_suppressed`` records (module notes).
+
+    ``f(s) = max((n - s)^2 / C, k (n - s)) + n s`` is convex in ``s``, so its least value on
+    ``[s_lo, S]`` is at an end, at the stationary point ``n - n C / 2`` of the first piece, or
+    where the pieces cross, ``s = n - k C`` (each clipped to the interval). A node with
+    ``s_lo > S`` cannot satisfy: its bound is infinite.
+    """
+    c = np.maximum(np.asarray(n_classes, dtype=float), 1.0)
+    n, k, S = float(n), float(max(k, 1)), float(max_suppressed)
+    lo = np.broadcast_to(np.asarray(min_suppressed, dtype=float), c.shape)
+    hi = np.maximum(lo, S)
+
+    def f(sv):
+        return np.maximum((n - sv) ** 2 / c, k * (n - sv)) + n * sv
+
+    cands = [lo, hi, np.clip(n - n * c / 2.0, lo, hi), np.clip(n - k * c, lo, hi)]
+    out = np.min([f(sv) for sv in cands], axis=0)
+    return np.where(lo > S, np.inf, out)

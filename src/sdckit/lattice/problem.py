@@ -10,7 +10,11 @@ classes are found without touching records:
    quasi-identifier's ``(levels x n_raw)`` code map (:func:`._kernels.stage_keys`);
 3. equal keys are grouped by hashing (:func:`._kernels.group`), O(rows);
 4. counts roll up: a node's table is computed from the table of any cached node below it
-   (a finer partition), never from the records.
+   (a finer partition), never from the records; the smallest such table is used, and a
+   *pivot* half-way down is built first when that table is still large (:meth:`Problem.table`);
+   the cache holds a bounded number of table rows and drops the least recently used;
+5. projections on groups of quasi-identifiers bound the records any node must suppress
+   without counting it (:meth:`Problem.projection_suppressed_bound`).
 
 References
 ----------
@@ -39,7 +43,8 @@ class Table:
 
     ``rep[e]`` is a base pattern of entry ``e`` (its raw codes give the entry's generalised
     codes at any coarser node), ``cnt[e]`` its records, ``wsum[e]`` the sum over its records
-    of ``sum_j log2 f_j(raw)`` (for non-uniform entropy), ``cls[e]`` its class.
+    of ``sum_j log2 f_j(raw)`` (for non-uniform entropy), ``cls[e]`` its class; ``raw[e]``
+    holds the raw codes of ``rep[e]`` (contiguous, so that a roll-up reads the table in order).
     """
 
     rep: np.ndarray
@@ -49,6 +54,7 @@ class Table:
     class_rep: np.ndarray
     class_size: np.ndarray
     class_wsum: np.ndarray
+    raw: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -76,13 +82,19 @@ class Problem:
         Its hierarchy (for t-closeness with hierarchical distance).
     population : DataFrame, optional
         The population table holding the QIs (for delta-presence); the data are a subset of it.
-    cache_rows : int
-        Budget of cached table rows for roll-up.
+    cache_rows : int, optional
+        Budget of cached table rows for roll-up (about 30 bytes a row plus one byte a
+        quasi-identifier); default ``max(3,000,000, 16 x patterns)``. Least recently used
+        tables are dropped first.
+    pivot_rows : int, optional
+        A node whose smallest cached table below has more rows than this is rolled up through
+        a pivot (see :meth:`table`); default ``max(8192, patterns // 16)``.
     """
 
     def __init__(self, data: pd.DataFrame, qis: Sequence[str], hierarchies: Mapping[str, Hierarchy], *,
                  sensitive: str | None = None, sensitive_hierarchy: Hierarchy | None = None,
-                 population: pd.DataFrame | None = None, cache_rows: int = 3_000_000) -> None:
+                 population: pd.DataFrame | None = None, cache_rows: int | None = None,
+                 pivot_rows: int | None = None) -> None:
         qis = list(qis)
         if not qis:
             raise InputError("give at least one quasi-identifier (--qis a,b,c).")
@@ -126,9 +138,15 @@ class Problem:
         q = len(qis)
         r_max = max(c.code_map.shape[1] for c in cols)
         self.cm3 = np.zeros((q, int(self.radix.max()), r_max), dtype=np.int32)
+        self.ncodes = np.ones((q, int(self.radix.max())), dtype=np.int64)
         for j, c in enumerate(cols):
             self.cm3[j, :c.code_map.shape[0], :c.code_map.shape[1]] = c.code_map
             self.cm3[j, c.code_map.shape[0]:, :c.code_map.shape[1]] = c.code_map[-1]
+            self.ncodes[j, :c.n_codes.size] = c.n_codes
+            self.ncodes[j, c.n_codes.size:] = c.n_codes[-1]
+        # one int64 key per row at every node (no staging) when the product of the largest
+        # radices fits: then a node's table is one pass of :func:`._kernels.rollup`
+        self._one_stage = float(np.log2(self.ncodes.max(axis=1).astype(float)).sum()) < 61.0
         # per-record log2 f_j(raw) summed over QIs (non-uniform entropy)
         w = np.zeros(self.n)
         self.raw_freq = []
@@ -190,23 +208,31 @@ class Problem:
                 row = {qq: str(cols[j].labels[0][self.raw2d[i, j]]) for j, qq in enumerate(qis)}
                 raise InputError(f"a record of the data is not in the population table: {row}; the "
                                  "data must be a subset of the population for delta-presence.")
-        self.cache_budget = int(cache_rows)
-        self.n_tables = 0
+        self.cache_budget = int(cache_rows) if cache_rows is not None else max(3_000_000, 16 * self.m)
+        self.pivot_rows = int(pivot_rows) if pivot_rows is not None else max(8192, self.m // 16)
         self.clear_cache()
 
     def clear_cache(self, n_slots: int = 1024) -> None:
-        """Forget the cached tables (used between timed runs)."""
+        """Forget the cached tables and reset the counters (used between timed runs)."""
+        self.n_tables = 0       # tables built (checked nodes and pivots)
+        self.n_pivots = 0       # of which pivots
+        self.rows_rolled = 0    # source rows read to build them
         self._slot_of: dict[int, int] = {}
         self._slot_node = np.full(n_slots, -1, dtype=np.int64)
         self._slot_levels = np.zeros((n_slots, len(self.qis)), dtype=np.int64)
         self._slot_rows = np.full(n_slots, 2 ** 62, dtype=np.int64)
         self._slot_table: list[Table | None] = [None] * n_slots
-        self._next_slot = 0
+        self._slot_tick = np.zeros(n_slots, dtype=np.int64)   # last use, for LRU eviction
+        self._tick = 0
         self._cache_rows = 0
+        # levels and class counts of every table built (kept after eviction; 8 bytes a level)
+        self._known_levels = np.zeros((256, len(self.qis)), dtype=np.int64)
+        self._known_rows = np.zeros(256, dtype=np.int64)
+        self._n_known = 0
 
     # ------------------------------------------------------------------ nodes
     def node_id(self, levels: Sequence[int]) -> int:
-        return int(sum(int(lv) * int(s) for lv, s in zip(levels, self.strides)))
+        return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
 
     def levels_of(self, node: int) -> np.ndarray:
         return (int(node) // self.strides) % self.radix
@@ -249,64 +275,111 @@ class Problem:
                 keys = K.group(keys, cnt, zero_w)[0].astype(np.int64)
         return K.group(keys, cnt, zero_w)[0]
 
-    def _make_table(self, rep: np.ndarray, cnt: np.ndarray, wsum: np.ndarray, levels: np.ndarray) -> Table:
-        """Group table rows ``rep`` (with ``cnt`` records each) into the classes of ``levels``."""
+    def _make_table(self, rep: np.ndarray, cnt: np.ndarray, wsum: np.ndarray, levels: np.ndarray,
+                    raw: np.ndarray | None = None) -> Table:
+        """Group table rows ``rep`` (with ``cnt`` records each, raw codes ``raw``, default
+        ``raw2d[rep]``) into the classes of ``levels``."""
         lv = np.asarray(levels, dtype=np.int64)
-        stages = self._plan(lv, rep.size)
-        keys = np.empty(0, dtype=np.int64)
-        for i, (cols, mults, prod) in enumerate(stages):
-            keys = K.stage_keys(keys, np.int64(prod), self.raw2d, rep, self._cmn(lv), cols, mults)
-            if i < len(stages) - 1:
-                keys = K.group(keys, cnt, wsum)[0].astype(np.int64)
-        prod = stages[-1][2] if len(stages) == 1 else None
-        if prod is not None and prod <= max(4 * rep.size, 4096):
-            # small key space: direct addressing instead of hashing
-            gid, first, csum, wout = K.group_dense(keys, cnt, wsum, int(prod))
+        if raw is None:
+            raw = self.raw2d[rep]
+        if self._one_stage:
+            gid, first, csum, wout = K.rollup(raw, cnt, wsum, self.cm3, lv, self.ncodes)
         else:
-            gid, first, csum, wout = K.group(keys, cnt, wsum)
-        class_rep = rep[first]
+            stages = self._plan(lv, rep.size)
+            keys = np.empty(0, dtype=np.int64)
+            for i, (cols, mults, prod) in enumerate(stages):
+                keys = K.stage_keys(keys, np.int64(prod), self.raw2d, rep, self._cmn(lv), cols, mults)
+                if i < len(stages) - 1:
+                    keys = K.group(keys, cnt, wsum)[0].astype(np.int64)
+            prod = stages[-1][2] if len(stages) == 1 else None
+            if prod is not None and prod <= max(4 * rep.size, 4096):
+                # small key space: direct addressing instead of hashing
+                gid, first, csum, wout = K.group_dense(keys, cnt, wsum, int(prod))
+            else:
+                gid, first, csum, wout = K.group(keys, cnt, wsum)
         if self.sens is None:
-            return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout)
+            raw_out, class_rep = K.take_rows(raw, rep, first)
+            return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout,
+                         raw_out)
+        class_rep = rep[first]
         k2 = gid.astype(np.int64) * self.n_sens + self.sens[rep]
         size2 = csum.size * self.n_sens
         g2, first2, c2, w2 = (K.group_dense(k2, cnt, wsum, size2) if size2 <= max(4 * rep.size, 4096)
                               else K.group(k2, cnt, wsum))
-        return Table(rep[first2], c2, w2, gid[first2], class_rep, csum, wout)
+        return Table(rep[first2], c2, w2, gid[first2], class_rep, csum, wout, raw[first2])
 
     def table(self, levels: Sequence[int]) -> Table:
-        """The class table of a node, rolled up from the smallest cached table below it."""
-        lv = np.asarray(levels, dtype=np.int64)
+        """The class table of a node, rolled up from the smallest cached table below it.
+
+        Roll-up is exact from any node below (a finer partition): the node's classes are the
+        groups of the source's rows by their codes at the node. When the smallest cached
+        source still has more than ``pivot_rows`` rows and lies two or more levels below, the
+        table of a *pivot* half-way between them is built first (recursively, and cached):
+        a pivot costs one pass over the large source, and every later node above it rolls up
+        from its smaller table instead.
+        """
+        lv = np.ascontiguousarray(levels, dtype=np.int64)
         node = self.node_id(lv)
         slot = self._slot_of.get(node)
         if slot is not None:
+            self._tick += 1
+            self._slot_tick[slot] = self._tick
             return self._slot_table[slot]
-        src = self.base
-        below = np.flatnonzero((self._slot_rows < src.n_rows) & np.all(self._slot_levels <= lv, axis=1))
-        if below.size:
-            src = self._slot_table[int(below[np.argmin(self._slot_rows[below])])]
+        return self._build(node, lv)
+
+    def _source(self, lv: np.ndarray) -> tuple[Table, np.ndarray]:
+        s = K.best_slot(self._slot_levels, self._slot_rows, lv, self.base.n_rows)
+        if s < 0:
+            return self.base, np.zeros_like(lv)
+        self._tick += 1
+        self._slot_tick[s] = self._tick
+        return self._slot_table[s], self._slot_levels[s]
+
+    def _build(self, node: int, lv: np.ndarray) -> Table:
+        src, src_lv = self._source(lv)
+        diff = lv - src_lv
+        total = int(diff.sum())
+        if src.n_rows > self.pivot_rows and total >= 2:
+            # pivot strictly between the source and the node: half of each level gap, then
+            # single levels until it is half-way in total height
+            mid = src_lv + diff // 2
+            short = total // 2 - int((diff // 2).sum())
+            for j in np.flatnonzero(diff % 2):
+                if short <= 0:
+                    break
+                mid[j] += 1
+                short -= 1
+            mnode = self.node_id(mid)
+            # a pivot pays only if its table is much smaller than the source: skip it when a
+            # table already built above it has half the source's rows or more
+            floor = K.largest_above(self._known_levels, self._known_rows, self._n_known, mid)
+            if mnode not in self._slot_of and 2 * floor < src.n_rows:
+                self.n_pivots += 1
+                self._build(mnode, mid)
+                src, src_lv = self._source(lv)
         self.n_tables += 1
+        self.rows_rolled += src.n_rows
         tab = self._rollup(src, lv)
         self._store(node, lv, tab)
+        if self._n_known == self._known_rows.size:
+            self._known_levels = np.concatenate([self._known_levels, np.zeros_like(self._known_levels)])
+            self._known_rows = np.concatenate([self._known_rows, np.zeros_like(self._known_rows)])
+        self._known_levels[self._n_known] = lv
+        self._known_rows[self._n_known] = tab.n_classes
+        self._n_known += 1
         return tab
 
     def _store(self, node: int, lv: np.ndarray, tab: Table) -> None:
-        """Keep a table for roll-up (ring of slots, oldest out, within the row budget)."""
-        n_slots = self._slot_rows.size
-        slot = self._next_slot
-        self._next_slot = (slot + 1) % n_slots
-        old = self._slot_node[slot]
-        if old >= 0:
-            self._slot_of.pop(int(old), None)
-            self._cache_rows -= int(self._slot_rows[slot])
+        """Keep a table for roll-up: a free slot, else the least recently used one; then drop
+        the least recently used tables until the cached rows fit the budget."""
+        free = np.flatnonzero(self._slot_node < 0)
+        slot = int(free[0]) if free.size else int(np.argmin(self._slot_tick))
+        self._evict(slot)
         while self._cache_rows + tab.n_rows > self.cache_budget and self._slot_of:
-            # drop the largest cached table until the new one fits
-            victims = np.flatnonzero(self._slot_node >= 0)
-            v = int(victims[np.argmax(np.where(self._slot_rows[victims] < 2 ** 62, self._slot_rows[victims], -1))])
-            self._slot_of.pop(int(self._slot_node[v]), None)
-            self._cache_rows -= int(self._slot_rows[v])
-            self._slot_node[v] = -1
-            self._slot_rows[v] = 2 ** 62
-            self._slot_table[v] = None
+            used = np.flatnonzero(self._slot_node >= 0)
+            self._evict(int(used[np.argmin(self._slot_tick[used])]))
+        self._tick += 1
+        self._slot_tick[slot] = self._tick
         self._slot_node[slot] = node
         self._slot_levels[slot] = lv
         self._slot_rows[slot] = tab.n_rows
@@ -314,8 +387,127 @@ class Problem:
         self._slot_of[node] = slot
         self._cache_rows += tab.n_rows
 
+    def _evict(self, slot: int) -> None:
+        old = int(self._slot_node[slot])
+        if old < 0:
+            return
+        self._slot_of.pop(old, None)
+        self._cache_rows -= int(self._slot_rows[slot])
+        self._slot_node[slot] = -1
+        self._slot_rows[slot] = 2 ** 62
+        self._slot_table[slot] = None
+
     def _rollup(self, src: Table, lv: np.ndarray) -> Table:
-        return self._make_table(src.rep, src.cnt, src.wsum, lv)
+        return self._make_table(src.rep, src.cnt, src.wsum, lv, src.raw)
+
+    # ------------------------------------------------------------------ projections
+    def projection_groups(self, max_nodes: int = 1024) -> list[list[int]]:
+        """Groups of quasi-identifiers for :meth:`projection_failing`: consecutive runs whose
+        sub-lattice has at most ``max_nodes`` nodes, in the given order and in reverse."""
+        out: list[list[int]] = []
+        q = len(self.qis)
+        if q < 2:
+            return out
+        for order in (list(range(q)), list(range(q - 1, -1, -1))):
+            group, size = [], 1
+            for j in order:
+                r = int(self.radix[j])
+                if group and size * r > max_nodes:
+                    out.append(group)
+                    group, size = [], 1
+                group.append(j)
+                size *= r
+            out.append(group)
+        uniq = []
+        for g in out:
+            if len(g) >= 2 and sorted(g) not in [sorted(u) for u in uniq]:
+                uniq.append(g)
+        return uniq
+
+    def projection_suppressed(self, dims: Sequence[int], k: int) -> np.ndarray:
+        """Records in classes of fewer than ``k`` records, for every node of the sub-lattice
+        of ``dims`` (the records grouped by those quasi-identifiers only).
+
+        Returns an array indexed by the sub-lattice node id (mixed radix over ``dims``, the
+        first fastest). Each sub-node is rolled up from its predecessor along the first
+        raised dimension, which is the last sub-node visited whose earlier dimensions are all
+        at level 0 (an "anchor"): one table per dimension is kept at a time.
+        """
+        dims = [int(d) for d in dims]
+        q = len(self.qis)
+        R = int(self.radix.max())
+        if not hasattr(self, "_cm3x"):
+            # one more level per column, past the top, where every value has code 0: a column
+            # at that level drops out of the class key (the projection)
+            self._cm3x = np.zeros((q, R + 1, self.cm3.shape[2]), dtype=np.int32)
+            self._cm3x[:, :R] = self.cm3
+            self._ncx = np.ones((q, R + 1), dtype=np.int64)
+            self._ncx[:, :R] = self.ncodes
+        cm3x, ncx = self._cm3x, self._ncx
+        rad = [int(self.radix[d]) for d in dims]
+        n_sub = int(np.prod(rad))
+        lv = np.full(q, R, dtype=np.int64)
+        for d in dims:
+            lv[d] = 0
+        zero_w = np.zeros(self.base.n_rows)
+        _, first, cnt, _ = K.rollup(self.base.raw, self.base.cnt, zero_w, cm3x, lv, ncx)
+        raw = K.take_rows(self.base.raw, self.base.rep, first)[0]
+        anchors: list = [None] * len(dims)
+        out = np.zeros(n_sub, dtype=np.int64)
+        levels = [0] * len(dims)
+        for x in range(n_sub):
+            if x:
+                # odometer step: the first dimension that is raised now
+                i = 0
+                while levels[i] + 1 == rad[i]:
+                    levels[i] = 0
+                    i += 1
+                levels[i] += 1
+                j0 = next(t for t in range(len(dims)) if levels[t] > 0)
+                raw, cnt = anchors[j0]
+                for t, d in enumerate(dims):
+                    lv[d] = levels[t]
+                _, first, cnt2, _ = K.rollup(raw, cnt, np.zeros(cnt.size), cm3x, lv, ncx)
+                raw, cnt = K.take_rows(raw, np.zeros(cnt.size, dtype=np.int32), first)[0], cnt2
+                j_hi = j0
+            else:
+                j_hi = len(dims) - 1
+            for t in range(j_hi + 1):
+                anchors[t] = (raw, cnt)
+            out[x] = int(cnt[cnt < k].sum())
+        return out
+
+    def projection_suppressed_bound(self, k: int, max_nodes: int = 1024) -> np.ndarray:
+        """A lower bound of the records every node suppresses, from projections, without
+        counting the nodes.
+
+        A class of a node lies inside one class of the node's projection on any subset of the
+        quasi-identifiers, so a record in a projection class of fewer than ``k`` records is
+        in a node class of fewer than ``k`` records and is suppressed by any model whose kept
+        classes need ``k`` records or more. Returns, over node ids, the largest such count
+        over the groups of :meth:`projection_groups` (it never grows upwards).
+        """
+        out = np.zeros(self.n_nodes, dtype=np.int64)
+        if k <= 1:
+            return out
+        ids = np.arange(self.n_nodes, dtype=np.int64)
+        widest = np.log2(self.ncodes.max(axis=1).astype(float))
+        for dims in self.projection_groups(max_nodes):
+            if float(widest[dims].sum()) >= 61.0:
+                continue  # its keys would not fit one int64
+            sup = self.projection_suppressed(dims, k)
+            sub = np.zeros(self.n_nodes, dtype=np.int64)
+            mult = 1
+            for d in dims:
+                sub += ((ids // self.strides[d]) % self.radix[d]) * mult
+                mult *= int(self.radix[d])
+            np.maximum(out, sup[sub], out=out)
+        return out
+
+    def projection_failing(self, k: int, max_suppressed: int, max_nodes: int = 1024) -> np.ndarray:
+        """Nodes that must suppress more than ``max_suppressed`` records (so fail) by
+        :meth:`projection_suppressed_bound`; a down-set. Boolean array over node ids."""
+        return self.projection_suppressed_bound(k, max_nodes) > max_suppressed
 
     def population_counts(self, tab: Table, levels: Sequence[int]) -> np.ndarray:
         """Population records in each class of ``tab`` (delta-presence)."""

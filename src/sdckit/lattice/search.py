@@ -8,7 +8,9 @@ A. **The satisfying region** (only when every model is monotone for the suppress
    untagged nodes is built upwards and binary-searched for its lowest satisfying node; a
    satisfying node tags its whole up-set, a failing node its whole down-set (predictive
    tagging, :func:`._kernels.tag`). Every minimal satisfying node is checked (it cannot be
-   tagged from another node).
+   tagged from another node). Nodes whose projections on groups of quasi-identifiers
+   already force more suppression than allowed are tagged failing before the walk
+   (:meth:`.Problem.projection_failing`).
 
 B. **The optimum over the satisfying region** by best-first branch and bound. The metric
    need not be monotone (discernibility with suppression is not); it needs a lower bound
@@ -44,7 +46,7 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from . import _kernels as K
-from .metrics import METRICS, has_bound, lower_bound, metric_value
+from .metrics import METRICS, class_count_bound, has_bound, lower_bound, metric_value
 from .models import Model, NodeView
 from .problem import Problem
 
@@ -66,6 +68,7 @@ class NodeEval:
     average_risk: float
     max_risk: float
     failing: dict = field(default_factory=dict)
+    n_all_classes: int = -1
 
 
 class Evaluator:
@@ -91,8 +94,13 @@ class Evaluator:
         self.max_suppressed = int(math.floor(self.suppression * problem.n + 1e-9))
         self.k_min = max([m.min_class_size() for m in models if m.class_based] or [1])
         self.monotone = all(m.monotone(self.max_suppressed > 0) for m in models)
+        self._names = [m.describe() for m in models]
         self.evals: dict[int, NodeEval] = {}
         self.nodes_checked = 0
+        #: largest sub-lattice of the projections that pre-tag failing nodes (0: none)
+        self.projection_nodes = 128
+        #: per node, a lower bound of the records it suppresses (from projections), or None
+        self.suppressed_bound: np.ndarray | None = None
 
     def evaluate(self, node: int) -> NodeEval:
         e = self.evals.get(node)
@@ -102,28 +110,33 @@ class Evaluator:
         levels = p.levels_of(node)
         view = NodeView(p, levels, p.table(levels))
         size = view.table.class_size
-        ok = np.ones(size.size, dtype=bool)
+        ok = None
         failing = {}
-        for m in self.models:
+        for m, name in zip(self.models, self._names):
             if m.class_based:
                 okm = m.class_ok(view)
-                failing[m.describe()] = int(size[~okm].sum())
-                ok &= okm
-        n_sup = int(size[~ok].sum())
+                failing[name] = int(size[~okm].sum())
+                ok = okm if ok is None else ok & okm
+        if ok is None:
+            ok = np.ones(size.size, dtype=bool)
+        # DM = sum over kept classes |E|^2 + n x suppressed, and its bound, in one pass
+        n_sup, n_kept_classes, min_kept, dm, dm_bound = K.class_stats(size, ok, p.n, self.k_min)
         sat = n_sup <= self.max_suppressed
-        for m in self.models:
+        for m, name in zip(self.models, self._names):
             if not m.class_based:
                 good, _ = m.global_ok(view, ok)
-                failing[m.describe()] = 0 if good else -1
+                failing[name] = 0 if good else -1
                 sat = sat and good
-        n_kept_classes = int(ok.sum())
         n_kept = p.n - n_sup
         avg_risk = n_kept_classes / n_kept if n_kept else 0.0
-        max_risk = 1.0 / float(size[ok].min()) if n_kept_classes else 0.0
-        value = metric_value(self.metric, view, ok) if sat else None
-        bound = lower_bound(self.metric, view, self.k_min)
+        max_risk = 1.0 / float(min_kept) if n_kept_classes else 0.0
+        if self.metric == "discernibility":
+            value, bound = (float(dm) if sat else None), float(dm_bound)
+        else:
+            value = metric_value(self.metric, view, ok) if sat else None
+            bound = lower_bound(self.metric, view, self.k_min)
         e = NodeEval(node, tuple(int(v) for v in levels), bool(sat), n_sup, n_kept_classes, value, bound,
-                     avg_risk, max_risk, failing)
+                     avg_risk, max_risk, failing, int(size.size))
         self.evals[node] = e
         self.nodes_checked += 1
         return e
@@ -224,14 +237,18 @@ def _heights(p: Problem) -> np.ndarray:
     return h
 
 
-def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None) -> tuple[np.ndarray, NodeEval | None]:
+def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None,
+                       failing: np.ndarray | None = None) -> tuple[np.ndarray, NodeEval | None]:
     """Phase A: tag every node satisfying (1) or failing (2), except where the bound prunes.
 
     ``pruned`` marks the up-set of every checked node whose bound is not below the best
-    metric found: no node there can improve on it, so its status is not needed.
+    metric found: no node there can improve on it, so its status is not needed. ``failing``
+    marks nodes known to fail beforehand (a down-set, :meth:`.Problem.projection_failing`).
     """
     p = ev.problem
     status = np.zeros(p.n_nodes, dtype=np.int8)
+    if failing is not None:
+        status[failing] = 2
     pruned = np.zeros(p.n_nodes, dtype=np.int8)
     strides, radix = p.strides, p.radix
     rel = 1.0 / np.maximum(p.heights, 1)
@@ -240,28 +257,17 @@ def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None) ->
     for e in list(ev.evals.values()):
         if best is not None and e.bound >= best.metric:
             K.tag(pruned, e.node, strides, radix, np.int8(1), True)
-    order = np.argsort(_heights(p), kind="stable").tolist()
-    for start in order:
-        if status[start] or pruned[start]:
-            continue
+    order = np.argsort(_heights(p), kind="stable")
+    pos = 0
+    while True:
+        pos = K.next_open(order, pos, status, pruned)
+        if pos < 0:
+            break
+        start = int(order[pos])
+        pos += 1
         if time.perf_counter() > deadline:
             raise _Interrupted(status, pruned, best)
-        path = [start]
-        cur = start
-        while True:
-            lv = (cur // strides) % radix
-            best_j, best_r = -1, np.inf
-            for j in range(len(lv)):
-                if lv[j] < p.heights[j]:
-                    nb = cur + strides[j]
-                    if status[nb] == 0 and pruned[nb] == 0:
-                        r = lv[j] * rel[j]
-                        if r < best_r:
-                            best_j, best_r = j, r
-            if best_j < 0:
-                break
-            cur = cur + int(strides[best_j])
-            path.append(cur)
+        path = K.flash_path(start, status, pruned, strides, radix, rel).tolist()
         lo, hi = 0, len(path) - 1
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -275,7 +281,14 @@ def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None) ->
                 sat = e.satisfied
                 K.tag(status, node, strides, radix, np.int8(1 if sat else 2), sat)
                 if sat and _better(e, best):
+                    improved = best is None or e.metric < best.metric
                     best = e
+                    if improved:
+                        # a better incumbent: every checked node whose bound reaches it now
+                        # prunes its up-set too
+                        for c in ev.evals.values():
+                            if c.bound >= best.metric and not pruned[c.node]:
+                                K.tag(pruned, c.node, strides, radix, np.int8(1), True)
                 if best is not None and e.bound >= best.metric:
                     K.tag(pruned, node, strides, radix, np.int8(1), True)
             else:
@@ -299,23 +312,40 @@ class _Interrupted(Exception):
 def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
     """A lower bound of the optimum when phase A stops early.
 
-    A node not known to fail and not pruned may still be the optimum; its metric is at least
-    the largest bound of any checked node below it (:func:`._kernels.inherited_bounds`).
-    The optimum is therefore at least the least such value over those nodes, or the best found.
+    A node not known to fail and not pruned may still be the optimum. Its metric is at least
+    the largest bound of any checked node below it (:func:`._kernels.inherited_bounds`) and,
+    for discernibility, at least the class-count bound (:func:`.metrics.class_count_bound`)
+    with ``C`` the fewest of its label combinations and the classes of any checked node
+    below it (:func:`._kernels.inherited_min`), and with the records it must suppress by
+    its projections (``ev.suppressed_bound``) costing ``n`` each. The optimum is therefore
+    at least the least of these values over those nodes, or the best found.
     """
     p = ev.problem
     e0 = ev.evaluate(0)  # the bottom node's bound holds for every node
     if e0.satisfied and _better(e0, stop.best):
         stop.best = e0
+    open_nodes = (stop.status != 2) & (stop.pruned == 0)
+    for node in ev.evals:  # checked satisfying nodes: their metric is >= best
+        open_nodes[node] = False
+    best = stop.best.metric if stop.best is not None else np.inf
+    if not open_nodes.any():
+        return best
     lb = np.full(p.n_nodes, -np.inf)
     for node, e in ev.evals.items():
         lb[node] = e.bound
-    inh = K.inherited_bounds(lb, p.strides, p.radix)
-    open_nodes = (stop.status != 2) & (stop.pruned == 0)
-    for node, e in ev.evals.items():  # checked satisfying nodes: their metric is >= best
-        open_nodes[node] = False
-    best = stop.best.metric if stop.best is not None else np.inf
-    return float(min(best, inh[open_nodes].min())) if open_nodes.any() else best
+    node_bound = K.inherited_bounds(lb, p.strides, p.radix)
+    if ev.metric == "discernibility":
+        cls = np.full(p.n_nodes, np.inf)
+        for node, e in ev.evals.items():
+            cls[node] = e.n_all_classes
+        combos = np.ones(p.n_nodes)
+        ids = np.arange(p.n_nodes, dtype=np.int64)
+        for j in range(len(p.qis)):
+            combos *= p.ncodes[j][(ids // p.strides[j]) % p.radix[j]]
+        c_max = np.minimum(combos, K.inherited_min(cls, p.strides, p.radix))
+        s_lo = ev.suppressed_bound if ev.suppressed_bound is not None else 0
+        node_bound = np.maximum(node_bound, class_count_bound(p.n, ev.k_min, ev.max_suppressed, c_max, s_lo))
+    return float(min(best, node_bound[open_nodes].min()))
 
 
 def _dive(ev: Evaluator, best: NodeEval | None, deadline: float, max_nodes: int | None) -> NodeEval | None:
@@ -403,8 +433,13 @@ def exact(ev: Evaluator, *, time_limit: float | None = None) -> SearchResult:
         if not top.satisfied:
             raise _no_solution(ev)
         best = _dive(ev, top, deadline, None)
+        # nodes that fail on a projection need no check (the class-size part of the models)
+        failing = None
+        if ev.projection_nodes and ev.k_min > 1:
+            ev.suppressed_bound = p.projection_suppressed_bound(ev.k_min, ev.projection_nodes)
+            failing = ev.suppressed_bound > ev.max_suppressed
         try:
-            status, best = _satisfying_region(ev, deadline, best)
+            status, best = _satisfying_region(ev, deadline, best, failing)
         except _Interrupted as stop:
             bound = _interrupted_bound(ev, stop)
             if stop.best is None:
