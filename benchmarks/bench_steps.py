@@ -17,29 +17,35 @@ quadratic in the block size, not an overhead question).
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+# one BLAS thread, as in compare_sdcmicro.py: on a shared 2-core machine OpenBLAS's threads
+# spin on small problems (the PRAM summary's 100 x 100 condition number: 55 ms of CPU with the
+# default threads under load, 0.14 ms with one)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
-from _common import emit, parse_args
+from _common import emit  # noqa: E402
 
-from sdckit import Microdata
-from sdckit.io.files import read_data
-from sdckit.masking.local_suppression import LocalSuppression, restore_suppressions, suppress_to_k
-from sdckit.masking.microaggregation import Microaggregation, microaggregate_array
-from sdckit.masking.noise import Noise, add_noise_array
-from sdckit.masking.rank_swap import RankSwap, rank_swap_array
-from sdckit.masking.recode import Recode
-from sdckit.masking.remove import RemoveVariables
-from sdckit.pram.apply import pram_codes
-from sdckit.pram.steps import Pram
-from sdckit.risk import measure_risk
-from sdckit.risk.frequencies import frequencies_from_codes
-from sdckit.risk.individual import individual_risk
+from sdckit import Microdata  # noqa: E402
+from sdckit.io.files import read_data  # noqa: E402
+from sdckit.masking.local_suppression import LocalSuppression, restore_suppressions, suppress_to_k  # noqa: E402
+from sdckit.masking.microaggregation import Microaggregation, microaggregate_array  # noqa: E402
+from sdckit.masking.noise import Noise, add_noise_array  # noqa: E402
+from sdckit.masking.rank_swap import RankSwap, rank_swap_array  # noqa: E402
+from sdckit.masking.recode import Recode  # noqa: E402
+from sdckit.masking.remove import RemoveVariables  # noqa: E402
+from sdckit.pram.apply import pram_codes  # noqa: E402
+from sdckit.pram.steps import Pram  # noqa: E402
+from sdckit.risk import measure_risk  # noqa: E402
+from sdckit.risk.frequencies import frequencies_from_codes  # noqa: E402
+from sdckit.risk.individual import individual_risk  # noqa: E402
 
 KEYS = ["sex", "region", "age", "educ"]
 
@@ -56,7 +62,30 @@ def clock(fn, repeat):
     return best_w, best_c, out
 
 
+CASES = ("read_csv_and_encode", "frequencies_individual_risk", "pram_1var", "pram_3var", "noise_additive",
+         "rank_swap", "recode_breaks", "recode_top", "remove", "microaggregation_mdav", "local_suppression")
+SELECTED: set[str] = set(CASES)
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    """``--quick``, ``--n N``, ``--repeat R`` as in every benchmark, and ``--cases``."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes only (100,000 records)")
+    p.add_argument("--n", type=int, default=None, help="run one size only")
+    p.add_argument("--repeat", type=int, default=3, help="timing repeats (best is reported)")
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of: " + ", ".join(CASES))
+    args = p.parse_args()
+    unknown = sorted(set(args.cases.split(",")) - set(CASES))
+    if unknown:
+        p.error(f"unknown case(s) {', '.join(unknown)}: choose among {', '.join(CASES)}")
+    SELECTED.clear()
+    SELECTED.update(args.cases.split(","))
+    return args
+
+
 def case(name, n, step_fn, core_fn, repeat, baseline_fn=None, **extra):
+    if name not in SELECTED:
+        return
     sw, sc, _ = clock(step_fn, repeat)
     cw, cc, _ = clock(core_fn, repeat)
     line = {"case": name, "n": n, "seconds": sw, "core_seconds": cw, "overhead": sw / cw if cw else None,
@@ -92,7 +121,8 @@ def main() -> None:
     import pyarrow.csv as pacsv
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.csv"
-        df.to_csv(path, index=False)
+        if "read_csv_and_encode" in SELECTED:
+            df.to_csv(path, index=False)
 
         def read_and_encode():
             frame, meta = read_data(path)
@@ -113,6 +143,8 @@ def main() -> None:
 
     # PRAM: the step vs its draw (pram_codes with the step's own matrices)
     for vars_ in (["region"], ["region", "educ", "age"]):
+        if f"pram_{len(vars_)}var" not in SELECTED:
+            continue
         step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
         res = step.apply(md, rng=1)
         mats = [res.matrices[((v,), "all")] for v in vars_]

@@ -33,8 +33,12 @@ both sides):
   is, tagged ``"from": "compare_modrisk.py"``.
 
 Every line has ``sdckit_seconds``, ``sdcmicro_seconds`` and ``ratio`` (sdcMicro / sdckit, so
-> 1 means sdckit is faster). Without ``Rscript`` or sdcMicro every case still runs sdckit and
-says why sdcMicro was skipped (install with ``../shared/tools/sdcmicro/install.sh``).
+> 1 means sdckit is faster), wall times; and ``sdckit_cpu_seconds``, ``sdcmicro_cpu_seconds``
+(R: user + system time of the R process in ``system.time``; sdckit: ``time.process_time``)
+and ``cpu_ratio``: on a shared machine wall times swing with the load, CPU times much less.
+Without ``Rscript`` or sdcMicro every case still runs sdckit and says why sdcMicro was
+skipped (install with ``../shared/tools/sdcmicro/install.sh``). ``--cases a,b`` runs a subset
+(the generated files are the same whatever the subset).
 
 Sizes: ``--quick`` 10,000 records (adult whole); default: the sizes of the comparison table in
 ``docs/benchmarks_sdcmicro.md`` (1,000,000 for frequencies, PRAM, noise, recoding; 100,000 for
@@ -43,19 +47,21 @@ SUDA2, MDAV and rank swapping); ``--n N`` sets every generated size to N.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import ROOT, SHARED_DATA, emit, parse_args, timed  # noqa: E402
+from _common import ROOT, SHARED_DATA, emit  # noqa: E402
 
 from sdckit import Microdata  # noqa: E402
 from sdckit.masking.local_suppression import LocalSuppression, check_k_anonymity_wildcard  # noqa: E402
@@ -81,12 +87,17 @@ R_SCRIPT = r"""
 suppressMessages(library(sdcMicro))
 args <- commandArgs(trailingOnly = TRUE)
 dir <- args[1]; reps <- as.integer(args[2]); cases <- strsplit(args[3], ",")[[1]]
+cpu_last <- NA
 best <- function(expr_fn) {
-  b <- Inf; out <- NULL
-  for (r in seq_len(reps)) { set.seed(r); t <- system.time(out <- expr_fn())[["elapsed"]]; b <- min(b, t) }
+  b <- Inf; bc <- Inf; out <- NULL
+  for (r in seq_len(reps)) {
+    set.seed(r); st <- system.time(out <- expr_fn())
+    b <- min(b, st[["elapsed"]]); bc <- min(bc, st[["user.self"]] + st[["sys.self"]])
+  }
+  cpu_last <<- bc
   list(seconds = b, out = out)
 }
-emit <- function(case, seconds, extra = "") cat(sprintf('{"case": "%s", "seconds": %.6f%s}\n', case, seconds, extra))
+emit <- function(case, seconds, extra = "") cat(sprintf('{"case": "%s", "seconds": %.6f, "cpu_seconds": %.6f%s}\n', case, seconds, cpu_last, extra))
 f <- function(name) file.path(dir, name)
 run <- function(case) {
   if (case == "freq_indivrisk") {
@@ -247,20 +258,51 @@ def max_rank_move(X: np.ndarray, Y: np.ndarray) -> float:
 
 
 def warm_timed(fn, repeat: int):
-    """One untimed call (numba kernels compile or load from their cache), then :func:`timed`."""
+    """One untimed call (numba kernels compile or load from their cache), then ``repeat`` timed
+    calls: ((best wall seconds, best CPU seconds of this process), last result)."""
     fn()
-    return timed(fn, repeat)
+    wall = cpu = float("inf")
+    out = None
+    for _ in range(max(1, repeat)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        cpu = min(cpu, time.process_time() - c0)
+        wall = min(wall, time.perf_counter() - t0)
+    return (wall, cpu), out
 
 
-def line(case: str, n: int, sdk_seconds: float, r: dict, **quality) -> None:
+def line(case: str, n: int, sdk: tuple[float, float], r: dict, **quality) -> None:
+    sdk_seconds, sdk_cpu = sdk
     out = {"case": case, "n": n, "sdckit_seconds": sdk_seconds}
     if "seconds" in r:
         out["sdcmicro_seconds"] = r["seconds"]
         out["ratio"] = r["seconds"] / sdk_seconds if sdk_seconds > 0 else None
+        if "cpu_seconds" in r:
+            out.update(sdckit_cpu_seconds=sdk_cpu, sdcmicro_cpu_seconds=r["cpu_seconds"],
+                       cpu_ratio=r["cpu_seconds"] / sdk_cpu if sdk_cpu > 0 else None)
     else:
         out["sdcmicro"] = "skipped: " + r.get("skipped", r.get("error", "no result"))
     out.update(quality)
     emit(**out)
+
+
+CASES = ["freq_indivrisk", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap", "addnoise",
+         "localsupp", "globalrecode", "topbotcoding", "modrisk"]
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    """``--quick``, ``--n N`` and ``--repeat R`` as in every benchmark, and ``--cases``."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes only (10,000 records; adult whole)")
+    p.add_argument("--n", type=int, default=None, help="one size for every generated file")
+    p.add_argument("--repeat", type=int, default=3, help="timing repeats (best is reported)")
+    p.add_argument("--cases", default=",".join(CASES),
+                   help="comma-separated subset of: " + ", ".join(CASES) + " (default: all)")
+    args = p.parse_args()
+    unknown = sorted(set(args.cases.split(",")) - set(CASES))
+    if unknown:
+        p.error(f"unknown case(s) {', '.join(unknown)}: choose among {', '.join(CASES)}")
+    return args
 
 
 def main() -> None:
@@ -271,127 +313,140 @@ def main() -> None:
         n_big = n_mid = args.n
     repeat = 1 if args.quick else args.repeat
     rng = np.random.default_rng(20261123)
-    cases = ["freq_indivrisk", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap", "addnoise",
-             "localsupp", "globalrecode", "topbotcoding"]
+    selected = args.cases.split(",")
+    cases = [c for c in CASES if c in selected and c != "modrisk"]
     with tempfile.TemporaryDirectory() as tmp:
         wd = Path(tmp)
         data = make_files(wd, n_big, n_mid, rng)
-        if "adult" not in data:
+        if "adult" not in data and "localsupp" in cases:
             cases.remove("localsupp")
             emit(case="localsupp", skipped=f"{SHARED_DATA / 'arx_adult.csv'} is absent (shared-only data)")
         R = run_r(wd, cases, repeat)
         dk, ds, dn = data["keys"], data["suda"], data["num"]
-
-        # frequencies + individual risk
-        md = Microdata(dk, key_vars=FREQ_KEYS, weight="w")
-        sec, rep = warm_timed(lambda: measure_risk(md, k_values=(2, 3, 5)), repeat)
-        q = {}
-        if "seconds" in R["freq_indivrisk"]:
-            rf = pd.read_csv(wd / "r_freq.csv")
-            q = {"fk_equal": bool((rf["fk"].to_numpy() == rep.records["fk"].to_numpy()).all()),
-                 "Fk_max_abs_diff": float(np.abs(rf["Fk"].to_numpy() - rep.records["Fk"].to_numpy()).max()),
-                 "risk_max_abs_diff": float(np.abs(rf["risk"].to_numpy() - rep.records["risk"].to_numpy()).max())}
-        line("freq_indivrisk", len(dk), sec, R["freq_indivrisk"], keys=len(FREQ_KEYS), **q)
-
-        # SUDA2
-        codes = [pd.factorize(ds[k], sort=True)[0].astype(np.int32) for k in SUDA_KEYS]
-        ncat = [int(c.max()) + 1 for c in codes]
-        sec, res = warm_timed(lambda: suda2(codes, ncat, dis_fraction=0.01), repeat)
-        q = {"n_scored": int((res.score > 0).sum())}
-        if "seconds" in R["suda2"]:
-            rs = pd.read_csv(wd / "r_suda.csv")
-            q.update(score_max_abs_diff=float(np.abs(rs["score"].to_numpy() - res.score).max()),
-                     dis_max_abs_diff=float(np.abs(rs["dis"].to_numpy() - res.dis_score).max()))
-        line("suda2", len(ds), sec, R["suda2"], keys=len(SUDA_KEYS), **q)
-
-        # PRAM
-        for case, vars_ in (("pram_1var", PRAM_VARS[:1]), ("pram_3var", PRAM_VARS)):
-            mdp = Microdata(dk[vars_], key_vars=vars_)
-            step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
-            sec, res = warm_timed(lambda: step.apply(mdp, rng=1), repeat)
-            mats = res.summary["matrices"]
-            changed = float(np.mean([(res.microdata.codes(v) != mdp.codes(v)).mean() for v in vars_]))
-            q = {"sdckit_min_diagonal": min(float(m["min_diagonal"]) for m in mats.values()),
-                 "sdckit_changed_share": changed}
-            r = R[case]
-            if "min_diagonal" in r:
-                q.update(sdcmicro_min_diagonal=r["min_diagonal"], sdcmicro_changed_share=r["changed_share"])
-            line(case, len(dk), sec, r, variables=len(vars_), **q)
-
-        # MDAV
         X = dn[NUM_VARS].to_numpy(np.float64)
         mdn = Microdata(dn, numeric_vars=NUM_VARS)
-        step = Microaggregation(k=3, algorithm="mdav", block=max(4, len(dn)))
-        sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
-        q = {"sdckit_sse": sse_std(X, res.microdata.frame[NUM_VARS].to_numpy(np.float64))}
-        if "seconds" in R["mdav"]:
-            q["sdcmicro_sse"] = sse_std(X, pd.read_csv(wd / "r_mdav.csv")[NUM_VARS].to_numpy(np.float64))
-        line("mdav", len(dn), sec, R["mdav"], k=3, variables=len(NUM_VARS), **q)
+
+        # frequencies + individual risk
+        if "freq_indivrisk" in cases:
+            md = Microdata(dk, key_vars=FREQ_KEYS, weight="w")
+            sec, rep = warm_timed(lambda: measure_risk(md, k_values=(2, 3, 5)), repeat)
+            q = {}
+            if "seconds" in R["freq_indivrisk"]:
+                rf = pd.read_csv(wd / "r_freq.csv")
+                q = {"fk_equal": bool((rf["fk"].to_numpy() == rep.records["fk"].to_numpy()).all()),
+                     "Fk_max_abs_diff": float(np.abs(rf["Fk"].to_numpy() - rep.records["Fk"].to_numpy()).max()),
+                     "risk_max_abs_diff": float(np.abs(rf["risk"].to_numpy() - rep.records["risk"].to_numpy()).max())}
+            line("freq_indivrisk", len(dk), sec, R["freq_indivrisk"], keys=len(FREQ_KEYS), **q)
+
+        # SUDA2
+        if "suda2" in cases:
+            codes = [pd.factorize(ds[k], sort=True)[0].astype(np.int32) for k in SUDA_KEYS]
+            ncat = [int(c.max()) + 1 for c in codes]
+            sec, res = warm_timed(lambda: suda2(codes, ncat, dis_fraction=0.01), repeat)
+            q = {"n_scored": int((res.score > 0).sum())}
+            if "seconds" in R["suda2"]:
+                rs = pd.read_csv(wd / "r_suda.csv")
+                q.update(score_max_abs_diff=float(np.abs(rs["score"].to_numpy() - res.score).max()),
+                         dis_max_abs_diff=float(np.abs(rs["dis"].to_numpy() - res.dis_score).max()))
+            line("suda2", len(ds), sec, R["suda2"], keys=len(SUDA_KEYS), **q)
+
+        # PRAM
+        if "pram_1var" in cases or "pram_3var" in cases:
+            for case, vars_ in (("pram_1var", PRAM_VARS[:1]), ("pram_3var", PRAM_VARS)):
+                if case not in cases:
+                    continue
+                mdp = Microdata(dk[vars_], key_vars=vars_)
+                step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
+                sec, res = warm_timed(lambda: step.apply(mdp, rng=1), repeat)
+                mats = res.summary["matrices"]
+                changed = float(np.mean([(res.microdata.codes(v) != mdp.codes(v)).mean() for v in vars_]))
+                q = {"sdckit_min_diagonal": min(float(m["min_diagonal"]) for m in mats.values()),
+                     "sdckit_changed_share": changed}
+                r = R[case]
+                if "min_diagonal" in r:
+                    q.update(sdcmicro_min_diagonal=r["min_diagonal"], sdcmicro_changed_share=r["changed_share"])
+                line(case, len(dk), sec, r, variables=len(vars_), **q)
+
+        # MDAV
+        if "mdav" in cases:
+            step = Microaggregation(k=3, algorithm="mdav", block=max(4, len(dn)))
+            sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+            q = {"sdckit_sse": sse_std(X, res.microdata.frame[NUM_VARS].to_numpy(np.float64))}
+            if "seconds" in R["mdav"]:
+                q["sdcmicro_sse"] = sse_std(X, pd.read_csv(wd / "r_mdav.csv")[NUM_VARS].to_numpy(np.float64))
+            line("mdav", len(dn), sec, R["mdav"], k=3, variables=len(NUM_VARS), **q)
 
         # rank swapping
-        step = RankSwap(p=5.0, top_percent=0.0, bottom_percent=0.0)
-        sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
-        Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
-        q = {"sdckit_max_rank_move": max_rank_move(X, Y), "sdckit_sse": sse_std(X, Y)}
-        if "seconds" in R["rankswap"]:
-            Yr = pd.read_csv(wd / "r_rankswap.csv")[NUM_VARS].to_numpy(np.float64)
-            q.update(sdcmicro_max_rank_move=max_rank_move(X, Yr), sdcmicro_sse=sse_std(X, Yr))
-        line("rankswap", len(dn), sec, R["rankswap"], p_share=0.05, **q)
+        if "rankswap" in cases:
+            step = RankSwap(p=5.0, top_percent=0.0, bottom_percent=0.0)
+            sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+            Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
+            q = {"sdckit_max_rank_move": max_rank_move(X, Y), "sdckit_sse": sse_std(X, Y)}
+            if "seconds" in R["rankswap"]:
+                Yr = pd.read_csv(wd / "r_rankswap.csv")[NUM_VARS].to_numpy(np.float64)
+                q.update(sdcmicro_max_rank_move=max_rank_move(X, Yr), sdcmicro_sse=sse_std(X, Yr))
+            line("rankswap", len(dn), sec, R["rankswap"], p_share=0.05, **q)
 
         # additive noise
-        mdi = Microdata(dk[["income"]], numeric_vars=["income"])
-        step = Noise(level=0.09, kind="additive")
-        sec, res = warm_timed(lambda: step.apply(mdi, rng=1), repeat)
-        q = {"sdckit_variance_ratio": float(res.microdata.frame["income"].var() / dk["income"].var())}
-        if "variance_ratio" in R["addnoise"]:
-            q["sdcmicro_variance_ratio"] = R["addnoise"]["variance_ratio"]
-        line("addnoise", len(dk), sec, R["addnoise"], level=0.09, **q)
+        if "addnoise" in cases:
+            mdi = Microdata(dk[["income"]], numeric_vars=["income"])
+            step = Noise(level=0.09, kind="additive")
+            sec, res = warm_timed(lambda: step.apply(mdi, rng=1), repeat)
+            q = {"sdckit_variance_ratio": float(res.microdata.frame["income"].var() / dk["income"].var())}
+            if "variance_ratio" in R["addnoise"]:
+                q["sdcmicro_variance_ratio"] = R["addnoise"]["variance_ratio"]
+            line("addnoise", len(dk), sec, R["addnoise"], level=0.09, **q)
 
         # local suppression on adult
-        if "adult" in data:
-            adult = data["adult"]
-            mda = Microdata(adult, key_vars=ADULT_KEYS)
-            step = LocalSuppression(k=5)
-            sec, res = warm_timed(lambda: step.apply(mda, rng=1), repeat)
-            q = {"sdckit_suppressions": res.summary["suppressions"]}
-            r = R["localsupp"]
-            if "suppressions" in r:
-                ra = pd.read_csv(wd / "r_localsupp.csv", dtype=str, keep_default_na=False)
-                rcodes, ncat = [], []
-                for v in ADULT_KEYS:
-                    cats = mda.categories(v).astype(str)
-                    c = pd.Index(cats).get_indexer(ra[v].to_numpy())
-                    c[ra[v].to_numpy() == ""] = -1
-                    rcodes.append(c.astype(np.int32))
-                    ncat.append(len(cats))
-                chk = check_k_anonymity_wildcard(rcodes, ncat, 5)
-                q.update(sdcmicro_suppressions=r["suppressions"],
-                         sdcmicro_k_violations_wildcard=int(chk.value))
-            line("localsupp", len(adult), sec, r, k=5, keys=len(ADULT_KEYS), **q)
+        if "localsupp" in cases:
+            if "adult" in data:
+                adult = data["adult"]
+                mda = Microdata(adult, key_vars=ADULT_KEYS)
+                step = LocalSuppression(k=5)
+                sec, res = warm_timed(lambda: step.apply(mda, rng=1), repeat)
+                q = {"sdckit_suppressions": res.summary["suppressions"]}
+                r = R["localsupp"]
+                if "suppressions" in r:
+                    ra = pd.read_csv(wd / "r_localsupp.csv", dtype=str, keep_default_na=False)
+                    rcodes, ncat = [], []
+                    for v in ADULT_KEYS:
+                        cats = mda.categories(v).astype(str)
+                        c = pd.Index(cats).get_indexer(ra[v].to_numpy())
+                        c[ra[v].to_numpy() == ""] = -1
+                        rcodes.append(c.astype(np.int32))
+                        ncat.append(len(cats))
+                    chk = check_k_anonymity_wildcard(rcodes, ncat, 5)
+                    q.update(sdcmicro_suppressions=r["suppressions"],
+                             sdcmicro_k_violations_wildcard=int(chk.value))
+                line("localsupp", len(adult), sec, r, k=5, keys=len(ADULT_KEYS), **q)
 
         # global recoding (intervals (a, b])
-        mdr = Microdata(dk[["age"]])
-        step = Recode(variable="age", breaks=RECODE_BREAKS, labels=RECODE_LABELS, closed="right")
-        sec, res = warm_timed(lambda: step.apply(mdr, rng=1), repeat)
-        q = {}
-        if "seconds" in R["globalrecode"]:
-            rr = pd.read_csv(wd / "r_recode.csv", dtype=str)["age"].to_numpy()
-            q["outputs_equal"] = bool((res.microdata.frame["age"].astype(str).to_numpy() == rr).all())
-        line("globalrecode", len(dk), sec, R["globalrecode"], **q)
+        if "globalrecode" in cases:
+            mdr = Microdata(dk[["age"]])
+            step = Recode(variable="age", breaks=RECODE_BREAKS, labels=RECODE_LABELS, closed="right")
+            sec, res = warm_timed(lambda: step.apply(mdr, rng=1), repeat)
+            q = {}
+            if "seconds" in R["globalrecode"]:
+                rr = pd.read_csv(wd / "r_recode.csv", dtype=str)["age"].to_numpy()
+                q["outputs_equal"] = bool((res.microdata.frame["age"].astype(str).to_numpy() == rr).all())
+            line("globalrecode", len(dk), sec, R["globalrecode"], **q)
 
         # top coding
-        top = data["top"]
-        mdt = Microdata(dk[["income"]], numeric_vars=["income"])
-        step = Recode(variable="income", top=top, top_value=top)
-        sec, res = warm_timed(lambda: step.apply(mdt, rng=1), repeat)
-        q = {"n_coded": int((dk["income"] > top).sum())}
-        if "seconds" in R["topbotcoding"]:
-            rt = pd.read_csv(wd / "r_topbot.csv")["income"].to_numpy(np.float64)
-            q["outputs_equal"] = bool(np.allclose(res.microdata.frame["income"].to_numpy(np.float64), rt,
-                                                  rtol=0, atol=1e-9))
-        line("topbotcoding", len(dk), sec, R["topbotcoding"], **q)
+        if "topbotcoding" in cases:
+            top = data["top"]
+            mdt = Microdata(dk[["income"]], numeric_vars=["income"])
+            step = Recode(variable="income", top=top, top_value=top)
+            sec, res = warm_timed(lambda: step.apply(mdt, rng=1), repeat)
+            q = {"n_coded": int((dk["income"] > top).sum())}
+            if "seconds" in R["topbotcoding"]:
+                rt = pd.read_csv(wd / "r_topbot.csv")["income"].to_numpy(np.float64)
+                q["outputs_equal"] = bool(np.allclose(res.microdata.frame["income"].to_numpy(np.float64), rt,
+                                                      rtol=0, atol=1e-9))
+            line("topbotcoding", len(dk), sec, R["topbotcoding"], **q)
 
     # log-linear risk (modRisk): the lines of compare_modrisk.py, run as it is
+    if "modrisk" not in selected:
+        return
     cmd = [sys.executable, str(ROOT / "benchmarks" / "compare_modrisk.py"), "--repeat", str(repeat)]
     if args.quick:
         cmd.append("--quick")

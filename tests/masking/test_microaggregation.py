@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
 from sdckit.errors import ParameterError
+from sdckit.masking._mdav import _mdav
 from sdckit.masking.microaggregation import (Microaggregation, aggregate_groups, check_microaggregation, group_sse,
                                              mdav, mdav_partitioned, mdav_reference, microaggregate_array, optimal_univariate)
 from sdckit.registry import build_step
@@ -61,6 +62,42 @@ def test_mdav_group_sizes_and_plain_scan(case):
     assert sizes.min() >= k and sizes.max() <= 2 * k - 1
     if not ties:  # with exact ties the centroid's last bits decide between equally far records
         assert np.array_equal(labels, mdav_reference(X, k))
+
+
+@settings(max_examples=40)
+@given(matrices, st.sampled_from(["normal", "lognormal"]))
+def test_mdav_same_groups_whichever_search_answers(case, shape):
+    # "farthest from x_r" is answered by the ranked-list scan or by the k-d tree (scan_max
+    # chooses; mdav's default picks by predicted cost); both are exact with the same tie
+    # rule, so the labels cannot depend on it,
+    # also with exact ties (rounded values) where the plain scan's centroid bits may differ
+    k, n, p, seed, ties = case
+    X = make_matrix(n, p, seed, ties)
+    if shape == "lognormal":
+        X = np.exp(X)
+    Z = np.ascontiguousarray(X)
+    tree, scan = _mdav(Z, k, 0), _mdav(Z, k, 10**12)
+    assert np.array_equal(tree, scan)
+    assert np.array_equal(tree, mdav(X, k))
+
+
+@pytest.mark.parametrize("shape", ["normal", "lognormal_correlated", "clustered"])
+def test_mdav_equals_plain_scan_on_thousands(shape):
+    # large enough for the ranked list to be re-ranked and compacted and for both searches
+    # of "farthest from x_r" to be used; the reference is the plain numpy scan
+    rng = np.random.default_rng(11)
+    n = 2400
+    if shape == "normal":
+        X = rng.standard_normal((n, 4))
+    elif shape == "lognormal_correlated":   # the comparison benchmark's shape (skewed, rho 0.5)
+        L = np.linalg.cholesky(0.5 * np.eye(5) + 0.5)
+        X = np.exp(1 + 0.5 * rng.standard_normal((n, 5)) @ L.T)
+    else:
+        X = rng.standard_normal((n, 3)) * 0.1 + rng.integers(0, 4, (n, 1)) * [3.0, -2.0, 1.0]
+    Z = (X - X.mean(0)) / X.std(0, ddof=1)
+    ref = mdav_reference(Z, 3)
+    for scan_max in (-1, 0, 200, 10**12):   # -1: the default, chosen by predicted cost
+        assert np.array_equal(_mdav(np.ascontiguousarray(Z), 3, scan_max), ref)
 
 
 @given(matrices, st.sampled_from(["mean", "median"]), st.sampled_from([None, 1, 2]))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from sdckit import InputError
-from sdckit.pram.apply import SamplingTable, pram_codes, pram_frame_codes, transition_counts
+from sdckit.pram.apply import SamplingTable, code_counts, pram_codes, pram_frame_codes, transition_counts
 from sdckit.pram.builders import identity_matrix, neighbour_array
 from sdckit.pram.matrix import TransitionMatrix
 
@@ -118,3 +118,26 @@ def test_codes_checked():
         pram_codes(np.array([9]), random_matrix(7, 3), 0)
     with pytest.raises(InputError, match="integer"):
         pram_codes(np.array([0.5]), random_matrix(7, 3), 0)
+
+
+@settings(max_examples=40)
+@given(pairs=st.lists(st.tuples(st.integers(-1, 5), st.integers(0, 5)), min_size=0, max_size=200),
+       dtype=st.sampled_from([np.int8, np.int16, np.int32, np.int64]))
+def test_one_pass_counts_equal_bincount(pairs, dtype):
+    # reference: numpy bincount of the observed codes and of k * L + l over observed records
+    L = 6
+    before = np.array([b for b, _ in pairs], dtype=dtype)
+    after = np.array([a if b >= 0 else -1 for b, a in pairs], dtype=dtype)
+    obs = before >= 0
+    ref = np.bincount(before[obs].astype(np.int64), minlength=L)
+    assert np.array_equal(code_counts(before, L), ref)
+    ref_t = np.bincount(before[obs].astype(np.int64) * L + after[obs], minlength=L * L).reshape(L, L)
+    assert np.array_equal(transition_counts(before, after, L), ref_t)
+
+
+def test_counts_refuse_codes_outside_the_categories():
+    with pytest.raises(InputError):
+        code_counts(np.array([0, 3, 6], dtype=np.int32), 6)
+    # a released code outside 0..L-1 leaves the one-pass count; the general count takes over
+    t = transition_counts(np.array([1, 2], dtype=np.int32), np.array([1, -1], dtype=np.int32), 3)
+    assert t.sum() == 2

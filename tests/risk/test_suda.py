@@ -148,3 +148,25 @@ def test_depth_first_equals_levelwise_on_a_larger_file():
     assert a.msu_counts.sum() > 10_000
     assert np.array_equal(a.msu_counts, b.msu_counts) and np.array_equal(a.score, b.score)
     assert np.allclose(a.contributions, b.contributions, rtol=0, atol=1e-12)
+
+
+def test_depth_first_equals_levelwise_with_wide_keys_and_near_duplicates():
+    # a key with 300 categories (rows stored as 16-bit codes) and records that come in
+    # near-duplicate pairs (equal on all but one key, so many blocks of two rows agree on
+    # every later variable and are dropped by the search); reference: the level-wise search
+    rng = np.random.default_rng(5)
+    n = 6_000
+    ncat = [300, 5, 4, 3, 2, 2]
+    base = [rng.integers(0, c, n // 2) for c in ncat]
+    twin = [b.copy() for b in base]
+    j = rng.integers(0, len(ncat), n // 2)                 # each twin differs on one key
+    for v, c in enumerate(ncat):
+        twin[v][j == v] = (twin[v][j == v] + 1) % c
+    codes = [np.concatenate([b, t]).astype(np.int32) for b, t in zip(base, twin)]
+    codes[1][rng.random(n) < 0.03] = -1
+    for K in (3, 6):
+        a = suda2(codes, ncat, max_size=K, search="depth_first")
+        b = suda2(codes, ncat, max_size=K, search="levelwise")
+        assert a.msu_counts.sum() > 1_000
+        assert np.array_equal(a.msu_counts, b.msu_counts) and np.array_equal(a.score, b.score)
+        assert np.allclose(a.contributions, b.contributions, rtol=0, atol=1e-12)

@@ -152,9 +152,58 @@ def pram_codes(codes: np.ndarray, matrix: TransitionMatrix | SamplingTable, rng:
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _pair_counts(before, after, L, out):  # pragma: no cover - compiled
+    """out[k * L + l] += 1 for every record with before = k >= 0 and after = l (one pass);
+    False (counts incomplete) at the first code outside 0..L-1."""
+    for i in range(before.shape[0]):
+        k = before[i]
+        if k >= 0:
+            a = after[i]
+            if k >= L or a < 0 or a >= L:
+                return False
+            out[k * L + a] += 1
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _code_counts(codes, L, out):  # pragma: no cover - compiled
+    """out[k] += 1 for every record with code k >= 0 (missing -1 skipped; one pass); False
+    at the first code >= L."""
+    for i in range(codes.shape[0]):
+        k = codes[i]
+        if k >= 0:
+            if k >= L:
+                return False
+            out[k] += 1
+    return True
+
+
+def code_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
+    """Records per code 0..L-1 (int64), missing values (-1) left out: ``np.bincount`` of the
+    observed codes in one pass without a mask or a copy."""
+    codes = np.asarray(codes)
+    L = int(n_categories)
+    out = np.zeros(L, dtype=np.int64)
+    if codes.dtype.kind not in "iu":
+        raise InputError(f"category codes must be integers; got dtype {codes.dtype}.")
+    if codes.dtype.kind == "u":
+        codes = codes.astype(np.int64)
+    if not _code_counts(codes.reshape(-1), L, out):
+        raise InputError(f"code {int(codes.max())} is outside the {L} categories.")
+    return out
+
+
 def transition_counts(before: np.ndarray, after: np.ndarray, n_categories: int):
     """Counts of (original, released) pairs over records with a value: dense (L, L) up to 4096
-    categories, scipy.sparse COO beyond."""
+    categories (one pass over the codes), scipy.sparse COO beyond."""
+    before, after = np.asarray(before), np.asarray(after)
+    if (n_categories <= 4096 and before.ndim == 1 and before.shape == after.shape
+            and before.dtype.kind == "i" and after.dtype.kind == "i"):
+        L = int(n_categories)
+        out = np.zeros(L * L, dtype=np.int64)
+        if _pair_counts(before, after, L, out):
+            return out.reshape(L, L)
     keep = before >= 0
     b = before[keep].astype(np.int64)
     a = after[keep].astype(np.int64)

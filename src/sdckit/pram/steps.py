@@ -32,7 +32,7 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import GateOutcome, register_gate_check, register_step
 from ..result import Guarantee, StepResult
-from .apply import group_names, pram_frame_codes, transition_counts
+from .apply import code_counts, group_names, pram_frame_codes, transition_counts
 from .builders import MatrixContext, joint_codes, known_matrix_methods, matrix_method, register_matrix_method
 from .loss import hellinger, total_variation
 from .matrix import ROW_TOLERANCE, TransitionMatrix, invariance_error
@@ -356,8 +356,7 @@ class Pram:
             J = int(np.prod(shape))
             for s_i, s in enumerate(idx):
                 sel = jc if s == "all" else jc[strata_ids == s_i]   # no mask or copy for "all"
-                counts = np.bincount(sel[sel >= 0] if sel.size and sel.min() < 0 else sel,
-                                     minlength=J).astype(np.float64)
+                counts = code_counts(sel, J).astype(np.float64)
                 rows = slice(None) if s == "all" else strata_ids == s_i
                 ctx = MatrixContext(microdata, g, shape, counts, rows, matrix_gens[i])
                 i += 1

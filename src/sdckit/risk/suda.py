@@ -6,12 +6,14 @@ with MSUs of small size is a *special unique*: few of its values single it out. 
 a record by its MSUs, and DIS-SUDA turns the scores into a per-record probability that a
 match of a sample unique to the population is correct.
 
-The search here is level-wise over the variable subsets (sizes 1..max_size): on each
-subset the combination frequencies are one ``bincount`` over the distinct key combinations,
-and a record has an MSU on S when it is unique on S and on none of the subsets S minus one
+A record has an MSU on S when it is unique on S and on none of the subsets S minus one
 variable (uniqueness is inherited by supersets, so this tests every proper subset). This
-finds exactly the MSUs of the recursive SUDA2 algorithm (Manning, Haglin & Keane 2008),
-vectorised over records instead of recursing over items.
+finds exactly the MSUs of the recursive SUDA2 algorithm (Manning, Haglin & Keane 2008).
+Two searches give the same MSUs: the default depth-first search over the variable subsets
+in prefix order, which splits only the distinct key combinations still sharing their
+projection with another one and records uniqueness as bit sets (see the comment above
+``_split``), and the level-wise reference (``search="levelwise"``: one ``bincount`` per
+subset over every distinct combination).
 
 Scores (sdcMicro ``suda2``, Elliot et al. 2002):
 
@@ -216,159 +218,274 @@ def _msus_levelwise(gc, radix, gcount, cand, K, w):
 #
 # Uniqueness on S is inherited by every superset, so a group unique on S can be dropped from
 # the counts of S's descendants (it collides with no other group there). Going depth-first,
-# S + {v} only recounts the groups still sharing their S-projection ("active"), which shrink
-# fast once the subsets are wide. Pass 1 records, for each subset S, the candidate records
-# unique on S as bits (U_S). Pass 2 reads the MSUs off the bits:
+# S + {v} only recounts the groups still sharing their S-projection ("active"). Pass 1
+# records, for each subset S, the candidate groups that become unique at S (N_S, bits);
+# a group unique on S is unique on its prefix P = S minus its last variable or becomes
+# unique at S, so U_S = U_P | N_S. Pass 2 reads the MSUs off the bits, word by word:
 #     MSU_S = U_S & Obs_S & ~OR_{d in S} U_{S - d}
 # (Obs_S: observed on every variable of S; a record observed on S is observed on S - d, so
 # the test on S - d needs only the count), which is exactly the level-wise test above.
+#
+# The active groups of a subset are kept as rows (the group's codes of every variable and
+# its kind, copied along), in blocks of equal S-projection: a split reads its parent's rows
+# in order instead of gathering codes at random group ids.
 
 @njit(cache=True)
-def _extend(idx, starts, code, kind, radix, U_child):
-    """Split the blocks of active groups on S by the codes of v; set U bits of new uniques.
+def _split(R, R64, starts, nb, v, radix, Rc, R64c, stc, N, child, kind_col, write):  # pragma: no cover
+    """Split the blocks of active rows on S by column v into the rows of S + {v}.
 
-    ``idx`` lists the active groups (those still sharing their S-projection with another
-    group and holding a candidate) in blocks of equal projection (``starts``: offsets).
-    ``code`` holds every group's code of v (0 = missing), ``kind`` 1 for a candidate (a group
-    of one record) and 2 for a group of two or more records; both are small arrays indexed
-    by group, so the gathers stay in cache. Within a block the groups are bucketed by code (a
-    counting sort over the codes present): the buckets are the blocks of S + {v}. A bucket
-    holding a single candidate is unique on S + {v} (bit set in ``U_child``, indexed by
-    group); a bucket without a candidate can no longer make one non-unique and is dropped.
-    Returns the active groups of S + {v} and their block offsets.
+    A row (``R``, codes typed; ``R64``, the same bytes as uint64 words) holds a group's codes
+    of every variable (0 = missing), in column ``kind_col`` 1 for a candidate (a group of
+    one record) or 2 (a group of two or more), and the group id in the top 32 bits of its
+    last word. ``starts[:nb + 1]`` are the block offsets. Within a block the rows are
+    bucketed by their code of v (a counting sort over the codes present, stable): the
+    buckets are the blocks of S + {v}. A bucket holding a single candidate and nothing else
+    is unique on S + {v} (bit set in ``N[:, child]``); a bucket without a candidate can no
+    longer make one non-unique and is dropped. Writes the rows and block offsets of S + {v}
+    into ``Rc`` / ``R64c`` and ``stc``; returns (number of rows, number of blocks).
+
+    Two shortcuts, neither changing a bit of ``N``: without ``write`` (S + {v} is not searched
+    further) only the bits are set; and a bucket of two rows that agree on every variable
+    after v is dropped: the subtree of S + {v} adds only those variables, so neither row
+    can ever be told apart from the other there (no bit to set).
     """
-    na = idx.shape[0]
-    cnt = np.zeros(radix, dtype=np.int64)
-    ncand = np.zeros(radix, dtype=np.int64)
-    size = np.zeros(radix, dtype=np.int64)
+    M = kind_col
+    Ww = R64.shape[1]
+    lo32 = np.int64(0xFFFFFFFF)
+    acc = np.zeros(radix, dtype=np.int64)       # rows + (candidates << 32) per code
     pos = np.empty(radix, dtype=np.int64)
     seen = np.empty(radix, dtype=np.int64)
-    out = np.empty(na, dtype=idx.dtype)
-    ostarts = np.empty(na + 1, dtype=np.int64)
+    first = np.empty(radix, dtype=np.int64)     # first and last row of each bucket
+    last = np.empty(radix, dtype=np.int64)
     one = np.uint64(1)
     o = 0
     nbo = 0
-    for b in range(starts.shape[0] - 1):
+    for b in range(nb):
         lo = starts[b]
         hi = starts[b + 1]
         nd = 0
         for t in range(lo, hi):
-            g = idx[t]
-            c = code[g]
-            if size[c] == 0:
+            c = R[t, v]
+            if acc[c] == 0:
                 seen[nd] = c
                 nd += 1
-            size[c] += 1
-            cnt[c] += kind[g]
-            if kind[g] == 1:
-                ncand[c] += 1
+                first[c] = t
+            last[c] = t
+            acc[c] += 1 + (np.int64(2 - R[t, kind_col]) << 32)
+        n_unique = 0
         for j in range(nd):
             c = seen[j]
-            if cnt[c] >= 2 and ncand[c] > 0:
-                pos[c] = o
-                ostarts[nbo] = o
-                nbo += 1
-                o += size[c]
+            a = acc[c]
+            size = a & lo32
+            ncand = a >> 32
+            if ncand > 0 and 2 * size - ncand >= 2:  # a candidate sharing its bucket: kept
+                pos[c] = -1
+                if write:
+                    if size == 2:
+                        same = True
+                        x, y = first[c], last[c]
+                        for u in range(v + 1, M):
+                            if R[x, u] != R[y, u]:
+                                same = False
+                                break
+                        if same:
+                            continue
+                    pos[c] = o
+                    stc[nbo] = o
+                    nbo += 1
+                    o += size
+            elif size == 1 and ncand == 1:           # the bucket's one record: unique on S + {v}
+                pos[c] = -2
+                n_unique += 1
             else:
                 pos[c] = -1
-        for t in range(lo, hi):
-            g = idx[t]
-            c = code[g]
-            q = pos[c]
-            if q >= 0:
-                out[q] = g
-                pos[c] = q + 1
-            elif cnt[c] == 1:          # the bucket's one record: unique on S + {v}
-                U_child[g >> 6] |= one << np.uint64(g & 63)
+        if write or n_unique > 0:
+            for t in range(lo, hi):
+                c = R[t, v]
+                q = pos[c]
+                if q >= 0:
+                    for j in range(Ww):
+                        R64c[q, j] = R64[t, j]
+                    pos[c] = q + 1
+                elif q == -2:
+                    g = R64[t, Ww - 1] >> np.uint64(32)
+                    N[g >> np.uint64(6), child] |= one << (g & np.uint64(63))
         for j in range(nd):
-            c = seen[j]
-            cnt[c] = 0
-            ncand[c] = 0
-            size[c] = 0
-    ostarts[nbo] = o
-    return out[:o].copy(), ostarts[:nbo + 1].copy()
+            acc[seen[j]] = 0
+    stc[nbo] = o
+    return o, nbo
 
 
 @njit(cache=True)
-def _read_msus(U, masks, sizes, obs_bits, w, c_msu, c_contrib):
-    """Pass 2: MSU bits of every subset -> MSU counts by size and weighted contributions."""
+def _search(Rb, R64b, Sb, n0, radix, K, N):  # pragma: no cover - compiled
+    """Pass 1: the prefix depth-first search over the subsets of up to K variables.
+
+    ``Rb`` / ``R64b`` (depth, rows, ...): row buffers of the node at each depth (two views of
+    the same bytes, see :func:`_split`), depth 0 holding the ``n0`` groups in one block;
+    ``Sb`` (depth, rows + 1) the block offsets. M = ``radix.size`` variables. ``N`` (words,
+    2^M) receives the bits of the groups becoming unique at each subset.
+    """
+    M = radix.shape[0]
+    kind_col = M
+    nrow = np.zeros(K + 1, dtype=np.int64)
+    nblk = np.zeros(K + 1, dtype=np.int64)
+    mask = np.zeros(K + 1, dtype=np.int64)    # the subset at each depth
+    nxt = np.zeros(K + 1, dtype=np.int64)     # the next variable to add at each depth
+    Sb[0, 0] = 0
+    Sb[0, 1] = n0
+    nrow[0] = n0
+    nblk[0] = 1
+    d = 0
+    while d >= 0:
+        v = nxt[d]
+        if v >= M or nrow[d] == 0:
+            d -= 1
+            continue
+        nxt[d] = v + 1
+        child = mask[d] | (1 << v)
+        deeper = d + 1 < K and v + 1 < M            # S + {v} has subsets to search below it
+        o, nbo = _split(Rb[d], R64b[d], Sb[d], nblk[d], v, radix[v], Rb[d + 1], R64b[d + 1], Sb[d + 1],
+                        N, child, kind_col, deeper)
+        if deeper and o > 0:
+            d += 1
+            mask[d] = child
+            nxt[d] = v + 1
+            nrow[d] = o
+            nblk[d] = nbo
+
+
+@njit(cache=True, inline="always")
+def _lowest_bit(x):  # pragma: no cover - compiled
+    """Index of the lowest set bit of a non-zero uint64 (binary search over its halves)."""
+    n = 0
+    if (x & np.uint64(0xFFFFFFFF)) == np.uint64(0):
+        n += 32
+        x >>= np.uint64(32)
+    if (x & np.uint64(0xFFFF)) == np.uint64(0):
+        n += 16
+        x >>= np.uint64(16)
+    if (x & np.uint64(0xFF)) == np.uint64(0):
+        n += 8
+        x >>= np.uint64(8)
+    if (x & np.uint64(0xF)) == np.uint64(0):
+        n += 4
+        x >>= np.uint64(4)
+    if (x & np.uint64(0x3)) == np.uint64(0):
+        n += 2
+        x >>= np.uint64(2)
+    if (x & np.uint64(0x1)) == np.uint64(0):
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _read_msus(N, K, obs_bits, w, g_msu, g_contrib):  # pragma: no cover - compiled
+    """Pass 2, word by word (64 groups): U_S = U_(S minus its last variable) | N_S for every
+    subset, then the MSU bits of each subset of up to K variables -> MSU counts by size and
+    weighted contributions of the word's groups."""
+    nwords, P = N.shape
     M = obs_bits.shape[0]
-    nwords = U.shape[1]
+    G = g_msu.shape[0]
+    hib = np.zeros(P, dtype=np.int64)          # the last (highest) variable of each subset
+    pc = np.zeros(P, dtype=np.int64)           # its size
+    for S in range(1, P):
+        h = 0
+        while (S >> (h + 1)) != 0:
+            h += 1
+        hib[S] = h
+        pc[S] = pc[S ^ (1 << h)] + 1
+    U = np.zeros(P, dtype=np.uint64)
+    O = np.zeros(P, dtype=np.uint64)
     one = np.uint64(1)
-    for t in range(masks.shape[0]):
-        S = masks[t]
-        s = sizes[t]
-        for wd in range(nwords):
-            x = U[S, wd]
+    allbits = ~np.uint64(0)
+    cntl = np.zeros((64, K), dtype=np.int64)
+    accl = np.zeros((64, M))
+    for wd in range(nwords):
+        O[0] = allbits
+        any_new = np.uint64(0)
+        for S in range(1, P):
+            h = hib[S]
+            U[S] = U[S ^ (1 << h)] | N[wd, S]
+            O[S] = O[S ^ (1 << h)] & obs_bits[h, wd]
+            any_new |= N[wd, S]
+        if any_new == 0:
+            continue
+        touched = False
+        for S in range(1, P):
+            s = pc[S]
+            if s > K:
+                continue
+            x = U[S] & O[S]
             if x == 0:
                 continue
-            for v in range(M):
-                if (S >> v) & 1:
-                    x &= obs_bits[v, wd]
-                    if s > 1:
-                        x &= ~U[S ^ (1 << v), wd]
-            if x == 0:
-                continue
+            if s > 1:
+                for v in range(M):
+                    if (S >> v) & 1:
+                        x &= ~U[S ^ (1 << v)]
+                if x == 0:
+                    continue
+            touched = True
+            ws = w[s - 1]
+            while x != np.uint64(0):
+                b = _lowest_bit(x)
+                x &= x - one
+                cntl[b, s - 1] += 1
+                for v in range(M):
+                    if (S >> v) & 1:
+                        accl[b, v] += ws
+        if touched:
             for b in range(64):
-                if (x >> np.uint64(b)) & one:
-                    i = wd * 64 + b
-                    c_msu[i, s - 1] += 1
-                    for v in range(M):
-                        if (S >> v) & 1:
-                            c_contrib[i, v] += w[s - 1]
+                g = wd * 64 + b
+                if g >= G:
+                    break
+                for s in range(K):
+                    g_msu[g, s] = cntl[b, s]
+                    cntl[b, s] = 0
+                for v in range(M):
+                    g_contrib[g, v] = accl[b, v]
+                    accl[b, v] = 0.0
 
 
 def _msus_depth_first(gc, radix, gcount, cand, K, w):
-    """MSU counts (nc, K) and contributions (nc, M) of the candidate groups ``cand``.
+    """MSU counts (G, K) and contributions (G, M) of every group (zero for non-candidates).
 
     The variables are searched in decreasing number of categories (the MSUs do not depend on
     the order): splitting on the widest variables first makes the blocks small early, so the
     large subtrees of the prefix search work on few groups.
     """
-    order = sorted(range(len(gc)), key=lambda j: -radix[j])
-    c_msu, c_contrib = _msus_depth_first_ordered([gc[j] for j in order], [radix[j] for j in order],
-                                                 gcount, cand, K, w)
-    out = np.empty_like(c_contrib)
-    out[:, order] = c_contrib
-    return c_msu, out
-
-
-def _msus_depth_first_ordered(gc, radix, gcount, cand, K, w):
     M = len(gc)
     G = gcount.shape[0]
-    nc = cand.size
+    order = sorted(range(M), key=lambda j: -radix[j])
+    ctype = np.uint8 if max(radix) <= 255 else (np.uint16 if max(radix) <= 65535 else np.uint32)
+    isz = np.dtype(ctype).itemsize
+    words = -(-((M + 1) * isz + 4) // 8)               # codes, kind, then the id in the top 4 bytes
+    # row buffers of the depths 0..K (np.empty: only the pages a depth uses are touched)
+    R64b = np.empty((K + 1, max(G, 1), words), dtype=np.uint64)
+    Rb = R64b.view(ctype)
+    Sb = np.empty((K + 1, max(G, 1) + 1), dtype=np.int64)
+    R0 = Rb[0, :G]
+    for i, j in enumerate(order):
+        R0[:, i] = gc[j]
+    R0[:, M] = np.where(gcount == 1, 1, 2)
+    R0[:, M + 1:] = 0
+    R64b[0, :G, words - 1] |= np.arange(G, dtype=np.uint64) << np.uint64(32)
     nwords = (G + 63) // 64
-    U = np.zeros((1 << M, nwords), dtype=np.uint64)   # bits indexed by group
-    ctype = np.int8 if max(radix) <= 127 else (np.int16 if max(radix) <= 32767 else np.int32)
-    codes_c = [np.ascontiguousarray(c, dtype=ctype) for c in gc]
-    kind = np.where(gcount == 1, 1, 2).astype(np.int8)
-    itype = np.int32 if G < 2**31 else np.int64
-
-    def visit(mask, last, size, idx, starts):
-        for v in range(last + 1, M):
-            child = mask | (1 << v)
-            U[child] = U[mask]
-            if idx.size:
-                i2, s2 = _extend(idx, starts, codes_c[v], kind, radix[v], U[child])
-            else:
-                i2, s2 = idx, starts
-            if size + 1 < K:
-                visit(child, v, size + 1, i2, s2)
-
-    visit(0, -1, 0, np.arange(G, dtype=itype), np.array([0, G], dtype=np.int64))
-    masks = np.array([S for S in range(1, 1 << M) if bin(S).count("1") <= K], dtype=np.int64)
-    sizes = np.array([bin(S).count("1") for S in masks], dtype=np.int64)
+    N = np.zeros((nwords, 1 << M), dtype=np.uint64)    # bits by word of groups, then subset
+    _search(Rb, R64b, Sb, G, np.array([radix[j] for j in order], dtype=np.int64), K, N)
+    del R64b, Rb, Sb, R0
     obs_bits = np.zeros((M, nwords), dtype=np.uint64)
     is_cand = np.zeros(nwords * 64, dtype=bool)
     is_cand[cand] = True
-    for v in range(M):
+    for i, j in enumerate(order):
         o = np.zeros(nwords * 64, dtype=bool)
-        o[:G] = gc[v] > 0
-        obs_bits[v] = np.packbits(o & is_cand, bitorder="little").view("<u8").astype(np.uint64)
+        o[:G] = gc[j] > 0
+        obs_bits[i] = np.packbits(o & is_cand, bitorder="little").view("<u8").astype(np.uint64)
     g_msu = np.zeros((G, K), dtype=np.int64)
     g_contrib = np.zeros((G, M), dtype=np.float64)
-    _read_msus(U, masks, sizes, obs_bits, np.asarray(w, dtype=np.float64), g_msu, g_contrib)
-    return g_msu[cand], g_contrib[cand]
+    _read_msus(N, K, obs_bits, np.asarray(w, dtype=np.float64), g_msu, g_contrib)
+    out = np.empty_like(g_contrib)
+    out[:, order] = g_contrib
+    return g_msu, out
 
 
 def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
@@ -389,7 +506,8 @@ def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
         Sampling fraction for DIS-SUDA (sdcMicro's ``DisFraction``, default 0.01).
     search : {"auto", "depth_first", "levelwise"}
         ``"depth_first"``: the pruned depth-first search with bit sets (fast; needs
-        2^M x G/8 bytes for the bits, G the distinct key combinations);
+        2^M x G/8 bytes for the bits, G the distinct key combinations, and up to
+        (max_size + 1) x G rows of about 24 bytes for the search);
         ``"levelwise"``: one ``bincount`` per subset on every group (the earlier search, kept
         as a reference). Both give the same MSUs. ``"auto"``: depth-first when its tables fit
         in about 2 GB.
@@ -423,9 +541,10 @@ def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
     cand = np.flatnonzero(gcount == 1)
     nc = cand.size
     # depth-first search with bit sets when its tables fit, else the level-wise search
-    fits = (1 << M) * ((G + 63) // 64) * 8 <= (2 << 30)
+    rowbytes = 8 * -(-((M + 1) * (1 if max(radix) <= 255 else 4) + 4) // 8) + 8
+    fits = (1 << M) * ((G + 63) // 64) * 8 + (K + 1) * G * rowbytes <= (2 << 30)
     if search == "depth_first" or (search == "auto" and fits):
-        c_msu, c_contrib = _msus_depth_first(gc, radix, gcount, cand, K, w)
+        g_msu, g_contrib = _msus_depth_first(gc, radix, gcount, cand, K, w)
     else:
         levels_kept = max(math.comb(M, s) for s in range(1, K + 1))
         need = levels_kept * (G * 8 + nc) * 2
@@ -434,10 +553,10 @@ def suda2(codes: Sequence[np.ndarray], n_categories: Sequence[int], *,
                 f"suda2 on {M} key variables with MSUs up to size {K} needs about "
                 f"{need / 2**30:.0f} GB; give a smaller max_size (e.g. --suda-max-size 4).")
         c_msu, c_contrib = _msus_levelwise(gc, radix, gcount, cand, K, w)
-    g_msu = np.zeros((G, K), dtype=np.int64)
-    g_contrib = np.zeros((G, M), dtype=np.float64)
-    g_msu[cand] = c_msu
-    g_contrib[cand] = c_contrib
+        g_msu = np.zeros((G, K), dtype=np.int64)
+        g_contrib = np.zeros((G, M), dtype=np.float64)
+        g_msu[cand] = c_msu
+        g_contrib[cand] = c_contrib
 
     g_score = g_msu[:, :K] @ w[:K]
     with np.errstate(invalid="ignore", divide="ignore"):
