@@ -16,12 +16,14 @@ Cases (one JSON line each):
 * ``posterior_seed_example`` — the posterior of the seed's cyclic-perturbation example.
   Baseline: brute force, simulating every coin-outcome sequence for every candidate table.
 * ``frontier_count`` — exact counts at the frontier (``count_tables_exact``, the method that
-  ran) beside the Barvinok algorithm (``islpy-barvinok``, the algorithm LattE implements; run
+  ran; wall ``seconds``, ``cpu_seconds`` from ``time.process_time`` and the 1-minute load
+  average, since the machine is shared) beside the Barvinok algorithm (``islpy-barvinok``, the algorithm LattE implements; run
   in a child process so that it can be stopped at its time limit; skipped with a message when
   not installed). Margins: the Diaconis-Gangolli hair/eye margins, and the row and column
   sums of a multinomial table with equal cell probabilities drawn with
   ``numpy.random.default_rng(0)`` (``random_table(shape, total, seed=0)``; the margins are
-  printed with each case). ``baseline_seconds`` is Barvinok's time when it finishes.
+  printed with each case). ``baseline_seconds`` and ``baseline_cpu_seconds`` are Barvinok's
+  wall and CPU time when it finishes.
 * ``sis_20x20`` — sequential importance sampling of the 20 x 20 table at total 2,000 (same
   seeded margins): estimate, standard error, ESS, seconds. Baseline: the uniform-column
   proposal with the same number of samples (its ESS shows why the default proposal is used).
@@ -173,18 +175,20 @@ def _barvinok_child(rows, cols, queue) -> None:
     cons = [f"{v} >= 0" for v in names]
     cons += [" + ".join(f"x{i}_{j}" for j in range(C)) + f" = {rows[i]}" for i in range(R)]
     cons += [" + ".join(f"x{i}_{j}" for i in range(R)) + f" = {cols[j]}" for j in range(C)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     card = isl.BasicSet("{ [" + ", ".join(names) + "] : " + " and ".join(cons) + " }").card()
-    queue.put((time.perf_counter() - t0, int(re.search(r"\{\s*(\d+)\s*\}", str(card)).group(1))))
+    queue.put((time.perf_counter() - t0, time.process_time() - c0,
+               int(re.search(r"\{\s*(\d+)\s*\}", str(card)).group(1))))
 
 
 def barvinok(rows, cols, limit: float):
-    """(seconds, count) from islpy-barvinok, (None, reason) when absent or over ``limit`` seconds."""
+    """(wall seconds, CPU seconds, count) from islpy-barvinok, (None, None, reason) when absent or
+    over ``limit`` seconds (wall)."""
     import importlib.util
     import multiprocessing as mp
 
     if importlib.util.find_spec("islpy") is None:
-        return None, "islpy-barvinok is not installed (pip install islpy-barvinok)"
+        return None, None, "islpy-barvinok is not installed (pip install islpy-barvinok)"
     queue = mp.get_context("fork").Queue()
     proc = mp.get_context("fork").Process(target=_barvinok_child, args=(list(rows), list(cols), queue))
     proc.start()
@@ -192,25 +196,35 @@ def barvinok(rows, cols, limit: float):
     if proc.is_alive():
         proc.terminate()
         proc.join()
-        return None, f"did not finish within {limit} s"
+        return None, None, f"did not finish within {limit} s"
     if queue.empty():
-        return None, "failed"
+        return None, None, "failed"
     return queue.get()
 
 
 def bench_frontier(case: str, rows, cols, barvinok_limit: float) -> None:
+    """sdckit's exact count (wall and CPU seconds, the method that ran, the load average of
+    the shared machine) and Barvinok's in the same run."""
+    import os
+    import resource
+
     rows, cols = [int(x) for x in rows], [int(x) for x in cols]
+    for m in ("kostka", "ie-mitm"):  # load the compiled kernels
+        count_tables_exact([3, 4, 2, 5, 1], [5, 5, 3, 2], method=m)
+    load = os.getloadavg()[0]
+    c0 = time.process_time()
     try:
-        for m in ("kostka", "ie-mitm"):  # load the compiled kernels
-            count_tables_exact([3, 4, 2, 5, 1], [5, 5, 3, 2], method=m)
         res = count_tables_exact(rows, cols)
         count, method, seconds, status = str(res.count), res.method, res.seconds, "exact"
     except (FibreTooLarge, CountTimeout) as exc:
         count, method, seconds, status = None, None, None, f"refused: {exc}"
-    b_seconds, b_count = barvinok(rows, cols, barvinok_limit)
+    cpu = time.process_time() - c0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # peak resident set of the process, MB
+    b_seconds, b_cpu, b_count = barvinok(rows, cols, barvinok_limit)
     emit(case="frontier_count", name=case, n=len(rows) * len(cols), shape=[len(rows), len(cols)], total=sum(rows),
-         rows=rows, cols=cols, seconds=seconds, peak_mb=None, method=method, status=status, count=count,
-         baseline="barvinok", baseline_seconds=b_seconds,
+         rows=rows, cols=cols, seconds=seconds, cpu_seconds=cpu if count else None, peak_mb=None,
+         peak_rss_mb=round(rss, 1), load_average=round(load, 2), method=method, status=status, count=count,
+         baseline="barvinok", baseline_seconds=b_seconds, baseline_cpu_seconds=b_cpu,
          barvinok=(b_count if b_seconds is None else ("agrees" if str(b_count) == count else f"DISAGREES: {b_count}")))
 
 

@@ -123,3 +123,75 @@ def test_counts_equal_barvinok(seed):
     want = barvinok_count(rows, cols)
     assert count_tables_exact(rows, cols, method="kostka").count == want
     assert count_tables(rows, cols) == want
+
+
+# ----------------------------------------------------------------------------- the "kostka" kernel
+
+def test_tail_ranks_are_the_lexicographic_order():
+    # every tail (nu_2..nu_m) of a partition of at most n into at most m parts, listed by brute
+    # force in lexicographic order, gets rank 0, 1, 2, ... from the tables used by the kernel
+    for n, m in [(7, 3), (9, 4), (8, 5), (6, 6)]:
+        O, off1, P = count_dp._tail_tables(n, m)
+        tails = sorted(t for t in itertools.product(range(n + 1), repeat=m - 1)
+                       if all(t[i] >= t[i + 1] for i in range(m - 2)) and sum(t) + t[0] <= n)
+        assert P == len(tails)
+        for want, t in enumerate(tails):
+            rank, u = off1[t[0]], n - 2 * t[0]
+            for j in range(1, m - 1):
+                rank += O[m - 2 - j, u, t[j]]
+                u -= t[j]
+            assert rank == want
+
+
+rect = st.integers(3, 6).flatmap(lambda R: st.integers(3, 5).flatmap(
+    lambda C: st.lists(st.integers(0, 6 if C <= 4 else 3), min_size=R * C, max_size=R * C).map(
+        lambda v: np.array(v).reshape(R, C))))
+
+
+@given(rect)
+@settings(max_examples=30, deadline=None)
+def test_kostka_equals_row_dp_on_rectangular_margins(t):
+    # medium margins, 3..6 rows, 3..5 columns, zeros allowed; reference: the exact-integer row DP
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    assert count_tables_exact(rows, cols, method="kostka").count == row_dp_count(rows, cols)
+
+
+def test_primes_in_several_passes_give_the_same_count():
+    # a memory budget below two primes' vectors runs one prime per pass; reference: row DP
+    rows, cols = [12, 9, 15, 7, 10], [14, 11, 8, 13, 7]
+    one_pass = count_dp.kostka_count(rows, cols)
+    per_prime = count_dp.kostka_memory(rows, cols, 1) / 1e9
+    several = count_dp.kostka_count(rows, cols, max_memory_gb=per_prime * 1.5)
+    assert count_dp.n_primes_for(rows, cols) >= 2
+    assert one_pass == several == row_dp_count(rows, cols)
+
+
+def test_memory_and_time_refusals():
+    from sdckit.tables.count import CountTimeout, FibreTooLarge
+
+    with pytest.raises(FibreTooLarge, match="max_memory_gb"):
+        count_tables_exact([40] * 6, [40] * 6, method="kostka", max_memory_gb=1e-4)
+    with pytest.raises(CountTimeout, match="predicted"):
+        count_tables_exact([300] * 8, [300] * 8, time_limit=1.0)
+
+
+narrow = st.integers(2, 6).flatmap(lambda R: st.integers(2, 4).flatmap(
+    lambda C: st.lists(st.integers(0, 9), min_size=R * C, max_size=R * C).map(lambda v: np.array(v).reshape(R, C))))
+
+
+@given(narrow)
+@settings(max_examples=40, deadline=None)
+def test_ie_mitm_equals_row_dp_on_medium_margins(t):
+    # at most four columns, totals up to 216 (the outer/inner split of inclusion-exclusion);
+    # reference: the exact-integer row DP
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    assert count_tables_exact(rows, cols, method="ie-mitm").count == row_dp_count(rows, cols)
+
+
+@given(tables)
+@settings(max_examples=30, deadline=None)
+def test_count_bound_holds(t):
+    # the CRT is exact only if the count is below the product of the primes: the bound must
+    # hold (reference: brute-force enumeration)
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    assert brute_force_count(rows, cols) <= 2 ** count_dp.count_bound_bits(rows, cols) * (1 + 1e-9)

@@ -226,7 +226,8 @@ class CountResult:
     count : int
         The exact number of tables (a Python integer).
     method : str
-        ``"kostka"`` (RSK and Pieri's rule, compiled, modulo primes with CRT),
+        ``"kostka"`` (RSK and Pieri's rule, compiled, modulo primes with CRT; two rows or
+        columns in closed form),
         ``"ie-mitm"`` (meet in the middle with inclusion-exclusion, at most 4 columns or rows),
         ``"row-dp"`` (dynamic programme over rows with exact Python integers) or
         ``"trivial"`` (one row or column, or a zero total).
@@ -253,18 +254,18 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     rows, cols : sequence of int
         Row and column sums (non-negative integers with the same total).
     method : {"auto", "kostka", "ie-mitm", "row-dp"}
-        ``"auto"`` picks the compiled method with the smaller predicted work
-        (:func:`sdckit.tables.count_dp.kostka_work`, :func:`~sdckit.tables.count_dp.ie_mitm_work`).
+        ``"auto"`` picks the compiled method with the smaller predicted time
+        (:func:`sdckit.tables.count_dp.kostka_seconds`, :func:`~sdckit.tables.count_dp.ie_mitm_seconds`:
+        work models calibrated on this machine's CPU time).
     time_limit : float, optional
         Seconds; only the ``"row-dp"`` method checks it while running. The compiled methods
         cannot be interrupted: with a limit, ``"auto"`` refuses (raises :class:`CountTimeout`)
-        a problem whose predicted work exceeds about ``5e7`` partition steps per second of the
-        limit.
-
+        a problem whose predicted time exceeds the limit.
     max_memory_gb : float
-        The ``"kostka"`` method keeps a few vectors over all partitions of the total into at
-        most ``min(R, C)`` parts; when their predicted size exceeds this, ``"auto"`` (and
-        ``"kostka"``) raise :class:`FibreTooLarge` instead of exhausting memory.
+        The ``"kostka"`` method keeps ``min(R, C) + 1`` uint32 vectors over the partitions of
+        the total into at most ``min(R, C)`` parts per prime; the primes run side by side as
+        far as this allows, in several passes otherwise. When even one prime does not fit,
+        ``"auto"`` (and ``"kostka"``) raise :class:`FibreTooLarge` instead of exhausting memory.
 
     Returns
     -------
@@ -291,11 +292,11 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     if len(rn) <= 1 or len(cn) <= 1:
         return CountResult(1, "trivial", time.perf_counter() - t0)
     if method == "auto":
-        kw, iw = count_dp.kostka_work(rn, cn), count_dp.ie_mitm_work(rn, cn)
-        method = "ie-mitm" if iw < kw else "kostka"
-        if time_limit is not None and min(kw, iw) > 5e7 * time_limit:
+        ks, iw = count_dp.kostka_seconds(rn, cn), count_dp.ie_mitm_seconds(rn, cn)
+        method = "ie-mitm" if iw < ks else "kostka"
+        if time_limit is not None and min(ks, iw) > time_limit:
             raise CountTimeout(f"counting tables with margins rows={list(r)}, cols={list(c)} is predicted to "
-                               f"take about {min(kw, iw) / 5e7:.0f} s, more than the {time_limit} s limit; "
+                               f"take about {min(ks, iw):.0f} s, more than the {time_limit} s limit; "
                                "raise the limit or estimate the count (sdckit.tables.sis)")
     if method == "kostka":
         mem = count_dp.kostka_memory(rn, cn) / 1e9
@@ -303,7 +304,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
             raise FibreTooLarge(f"counting tables with margins rows={list(r)}, cols={list(c)} exactly needs about "
                                 f"{mem:.1f} GB, more than max_memory_gb={max_memory_gb}; raise it or estimate the "
                                 "count (sdckit table count --estimate)")
-        n = count_dp.kostka_count(rn, cn)
+        n = count_dp.kostka_count(rn, cn, max_memory_gb=max_memory_gb)
     elif method == "ie-mitm":
         if min(len(rn), len(cn)) > 4:
             raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "

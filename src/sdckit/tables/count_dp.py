@@ -1,9 +1,9 @@
 """Fast exact counting of 2-way tables with fixed margins (compiled, modular, exact).
 
 Two exact methods, both compiled with numba and run modulo several primes below ``2**31``
-(so that every sum and product fits in 64-bit integers and no Python big integer sits in the
-hot loop); the count is rebuilt by the Chinese remainder theorem from as many primes as an
-upper bound on the count needs.
+(so that every sum fits in 32 bits and every product of two residues in 64 bits, and no
+Python big integer sits in the hot loop); the count is rebuilt by the Chinese remainder
+theorem from as many primes as an upper bound on the count needs.
 
 ``"kostka"`` — the RSK identity
     ``N(r, c) = sum_nu K_{nu, r} K_{nu, c}``
@@ -12,14 +12,23 @@ over partitions ``nu`` of the total with at most ``m = min(R, C)`` parts, where
 Robinson-Schensted-Knuth puts the tables with margins ``(r, c)`` in bijection with pairs of
 such tableaux of one shape). The vector ``(K_{nu, r})_nu`` is built by Pieri's rule
 ``h_k s_kappa = sum s_nu`` over horizontal strips ``nu / kappa`` of size ``k``, one margin
-entry at a time. A horizontal strip is an interlacing ``nu_{i+1} <= kappa_i <= nu_i``;
-adding it coordinate by coordinate from the last part up to the second is a running sum
-along one coordinate of the partition (every intermediate vector is again a partition), and
-the first part takes what is left. States are partitions, i.e. the multiset of remaining
-sums, so the symmetry of permuting equal and unequal rows alike is used exactly: the work is
-about ``m!`` times smaller than a dynamic programme over vectors of partial sums.
-Partitions of each size are ranked in lexicographic order with precomputed tables, so
-the running sums are array operations on one layer (one partition size) at a time.
+entry at a time (largest first). A horizontal strip is an interlacing
+``nu_{i+1} <= kappa_i <= nu_i``; adding it part by part, last part first, is a cascade of
+running sums along one coordinate (every intermediate vector is again a partition), done one
+layer (partition size) at a time. States are partitions, i.e. the multiset of remaining sums,
+so the symmetry of permuting rows is used exactly.
+
+Layout: a partition of ``s`` is its tail ``(nu_2, ..., nu_m)`` (``nu_1`` is implied), ranked
+lexicographically among the tails of partitions of the total ``n``. One array per part, over
+all tails, is updated in place layer after layer: tails are visited in decreasing rank, so the
+neighbour ``nu - e_p`` (lower rank) still holds the previous layer. Runs of consecutive ranks
+(the last coordinate) are updated as contiguous uint32 slices, the residues of all primes of
+a tail side by side. The tails with one value of ``nu_2`` form a block that is taken through
+every layer of a strip while it is in cache; its one neighbour outside (``nu_2 - 1``) is read
+from the previous block's history (one row per layer). A part that a strip creates holds at
+most what the strip has added so far, which trims the costly last strip. The last part needs
+no running sum: ``G_m^s(mu) = V(mu - (s - S) e_m)``, read from the vector ``V`` kept through
+the strip.
 
 ``"ie-mitm"`` — at most four columns (or rows): meet in the middle over the row sums ``a``
 of the first two columns,
@@ -35,6 +44,8 @@ Knuth, D. E. (1970). Permutations, matrices, and generalized Young tableaux. *Pa
 of Mathematics* 34, 709-727 (RSK: tables with margins ``(r, c)`` <-> pairs of tableaux).
 Stanley, R. P. (1999). *Enumerative Combinatorics*, Vol. 2, sections 7.10-7.13 (Kostka numbers,
 Pieri's rule, ``<h_r, h_c> = sum K K``).
+Andrews, G. E. (1976). *The Theory of Partitions*, chapter 3 (partitions with bounded parts,
+used for the ranks).
 """
 
 from __future__ import annotations
@@ -45,7 +56,12 @@ import numpy as np
 from numba import njit
 
 __all__ = ["PRIMES", "count_bound_bits", "n_primes_for", "crt", "kostka_count", "ie_mitm_count",
-           "kostka_work", "kostka_memory", "ie_mitm_work"]
+           "kostka_work", "kostka_memory", "kostka_seconds", "ie_mitm_work", "ie_mitm_seconds"]
+
+# Work units per CPU second of the two kernels (measured on the benchmark cases:
+# bench_exact.py, frontier_count; see docs/methods/table_counting.md).
+KOSTKA_RATE = 1.0e9
+IE_MITM_RATE = 3.0e9
 
 # The largest primes below 2**31 (checked by trial division in tests); a sum of two
 # residues and a product of two residues fit in int64.
@@ -55,11 +71,21 @@ PRIMES = (2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549
 
 
 def count_bound_bits(rows, cols) -> float:
-    """log2 of an upper bound on the number of tables: each column alone has
-    ``binom(c_j + R - 1, R - 1)`` fillings (and the same with rows and columns swapped)."""
-    def lb(a, b):
-        return sum(math.lgamma(x + len(b)) - math.lgamma(x + 1) - math.lgamma(len(b)) for x in a) / math.log(2)
-    return min(lb(cols, rows), lb(rows, cols))
+    """log2 of an upper bound on the number of tables.
+
+    A table is fixed by all its columns but one (the last is the row sums minus the others),
+    and column ``j`` is a vector ``0 <= x <= r`` with sum ``c_j``: at most
+    ``prod_{j != j*} B(r; c_j)`` tables, ``B`` the bounded composition count and ``j*`` the
+    column with the most fillings (the same with rows and columns swapped). Exact integers,
+    so the bound is rigorous.
+    """
+    from ._compositions import bounded_compositions
+
+    def side(a, b):
+        a = [int(x) for x in a if x]
+        logs = [math.log2(bounded_compositions(int(x), a)) for x in b if x]
+        return sum(logs) - max(logs) if logs else 0.0
+    return min(side(rows, cols), side(cols, rows))
 
 
 def n_primes_for(rows, cols) -> int:
@@ -86,244 +112,273 @@ def crt(residues, primes) -> int:
     return x
 
 
-# ----------------------------------------------------------------------------- partition ranking
-
-def _rank_tables(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``P[k, t, b]`` = partitions of ``t`` into <= k parts each <= b (as float then int64),
-    ``Q[k, t, b] = sum_{v < min(b, t + 1)} P[k - 1, t - v, v]`` (partitions whose largest part
-    is below ``b``) for the lexicographic rank."""
-    P = np.zeros((m + 1, n + 1, n + 1), np.int64)
-    P[0, 0, :] = 1
-    for k in range(1, m + 1):
-        # P[k, t, b] = sum_{v=0}^{min(b,t)} P[k-1, t-v, v]
-        for t in range(n + 1):
-            v = np.arange(t + 1)
-            terms = P[k - 1, t - v, v]
-            cs = np.cumsum(terms)
-            P[k, t, :t + 1] = cs
-            P[k, t, t + 1:] = cs[-1]
-    Q = np.zeros((m + 1, n + 1, n + 2), np.int64)
-    for k in range(1, m + 1):
-        for t in range(n + 1):
-            v = np.arange(t + 1)
-            cs = np.concatenate([[0], np.cumsum(P[k - 1, t - v, v])])  # cs[b] = sum_{v<b}
-            Q[k, t, :t + 2] = cs
-            Q[k, t, t + 2:] = cs[-1]
-    return P, Q
-
+# ----------------------------------------------------------------------------- tail indexing
 
 @njit(cache=True)
-def _first_partition(s, m, mu):
-    q = s // m
-    r = s % m
-    for i in range(m):
-        mu[i] = q + 1 if i < r else q
+def _tail_tables(n, m):
+    """Ranks of the tails ``t = (nu_2, ..., nu_m)`` of partitions ``nu`` of at most ``n`` with at
+    most ``m`` parts (``|t| + t_1 <= n``), in lexicographic order.
 
-
-@njit(cache=True)
-def _next_partition(mu, m):
-    """Lexicographic successor (increasing in mu_1, then mu_2, ...) among partitions of
-    sum(mu) into <= m parts; returns False after the last."""
-    t = 0
-    for j in range(m):
-        t += mu[j]
-    # t_i = sum of mu[i:], walk i from m-2 down to 0
-    suffix = mu[m - 1]
-    for i in range(m - 2, -1, -1):
-        suffix += mu[i]
-        nv = mu[i] + 1
-        if i > 0 and nv > mu[i - 1]:
-            continue
-        rest = suffix - nv
-        k = m - 1 - i
-        if rest < 0 or rest > k * nv:
-            continue
-        mu[i] = nv
-        q = rest // k
-        r = rest % k
-        for j in range(k):
-            mu[i + 1 + j] = q + 1 if j < r else q
-        return True
-    return False
-
-
-@njit(cache=True)
-def _pieri_step(V, S, L, m, Q, P, primes):
-    """Add a horizontal strip of size ``L`` to every partition of ``S`` (vector ``V`` over
-    the layer of ``S``, residues in the columns); returns the vector over the layer ``S + L``.
-
-    ``G_i`` (i = m..2) is the vector after the parts ``m..i`` have taken their share of the
-    strip: ``G_i(mu) = G_{i+1}(mu) + G_i(mu - e_i)`` (running sum along part ``i``, kept
-    when ``mu - e_i`` is a partition), one layer ``s = sum(mu)`` at a time; the first part
-    then takes the rest, ``nu = mu + (S + L - s) e_1``.
+    ``F[k, b, u]`` counts non-increasing sequences of length ``k`` with entries in ``[0, b]``
+    and sum ``<= u``; ``O[k, u, v] = sum_{w < v} F[k, w, u - w]`` is the rank offset of a
+    coordinate ``v`` chosen with budget ``u`` and ``k`` coordinates after it;
+    ``off1[v] = sum_{w < v} F[m - 2, w, n - 2 w]`` is the offset of the first coordinate (which
+    uses its value twice: ``nu_1 >= nu_2``). Returns ``(O, off1, number of tails)``.
     """
-    K = primes.size
-    top = S + L
-    W = np.zeros((P[m, top, top], K), np.int64)
-    prev = np.zeros((m, 1, K), np.int64)
-    mu = np.zeros(m, np.int64)
-    tt = np.zeros(m + 1, np.int64)   # t_j = s - sum_{l<j} mu_l
-    T = np.zeros(m, np.int64)        # rank terms Q[m-j, t_j, mu_j]
-    A = np.zeros(m, np.int64)        # rank terms of the neighbour one layer down
-    g = np.zeros(K, np.int64)
-    for s in range(S, top + 1):
-        size = P[m, s, s]
-        cur = np.zeros((m, size, K), np.int64)
-        _first_partition(s, m, mu)
-        r = 0
-        while True:
-            t = s
-            for j in range(m):
-                tt[j] = t
-                T[j] = Q[m - j, t, mu[j]]
-                A[j] = Q[m - j, t - 1, mu[j]] if t >= 1 else 0
-                t -= mu[j]
-            # G_{m+1} at layer s is V when s == S, else 0
-            if s == S:
-                for k in range(K):
-                    g[k] = V[r, k]
-            else:
-                for k in range(K):
-                    g[k] = 0
-            lower = 0  # sum_{j<i} A[j]
-            upper = 0  # sum_{j>i} T[j]
-            for j in range(1, m):
-                upper += T[j]
-            for j in range(m - 1):
-                lower += A[j]
-            for i in range(m - 1, 0, -1):  # 0-based part i (1-based i + 1), last part first
-                # lower = sum_{j<i} A_j ; upper = sum_{j>i} T_j
-                if i < m - 1:
-                    lower -= A[i]
-                upper_i = 0
-                for j in range(i + 1, m):
-                    upper_i += T[j]
-                nxt = mu[i + 1] if i + 1 < m else 0
-                if s > S and mu[i] - 1 >= nxt:
-                    nr = lower + Q[m - i, tt[i] - 1, mu[i] - 1] + upper_i
-                    for k in range(K):
-                        x = g[k] + prev[i, nr, k]
-                        if x >= primes[k]:
-                            x -= primes[k]
-                        g[k] = x
-                for k in range(K):
-                    cur[i, r, k] = g[k]
-            # the first part takes the rest: nu = mu + (top - s) e_1
-            wr = Q[m, top, mu[0] + top - s]
-            for j in range(1, m):
-                wr += T[j]
-            for k in range(K):
-                x = W[wr, k] + g[k]
-                if x >= primes[k]:
-                    x -= primes[k]
-                W[wr, k] = x
-            r += 1
-            if not _next_partition(mu, m):
-                break
-        prev = cur
-    return W
+    D = m - 1
+    F = np.ones((n + 1, n + 1), np.int64)      # F[k] for the current k (k = 0: all ones)
+    O = np.zeros((D, n + 3, n + 2), np.int64)
+    for k in range(D):
+        if k > 0:
+            Fk = np.zeros((n + 1, n + 1), np.int64)
+            for b in range(n + 1):
+                for u in range(n + 1):
+                    v = Fk[b - 1, u] if b > 0 else 0
+                    if b <= u:
+                        v += F[b, u - b]
+                    Fk[b, u] = v
+            F = Fk
+        for u in range(n + 3):
+            acc = 0
+            for v in range(n + 2):
+                O[k, u, v] = acc
+                if v <= min(u, n):
+                    acc += F[v, min(u - v, n)]
+    off1 = np.zeros(n // 2 + 2, np.int64)   # F is now F[D - 1]
+    acc = 0
+    for v in range(n // 2 + 2):
+        off1[v] = acc
+        if 2 * v <= n:
+            acc += F[v, n - 2 * v]
+    return O, off1, acc
+
+
+@njit(cache=True, inline="always")
+def _addmod(dst, d0, a, a0, b, b0, cnt, PK):
+    """``dst[d0:d0+cnt] = (a[a0:...] + b[b0:...]) mod PK`` (residues below 2**31 in uint32)."""
+    x = a[a0:a0 + cnt]
+    y = b[b0:b0 + cnt]
+    z = dst[d0:d0 + cnt]
+    p = PK[:cnt]
+    for e in range(cnt):
+        v = x[e] + y[e]
+        z[e] = v - p[e] if v >= p[e] else v
 
 
 @njit(cache=True)
-def _remap(V, S, m_old, m_new, Q, P):
-    """Re-index a vector over the partitions of ``S`` into <= m_old parts by their ranks among
-    the partitions into <= m_new parts (zeros padded)."""
-    K = V.shape[1]
-    out = np.zeros((P[m_new, S, S], K), np.int64)
-    mu = np.zeros(m_new, np.int64)
-    _first_partition(S, m_old, mu)
-    r = 0
-    while True:
-        t = S
-        rk = 0
-        for j in range(m_new):
-            rk += Q[m_new - j, t, mu[j]]
-            t -= mu[j]
-        for k in range(K):
-            out[rk, k] = V[r, k]
-        r += 1
-        if not _next_partition(mu[:m_old], m_old):
-            break
-    return out
+def _strip(G, S, L, n, m, mk, jc, O, off1, PK, K, H0, H1):
+    """Add a horizontal strip of size ``L`` to the vector ``G[0]`` over the partitions of ``S``
+    (Pieri's rule), leaving the vector over the partitions of ``S + L`` in ``G[0]``.
 
-
-@njit(cache=True)
-def _kostka_vector(parts, m, Q, P, primes):
-    """``(K_{nu, parts})_nu`` over the partitions of ``sum(parts)`` into <= m parts. After ``k``
-    strips a partition has at most ``k`` parts, so step ``k`` enumerates only those
-    (``min(k, m)`` coordinates) and the vector is re-indexed when the count grows."""
-    K = primes.size
-    V = np.ones((1, K), np.int64)
-    S = 0
-    mk_old = 1
-    for k in range(parts.size):
-        L = parts[k]
-        mk = min(k + 1, m)
-        if mk != mk_old:
-            V = _remap(V, S, mk_old, mk, Q, P)
-        V = _pieri_step(V, S, L, mk, Q, P, primes)
-        mk_old = mk
-        S += L
-    if mk_old != m:
-        V = _remap(V, S, mk_old, m, Q, P)
-    return V
+    ``G[p]`` (p = 0..m-1) holds the running sum along part ``p + 1`` (1-based), indexed by tail
+    rank, ``K`` residues per tail side by side. Layer ``s`` (partition size) from layer
+    ``s - 1``, parts last to first:
+        ``G_p^s(mu) = G_{p+1}^s(mu) + G_p^{s-1}(mu - e_p)``  (kept when ``mu - e_p`` is a partition)
+    with ``G_{m+1}^s = 0`` above ``S`` and ``G_p^S = V``. Tails are visited in decreasing rank,
+    so ``mu - e_p`` (lower rank) still holds layer ``s - 1``: one array per part, updated in
+    place; ``G[m - 1]`` keeps ``V`` through the strip, since ``G_m^s(mu) = V(mu - (s - S) e_m)``.
+    Blocks of equal ``nu_2`` are taken one at a time through all layers of the strip
+    (they stay in cache); the only neighbour outside the block (``nu_2 - 1``) is read from the
+    previous block's history ``H`` (one row per layer). ``mk`` caps the number of parts. When
+    the strip is the first with ``mk`` parts, part ``mk`` (tail coordinate ``jc = mk - 2``) is
+    new and holds at most what the strip has added so far, ``s - S``; ``jc = -1`` otherwise.
+    """
+    D = m - 1
+    t = np.zeros(D, np.int64)
+    us = np.zeros(D, np.int64)   # budgets at layer s
+    un = np.zeros(D, np.int64)   # budgets at the top layer n (they define the ranks)
+    A0 = np.zeros(D, np.int64)   # rank terms of coordinates 1..j, budgets + 0, + 1, + 2
+    A1 = np.zeros(D, np.int64)
+    A2 = np.zeros(D, np.int64)
+    nb = np.zeros(D, np.int64)
+    okn = np.zeros(D, np.bool_)
+    t0max = (S + L) // 2 if mk >= 2 else 0
+    hprev, hcur = H0, H1
+    for t0 in range(t0max + 1):
+        bstart = off1[t0]
+        pstart = off1[t0 - 1] if t0 >= 1 else 0
+        for s in range(max(S, 2 * t0, S + t0 if jc == 0 else 0), S + L + 1):
+            ls = s - S
+            start = s == S
+            t[0] = t0
+            us[0] = s - 2 * t0
+            un[0] = n - 2 * t0
+            j = 1
+            if D > 2:
+                t[1] = (min(t0, us[0], ls if jc == 1 else n) if 1 < mk - 1 else 0) + 1
+            while True:
+                if D > 2:  # odometer over the middle coordinates, each descending
+                    if j < 1:
+                        break
+                    t[j] -= 1
+                    if t[j] < 0:
+                        j -= 1
+                        continue
+                    us[j] = us[j - 1] - t[j]
+                    un[j] = un[j - 1] - t[j]
+                    kk = D - 1 - j
+                    A0[j] = A0[j - 1] + O[kk, un[j - 1], t[j]]
+                    A1[j] = A1[j - 1] + O[kk, un[j - 1] + 1, t[j]]
+                    A2[j] = A2[j - 1] + O[kk, un[j - 1] + 2, t[j]]
+                    if j < D - 2:
+                        j += 1
+                        t[j] = (min(t[j - 1], us[j - 1], ls if jc == j else n) if j < mk - 1 else 0) + 1
+                        continue
+                last = D - 2
+                # a run over the last coordinate: consecutive ranks base .. base + hi
+                hi = min(t[last], us[last], ls if jc == D - 1 else n) if D - 1 < mk - 1 else 0
+                base = off1[t0] + A0[last]
+                cnt = (hi + 1) * K
+                b0 = base * K
+                hb = (base - bstart) * K
+                if start:
+                    for p in range(1, m):
+                        G[p, b0:b0 + cnt] = G[0, b0:b0 + cnt]
+                    hcur[ls, hb:hb + cnt] = G[0, b0:b0 + cnt]
+                else:
+                    okn[0] = t0 >= 1 and (D == 2 or t0 - 1 >= t[1]) and (jc <= 0 or jc == D - 1 or t[jc] < ls)
+                    if okn[0]:
+                        nb[0] = off1[t0 - 1] + A2[last]
+                    for jj in range(1, D - 1):
+                        okn[jj] = t[jj] >= 1 and (jj == D - 2 or t[jj] - 1 >= t[jj + 1])
+                        if okn[jj]:
+                            nb[jj] = off1[t0] + A0[jj - 1] + O[D - 1 - jj, un[jj - 1], t[jj] - 1] + A1[last] - A1[jj]
+                    # part m: G_m^s(mu) = V(mu - (s - S) e_m), and G[m - 1] keeps V through the strip
+                    for jj in range(D - 2, -1, -1):
+                        p = jj + 1
+                        top = hi
+                        src = p + 1
+                        if jj == D - 2:  # mu - e_p is a partition only below the top of the run
+                            top = min(hi, t[jj] - 1)
+                            z = min(ls, hi + 1) * K
+                            G[p, b0:b0 + z] = 0
+                            if z < cnt:
+                                G[p, b0 + z:b0 + cnt] = G[m - 1, b0:b0 + cnt - z]
+                            src = p
+                        c2 = (top + 1) * K
+                        if c2 > 0:
+                            if okn[jj]:
+                                if jj == 0:
+                                    if jc == D - 1 and top >= ls:
+                                        if src != p:
+                                            G[p, b0 + ls * K:b0 + c2] = G[src, b0 + ls * K:b0 + c2]
+                                        c2 = ls * K
+                                    if c2 > 0:
+                                        _addmod(G[p], b0, G[src], b0, hprev[ls - 1], (nb[0] - pstart) * K, c2, PK)
+                                else:
+                                    _addmod(G[p], b0, G[src], b0, G[p], nb[jj] * K, c2, PK)
+                            elif src != p:
+                                G[p, b0:b0 + c2] = G[src, b0:b0 + c2]
+                    _addmod(G[0], b0, G[0], b0, G[1], b0, cnt, PK)
+                    hcur[ls, hb:hb + cnt] = G[1, b0:b0 + cnt]
+                if D <= 2:
+                    break
+        hprev, hcur = hcur, hprev
 
 
 @njit(cache=True)
 def _dot_mod(a, b, primes):
+    """``sum_i a[i, k] b[i, k] mod primes[k]`` for residues below 2**31."""
     K = primes.size
     out = np.zeros(K, np.int64)
-    for r in range(a.shape[0]):
+    for i in range(a.shape[0]):
         for k in range(K):
-            out[k] = (out[k] + (a[r, k] * b[r, k]) % primes[k]) % primes[k]
+            out[k] = (out[k] + (np.int64(a[i, k]) * np.int64(b[i, k])) % primes[k]) % primes[k]
     return out
 
 
-def kostka_work(rows, cols) -> float:
-    """Number of partition-states the Pieri passes visit (sum of layer sizes over each strip)."""
-    r = sorted((x for x in rows if x), reverse=True)
-    c = sorted((x for x in cols if x), reverse=True)
-    m = min(len(r), len(c))
-    n = sum(r)
-    if m <= 1:
-        return 1.0
-    # partitions of s into <= k parts, by the standard recurrence (floats: an estimate)
+def _tail_sizes(n: int, m: int):
+    """Rank tables, the number of tails and the largest block (tails with one ``nu_2``)."""
+    O, off1, P = _tail_tables(n, m)
+    blocks = np.diff(np.append(off1[:n // 2 + 1], P))
+    return O, off1, int(P), int(blocks.max())
+
+
+def _kostka_vectors(parts, n, m, O, off1, P, maxb, primes) -> np.ndarray:
+    """``(K_{nu, parts} mod p)`` over the partitions ``nu`` of ``n`` with at most ``m`` parts
+    (by tail rank), one column per prime; strips largest first, so the costly top layers are
+    added by the smallest strip and the first ``m - 1`` strips run with fewer parts."""
+    parts = sorted(parts, reverse=True)
+    K = len(primes)
+    G = np.zeros((m, P * K), np.uint32)
+    G[:, :K] = 1
+    H0 = np.zeros((max(parts) + 1, maxb * K), np.uint32)
+    H1 = np.zeros_like(H0)
+    PK = np.tile(np.array(primes, np.uint32), n + 2)
+    S = 0
+    for k, L in enumerate(parts):
+        mk = min(k + 1, m)
+        _strip(G, S, L, n, m, mk, mk - 2 if k + 1 <= m else -1, O, off1, PK, K, H0, H1)
+        S += L
+    return G[0].reshape(P, K).copy()
+
+
+def _layer_counts(n: int, m: int) -> np.ndarray:
+    """``p[k, s]`` = partitions of ``s`` into at most ``k`` parts (floats: an estimate)."""
     p = np.zeros((m + 1, n + 1))
     p[0, 0] = 1.0
     for k in range(1, m + 1):
         p[k] = p[k - 1]
         for s in range(k, n + 1):
             p[k, s] += p[k, s - k]
+    return p
+
+
+def kostka_work(rows, cols) -> float:
+    """Predicted work of :func:`kostka_count`: partition states visited (every layer of every
+    strip, with the parts the strip allows) times ``m`` parts times the primes, plus a fixed
+    cost per state, both vectors (an estimate: the cap on a part a strip creates is ignored)."""
+    r = sorted((x for x in rows if x), reverse=True)
+    c = sorted((x for x in cols if x), reverse=True)
+    m = min(len(r), len(c))
+    if m <= 2:
+        return float(sum(r) + 1)
+    n = sum(r)
+    p = _layer_counts(n, m)
     cum = np.concatenate([np.zeros((m + 1, 1)), np.cumsum(p, axis=1)], axis=1)
-    work = 0.0
+    K = n_primes_for(r, c)
+    states = 0.0
     for parts in (r, c):
         S = 0
         for k, L in enumerate(parts):
-            mk = min(k + 1, m)
-            work += (cum[mk, S + L + 1] - cum[mk, S]) * mk
+            states += cum[min(k + 1, m), S + L + 1] - cum[min(k + 1, m), S]
             S += L
-    return float(work)
+    # runs get shorter as m grows (the last coordinate is the smallest part): the per-state
+    # overhead measured on the benchmark cases grows about like (m / 5)^2 beyond five parts
+    return float(states * (m * K + 8) * max(1.0, (m / 5) ** 2))
 
 
-def kostka_memory(rows, cols) -> float:
-    """Peak bytes of :func:`kostka_count`: ``2 m + 1`` vectors over the largest layer (the
-    partitions of the total into at most ``m`` parts), one int64 per prime."""
+def kostka_seconds(rows, cols) -> float:
+    """Predicted CPU seconds of :func:`kostka_count` (:func:`kostka_work` / ``KOSTKA_RATE``)."""
+    return kostka_work(rows, cols) / KOSTKA_RATE
+
+
+def kostka_memory(rows, cols, n_primes: int = 1) -> float:
+    """Peak bytes of :func:`kostka_count` with ``n_primes`` primes per pass: ``m`` uint32
+    vectors over the tails, the kept vector of the first margin, the two block histories
+    (one row per layer of the largest strip over the largest block) and the rank tables."""
     r = [x for x in rows if x]
     c = [x for x in cols if x]
     m = min(len(r), len(c))
-    n = sum(r)
-    if m <= 1:
+    if m <= 2:
         return 0.0
-    p = np.zeros(n + 1)
-    p[0] = 1.0
-    for k in range(1, m + 1):
-        for s in range(k, n + 1):
-            p[s] += p[s - k]
-    return float(p[n] * 8 * n_primes_for(r, c) * (2 * m + 1))
+    n = sum(r)
+    P = _layer_counts(n, m)[m, n]
+    tables = 8.0 * ((m - 1) * (n + 3) * (n + 2) + 2 * (n + 1) ** 2)   # rank tables
+    if 4.0 * (m + 1) * P + tables > 64e9:  # hopeless: do not build the rank tables to say so
+        return float(4 * n_primes * (m + 1) * P + tables)
+    _, _, P, maxb = _tail_sizes(n, m)
+    return float(4 * n_primes * ((m + 1) * P + 2 * (max(r + c) + 1) * maxb) + tables)
 
 
-def kostka_count(rows, cols) -> int:
-    """Exact count by the RSK identity and Pieri's rule (see the module notes)."""
+def kostka_count(rows, cols, *, max_memory_gb: float = 2.0) -> int:
+    """Exact count by the RSK identity and Pieri's rule (see the module notes).
+
+    The primes run side by side as far as ``max_memory_gb`` allows, in several passes
+    otherwise; two rows or columns are the closed form ``B(r_1; c)``.
+    """
+    from ._compositions import bounded_compositions
+
     r = sorted((int(x) for x in rows if x), reverse=True)
     c = sorted((int(x) for x in cols if x), reverse=True)
     if sum(r) != sum(c):
@@ -331,13 +386,23 @@ def kostka_count(rows, cols) -> int:
     m = min(len(r), len(c))
     if m <= 1:
         return 1
+    if m == 2:
+        two, other = (r, c) if len(r) == 2 else (c, r)
+        return bounded_compositions(two[0], other)
     n = sum(r)
-    P, Q = _rank_tables(n, m)
     k = n_primes_for(r, c)
-    primes = np.array(PRIMES[:k], np.int64)
-    Kr = _kostka_vector(np.array(r, np.int64), m, Q, P, primes)
-    Kc = _kostka_vector(np.array(c, np.int64), m, Q, P, primes)
-    return crt(_dot_mod(Kr, Kc, primes), PRIMES[:k])
+    per_prime = kostka_memory(r, c, 1)
+    batch = max(1, min(k, int(max_memory_gb * 1e9 // max(per_prime, 1.0))))
+    O, off1, P, maxb = _tail_sizes(n, m)
+    residues = []
+    for i in range(0, k, batch):
+        primes = PRIMES[i:min(k, i + batch)]
+        pr = np.array(primes, np.int64)
+        Kr = _kostka_vectors(r, n, m, O, off1, P, maxb, primes)
+        Kc = _kostka_vectors(c, n, m, O, off1, P, maxb, primes)
+        residues.extend(int(x) for x in _dot_mod(Kr, Kc, pr))
+        del Kr, Kc
+    return crt(residues, PRIMES[:k])
 
 
 # ----------------------------------------------------------------------------- <= 4 columns
@@ -435,22 +500,13 @@ def _ie_mitm(r, c, binom, primes):
     return acc
 
 
-_LOWBIT = np.array([0 if k == 0 else (k & -k).bit_length() - 1 for k in range(256)], np.int64)
-
-
-@njit(cache=True)
-def _bounded_comp_exact(u, t, binom, sums, signs):
-    """``B(u; t)`` in int64 (the caller has checked that no overflow can occur); subset sums
-    ``sum_{i in S}(u_i + 1)`` built mask by mask from the lowest bit."""
-    R = u.size
-    out = binom[t] if t >= 0 else 0
-    sums[0] = 0
-    for mask in range(1, 1 << R):
-        low = mask & (-mask)
-        i = _LOWBIT[low & 0xFF] if low <= 0xFF else _LOWBIT[low >> 8] + 8
-        sm = sums[mask ^ low] + u[i] + 1
-        sums[mask] = sm
-        rest = t - sm
+@njit(cache=True, inline="always")
+def _h(t, sums, signs, v, binom):
+    """``h(v) = sum_S (-1)^|S| binom(t - sums[S] - v + R - 1, R - 1)`` over the subsets ``S`` of
+    all but the last two coordinates."""
+    out = 0
+    for mask in range(sums.size):
+        rest = t - sums[mask] - v
         if rest >= 0:
             out += signs[mask] * binom[rest]
     return out
@@ -458,25 +514,75 @@ def _bounded_comp_exact(u, t, binom, sums, signs):
 
 @njit(cache=True)
 def _ie_mitm_exact(r, c, binom):
-    """:func:`_ie_mitm` in plain int64 when ``sum_a B B`` is known to stay below ``2**63``."""
+    """:func:`_ie_mitm` in plain int64 when ``sum_a B B`` is known to stay below ``2**63``.
+
+    The subsets of inclusion-exclusion split into those of the first ``R - 2`` coordinates and
+    of the last two, ``(x, sigma - x)`` with ``sigma`` fixed by the first ones:
+    ``B(a; t) = h(0) - h(x + 1) - h(sigma - x + 1) + h(sigma + 2)``; the outer coordinates run
+    as an odometer, ``x`` in the inner loop with ``h(0)``, ``h(sigma + 2)`` and the subset
+    sums computed once per outer tuple (half the binomials of the plain formula).
+    """
     R = r.size
-    total_left = c[0] + c[1]
-    acc = 0
-    a = np.zeros(R, np.int64)
-    b = np.zeros(R, np.int64)
-    sums = np.zeros(1 << R, np.int64)
-    signs = np.ones(1 << R, np.int64)
-    for mask in range(1 << R):
+    T = c[0] + c[1]
+    Ro = R - 2
+    no = 1 << Ro
+    signs = np.ones(no, np.int64)
+    for mask in range(no):
         bits = 0
-        for j in range(R):
+        for j in range(Ro):
             if mask & (1 << j):
                 bits += 1
         signs[mask] = -1 if bits % 2 else 1
-    rem, cap, pos = _split_start(r, a, total_left)
-    while _split_next(r, a, b, rem, cap, pos):
-        f = _bounded_comp_exact(a, c[0], binom, sums, signs)
-        if f:
-            acc += f * _bounded_comp_exact(b, c[2], binom, sums, signs)
+    cap = np.zeros(R + 1, np.int64)
+    for i in range(R - 1, -1, -1):
+        cap[i] = cap[i + 1] + r[i]
+    sL = np.zeros(no, np.int64)
+    sR = np.zeros(no, np.int64)
+    a = np.zeros(max(Ro, 1), np.int64)
+    P = np.zeros(Ro + 1, np.int64)   # P[i] = a_0 + ... + a_{i-1}
+    r2, r1 = r[R - 2], r[R - 1]
+    acc = 0
+    i = 0
+    if Ro > 0:
+        a[0] = max(0, T - cap[1]) - 1
+    while True:
+        if Ro > 0:
+            # odometer over the outer coordinates (each a_i within its row sum and what is left)
+            if i < 0:
+                break
+            a[i] += 1
+            if a[i] > min(r[i], T - P[i]):
+                i -= 1
+                continue
+            P[i + 1] = P[i] + a[i]
+            if i < Ro - 1:
+                i += 1
+                a[i] = max(0, T - P[i] - cap[i + 1]) - 1
+                continue
+        sigma = T - P[Ro]
+        if 0 <= sigma <= r2 + r1:
+            for mask in range(no):
+                x1 = 0
+                x2 = 0
+                for j in range(Ro):
+                    if mask & (1 << j):
+                        x1 += a[j] + 1
+                        x2 += r[j] - a[j] + 1
+                sL[mask] = x1
+                sR[mask] = x2
+            sig2 = r2 + r1 - sigma
+            hL0 = _h(c[0], sL, signs, 0, binom)
+            hL2 = _h(c[0], sL, signs, sigma + 2, binom)
+            hR0 = _h(c[2], sR, signs, 0, binom)
+            hR2 = _h(c[2], sR, signs, sig2 + 2, binom)
+            for x in range(max(0, sigma - r1), min(r2, sigma) + 1):
+                f = hL0 - _h(c[0], sL, signs, x + 1, binom) - _h(c[0], sL, signs, sigma - x + 1, binom) + hL2
+                if f:
+                    g = (hR0 - _h(c[2], sR, signs, r2 - x + 1, binom)
+                         - _h(c[2], sR, signs, sig2 - r2 + x + 1, binom) + hR2)
+                    acc += f * g
+        if Ro == 0:
+            break
     return acc
 
 
@@ -485,6 +591,11 @@ def ie_mitm_work(rows, cols) -> float:
     orientation and split (``inf`` when neither side has at most four entries)."""
     plans = _ie_plans(rows, cols)
     return float(min(p[0] for p in plans)) if plans else math.inf
+
+
+def ie_mitm_seconds(rows, cols) -> float:
+    """Predicted CPU seconds of :func:`ie_mitm_count` (:func:`ie_mitm_work` / ``IE_MITM_RATE``)."""
+    return ie_mitm_work(rows, cols) / IE_MITM_RATE
 
 
 def _ie_plans(rows, cols):
