@@ -148,18 +148,7 @@ def inherited_bounds(lb, strides, radix):
     """inh[N] = max(lb[N], inh[P] for every predecessor P): the largest bound of a checked node
     at or below N (``lb`` is -inf where unchecked). Node ids grow with every level, so one
     pass in id order sees the predecessors first."""
-    n = lb.size
-    q = strides.size
-    inh = np.empty(n, dtype=np.float64)
-    for node in range(n):
-        v = lb[node]
-        for j in range(q):
-            if (node // strides[j]) % radix[j] > 0:
-                w = inh[node - strides[j]]
-                if w > v:
-                    v = w
-        inh[node] = v
-    return inh
+    return -inherited_min(-lb, strides, radix)
 
 
 @njit(cache=True)

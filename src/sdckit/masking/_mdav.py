@@ -361,15 +361,6 @@ def _compact(alive, srt, d0s, Zs, size):  # pragma: no cover - compiled
     return o
 
 
-@numba.njit(cache=True, inline="always")
-def _d2s(Zs, u, q):  # pragma: no cover - compiled
-    s = 0.0
-    for j in range(q.shape[0]):
-        d = Zs[u, j] - q[j]
-        s += d * d
-    return s
-
-
 @numba.njit(cache=True)
 def _farthest_scan(Zs, srt, d0s, size, alive, rec, q, dq0, arg, best):  # pragma: no cover - compiled
     """The remaining record farthest from q (tree position; ties: smaller record index),
@@ -383,7 +374,7 @@ def _farthest_scan(Zs, srt, d0s, size, alive, rec, q, dq0, arg, best):  # pragma
             break
         t = srt[u]
         if alive[t]:
-            d = _d2s(Zs, u, q)
+            d = _d2(Zs, u, q)
             if d > best or (d == best and rec[t] < ra):
                 best, arg, ra = d, t, rec[t]
         u -= 1
@@ -399,7 +390,7 @@ def _far_candidate(Zs, srt, size, alive, q):  # pragma: no cover - compiled
     while u >= 0 and seen < 64:
         t = srt[u]
         if alive[t]:
-            d = _d2s(Zs, u, q)
+            d = _d2(Zs, u, q)
             if d > best:
                 best, arg = d, t
             seen += 1
