@@ -23,7 +23,8 @@ Cases (one JSON line each):
   sums of a multinomial table with equal cell probabilities drawn with
   ``numpy.random.default_rng(0)`` (``random_table(shape, total, seed=0)``; the margins are
   printed with each case). ``baseline_seconds`` and ``baseline_cpu_seconds`` are Barvinok's
-  wall and CPU time when it finishes.
+  wall and CPU time when it finishes. ``--frontier 5x5_total_300,6x6_total_300`` runs only the
+  named cases of this kind and stops.
 * ``sis_20x20`` — sequential importance sampling of the 20 x 20 table at total 2,000 (same
   seeded margins): estimate, standard error, ESS, seconds. Baseline: the uniform-column
   proposal with the same number of samples (its ESS shows why the default proposal is used).
@@ -243,14 +244,25 @@ def bench_sis(n_samples: int) -> None:
 
 
 def main() -> None:
+    import sys
+
+    only = None  # --frontier NAME[,NAME...]: only these frontier_count cases (e.g. 5x5_total_300)
+    if "--frontier" in sys.argv:
+        i = sys.argv.index("--frontier")
+        only = set(sys.argv[i + 1].split(","))
+        del sys.argv[i:i + 2]
     args = parse_args(__doc__)
     frontier = [("hair_eye", *HAIR_EYE)]
-    sizes = [(5, 100)] if args.quick else [(5, 100), (5, 200), (5, 300), (6, 100), (6, 200), (6, 300), (8, 100)]
+    sizes = [(5, 100)] if args.quick and not only else [(5, 100), (5, 200), (5, 300), (6, 100), (6, 200), (6, 300),
+                                                        (8, 100)]
     for n, total in sizes:
         t = random_table((n, n), total, seed=0)
         frontier.append((f"{n}x{n}_total_{total}", t.sum(1), t.sum(0)))
     for name, rows, cols in frontier:
-        bench_frontier(name, rows, cols, 30.0 if args.quick else 60.0)
+        if only is None or name in only:
+            bench_frontier(name, rows, cols, 30.0 if args.quick else 60.0)
+    if only is not None:
+        return
     bench_sis(500 if args.quick else 2000)
     if args.quick:
         counts = [(4, 135, 20), (6, 60, 10), (8, 40, 10)]

@@ -156,6 +156,38 @@ def test_kostka_equals_row_dp_on_rectangular_margins(t):
     assert count_tables_exact(rows, cols, method="kostka").count == row_dp_count(rows, cols)
 
 
+medium = st.integers(3, 7).flatmap(lambda R: st.integers(3, 7).flatmap(
+    lambda C: st.tuples(st.lists(st.integers(0, 40), min_size=R, max_size=R),
+                        st.lists(st.integers(0, 40), min_size=C, max_size=C))))
+
+
+@given(medium)
+@settings(max_examples=40, deadline=None)
+def test_lower_layer_meet_equals_full_vectors_on_medium_margins(rc):
+    # the default kernel (strip removal, meet at the layers n - a - b .. n - min(a, b), a and b
+    # the largest or the smallest sums) against the full Kostka vectors and their inner
+    # product (meet=False): 3-7 x 3-7 margins, totals
+    # up to 280, zeros and ties allowed (a = b, a or b the only entry of its size, ...)
+    r, c = rc
+    d = sum(r) - sum(c)
+    if d > 0:
+        c = c[:-1] + [c[-1] + d]
+    else:
+        r = r[:-1] + [r[-1] - d]
+    full = count_dp.kostka_count(r, c, meet=False)
+    assert count_dp.kostka_count(r, c) == count_dp.kostka_count(r, c, remove="smallest") == full
+
+
+def test_lower_layer_meet_on_frontier_margins():
+    # the benchmark's 5 x 5 total-100 and 6 x 6 total-100 margins: both kernels, and the
+    # 5 x 5 count against islpy-barvinok's in docs/methods/table_counting.md (390495731042396)
+    r5, c5 = [16, 27, 17, 19, 21], [20, 16, 22, 14, 28]
+    assert (count_dp.kostka_count(r5, c5) == count_dp.kostka_count(r5, c5, remove="smallest")
+            == count_dp.kostka_count(r5, c5, meet=False) == 390495731042396)
+    r6, c6 = [14, 19, 18, 13, 24, 12], [19, 11, 16, 16, 22, 16]
+    assert count_dp.kostka_count(r6, c6) == count_dp.kostka_count(r6, c6, meet=False)
+
+
 def test_primes_in_several_passes_give_the_same_count():
     # a memory budget below two primes' vectors runs one prime per pass; reference: row DP
     rows, cols = [12, 9, 15, 7, 10], [14, 11, 8, 13, 7]
@@ -195,3 +227,102 @@ def test_count_bound_holds(t):
     # hold (reference: brute-force enumeration)
     rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
     assert brute_force_count(rows, cols) <= 2 ** count_dp.count_bound_bits(rows, cols) * (1 + 1e-9)
+
+
+# --- the identity behind meeting at a lower layer (docs/methods/table_counting.md, next steps)
+# N(r, c) = <h_r' h_a, h_c' h_b> = sum_k <h_{b-k}^perp K_{., r'}, h_{a-k}^perp K_{., c'}>
+# (a = smallest row sum, b = smallest column sum, k = 0..min(a, b), both vectors at the layer
+# n - a - b + k), with h_j^perp computed by the strip-removal cascade
+#     R_1^s(nu) = X(nu + (T - s) e_1),  R_p^s(nu) = R_{p-1}^s(nu) + R_p^{s+1}(nu + e_p)
+# (the term kept when nu + e_p is a partition), s = T, T - 1, ...; R_m^s = h_{T-s}^perp X.
+# A plain-dict reference, checked against brute force and against the kernel.
+
+def _partitions(s, m, top=None):
+    top = s if top is None else top
+    if m == 0:
+        if s == 0:
+            yield ()
+        return
+    for a in range(min(s, top), -1, -1):
+        if a * m < s:
+            break
+        for rest in _partitions(s - a, m - 1, a):
+            yield (a,) + rest
+
+
+def _kostka_dict(parts, m):
+    """Pieri's rule by direct enumeration of the interlacing lam_1 >= mu_1 >= lam_2 >= ..."""
+    X = {(0,) * m: 1}
+    for L in sorted(parts, reverse=True):
+        out = {}
+        for mu, v in X.items():
+            ranges = [range(mu[0], mu[0] + L + 1)] + [range(mu[i], mu[i - 1] + 1) for i in range(1, m)]
+            for lam in itertools.product(*ranges):
+                if sum(lam) - sum(mu) == L:
+                    out[lam] = out.get(lam, 0) + v
+        X = out
+    return X
+
+
+def _remove_direct(X, j, m):
+    """h_j^perp X by enumeration: sum of X(lam) over lam / mu a horizontal strip of size j."""
+    out = {}
+    for lam, v in X.items():
+        for mu in itertools.product(*[range(lam[i + 1] if i + 1 < m else 0, lam[i] + 1) for i in range(m)]):
+            if sum(lam) - sum(mu) == j:
+                out[mu] = out.get(mu, 0) + v
+    return {k: v for k, v in out.items() if v}
+
+
+def _remove_cascade(X, T, depth, m):
+    """{s: h_{T-s}^perp X} for s = T .. T - depth by the removal cascade above."""
+    prev, res = {}, {}
+    for s in range(T, T - depth - 1, -1):
+        cur = {}
+        for nu in _partitions(s, m):
+            nu = nu + (0,) * (m - len(nu))
+            r = X.get((nu[0] + T - s,) + nu[1:], 0)
+            for p in range(1, m):   # 0-based part p (part p + 1 in the formula)
+                up = nu[:p] + (nu[p] + 1,) + nu[p + 1:]
+                if up[p - 1] >= up[p]:
+                    r += prev.get((up, p), 0)
+                cur[(nu, p)] = r
+        res[s] = {nu: v for (nu, p), v in cur.items() if p == m - 1 and v}
+        prev = cur
+    return res
+
+
+def _meet_count(rows, cols):
+    r = sorted((x for x in rows), reverse=True)
+    c = sorted((x for x in cols), reverse=True)
+    m, n = min(len(r), len(c)), sum(r)
+    a, b = r[-1], c[-1]
+    RX = _remove_cascade(_kostka_dict(r[:-1], m), n - a, b, m)
+    RY = _remove_cascade(_kostka_dict(c[:-1], m), n - b, a, m)
+    return sum(v * RY[n - a - b + k].get(nu, 0)
+               for k in range(min(a, b) + 1) for nu, v in RX[n - a - b + k].items())
+
+
+@given(tables)
+@settings(max_examples=25, deadline=None)
+def test_lower_layer_meet_identity_equals_brute_force(t):
+    # independent: brute-force enumeration of the tables vs the symmetric-function identity
+    rows, cols = t.sum(1).tolist(), t.sum(0).tolist()
+    assert _meet_count(rows, cols) == brute_force_count(rows, cols)
+
+
+@given(st.integers(3, 4).flatmap(lambda R: st.tuples(st.lists(st.integers(0, 9), min_size=R, max_size=R),
+                                                      st.lists(st.integers(0, 9), min_size=R, max_size=R))))
+@settings(max_examples=15, deadline=None)
+def test_strip_removal_cascade_and_meet_on_medium_margins(rc):
+    # the cascade equals the direct enumeration of h_j^perp; the identity equals the kernel
+    a, b = rc
+    b = b[:-1] + [max(0, b[-1] + sum(a) - sum(b))]
+    a = a[:-1] + [a[-1] + sum(b) - sum(a)]
+    m = len(a)
+    X = _kostka_dict(sorted(a, reverse=True)[:-1], m)
+    T = sum(a) - min(a)
+    casc = _remove_cascade(X, T, min(T, 6), m)
+    for j in range(min(T, 6) + 1):
+        assert casc[T - j] == _remove_direct(X, j, m)
+    assert _meet_count(a, b) == count_dp.kostka_count(a, b)
