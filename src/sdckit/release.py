@@ -30,6 +30,11 @@ from .result import StepResult, jsonable
 from .spec import OutputSpec, ReleaseSpec, load_spec
 
 
+#: the row-order stream: the child of the run's root seed that no step uses (the Dask engine
+#: shuffles partition i by its child (ROW_ORDER_KEY, i))
+ROW_ORDER_KEY = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class ReleaseRun:
     """The outcome of running a release: every step's result and the gate's verdict."""
@@ -115,7 +120,7 @@ class ReleaseRun:
             return np.arange(n)
         ent = self.seeds.root.entropy
         # the row-order stream: a child of the run's root that no step uses
-        ss = np.random.SeedSequence(ent, spawn_key=(2**31 - 1,)) if ent is not None else np.random.SeedSequence()
+        ss = np.random.SeedSequence(ent, spawn_key=(ROW_ORDER_KEY,)) if ent is not None else np.random.SeedSequence()
         return np.random.default_rng(ss).permutation(n)
 
     def write(self, output: OutputSpec | str | os.PathLike, *, data_name: str | None = None,
@@ -150,14 +155,7 @@ class ReleaseRun:
             output = OutputSpec(Path(output), data=data_name or "released.csv")
         overwrite = output.overwrite if overwrite is None else overwrite
         keep_order = output.keep_order if keep_order is None else keep_order
-        out_dir = Path(output.directory)
-        if not out_dir.name:  # "." or "/": name the folder itself (the internal one is its sibling)
-            out_dir = out_dir.resolve()
-        int_dir = Path(output.internal_directory) if output.internal_directory else \
-            out_dir.with_name(out_dir.name + "-internal")
-        if int_dir.resolve() == out_dir.resolve() or out_dir.resolve() in int_dir.resolve().parents:
-            raise InputError(f"output.internal_directory: {int_dir} must not be the public folder "
-                             f"{out_dir} or inside it (seeds would be published); choose a sibling.")
+        out_dir, int_dir = release_folders(output)
         inputs = tuple(p for p in (self.original.meta.source,) if p)
         if self.released.n_records != self.original.n_records:
             raise SDCError(f"row count changed from {self.original.n_records} to "
@@ -173,12 +171,7 @@ class ReleaseRun:
             final[f"artifact:{name}"] = out_dir / name
         for path in final.values():
             guard_target(path, inputs)
-        for src in inputs:
-            s = Path(src).resolve()
-            for d in (out_dir, int_dir):
-                if d.resolve() in s.parents:
-                    raise InputError(f"{d}: the input file {Path(src).name} is inside this output folder, "
-                                     "which a release replaces whole; choose another output folder.")
+        refuse_inputs_inside(inputs, out_dir, int_dir)
         perm = self.row_order(keep_order)
         # the released records in their published order (a plain frame: nothing to re-encode)
         released = self.released.frame.iloc[perm].reset_index(drop=True)
@@ -222,6 +215,32 @@ class ReleaseRun:
             targets[key] = (int_dir if key == "internal_certificate" else out_dir) / Path(path).name
         targets["internal_directory"] = int_dir
         return targets
+
+
+def release_folders(output: OutputSpec) -> tuple[Path, Path]:
+    """The public folder of a release and its internal sibling (``<name>-internal`` unless
+    ``output.internal_directory`` names one), refused when the internal folder is the public
+    one or inside it (the seeds would be published). Both engines write through it."""
+    out_dir = Path(output.directory)
+    if not out_dir.name:  # "." or "/": name the folder itself (the internal one is its sibling)
+        out_dir = out_dir.resolve()
+    int_dir = Path(output.internal_directory) if output.internal_directory else \
+        out_dir.with_name(out_dir.name + "-internal")
+    if int_dir.resolve() == out_dir.resolve() or out_dir.resolve() in int_dir.resolve().parents:
+        raise InputError(f"output.internal_directory: {int_dir} must not be the public folder "
+                         f"{out_dir} or inside it (seeds would be published); choose a sibling.")
+    return out_dir, int_dir
+
+
+def refuse_inputs_inside(inputs, *folders: Path) -> None:
+    """Refuse output folders that hold an input (file or folder of parts): a release replaces
+    its folders whole."""
+    for src in inputs:
+        s = Path(src).resolve()
+        for d in folders:
+            if d.resolve() == s or d.resolve() in s.parents:
+                raise InputError(f"{d}: the input {Path(src).name} is inside this output folder, "
+                                 "which a release replaces whole; choose another output folder.")
 
 
 class Release:

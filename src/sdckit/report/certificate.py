@@ -42,7 +42,7 @@ from .narrative import gate_headline
 #: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
 ReleaseRun = Any
 
-__all__ = ["sha256_file", "dependency_versions", "certificate_dict", "write_certificate",
+__all__ = ["sha256_file", "file_entry", "dependency_versions", "public_spec", "certificate_dict", "write_certificate",
            "CERTIFICATE", "INTERNAL_CERTIFICATE", "FORMAT"]
 
 CERTIFICATE = "certificate.json"
@@ -57,6 +57,13 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def file_entry(folder: str | os.PathLike, name: str, role: str) -> dict:
+    """A certificate's line for one published file: its name (relative to the folder), role,
+    SHA-256 and size."""
+    p = Path(folder) / name
+    return {"name": name, "role": role, "sha256": sha256_file(p), "bytes": p.stat().st_size}
 
 
 def dependency_versions(*, extras: bool = False) -> dict[str, str]:
@@ -81,7 +88,7 @@ def dependency_versions(*, extras: bool = False) -> dict[str, str]:
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
-def _public_spec(run: "ReleaseRun") -> dict | None:
+def public_spec(run: "ReleaseRun") -> dict | None:
     if run.spec is None:
         return None
     raw = copy.deepcopy(run.spec.raw)
@@ -141,8 +148,7 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
     artifacts = sorted({name for r in run.results for name in r.artifacts})
 
     def entry(name: str, role: str) -> dict:
-        p = folder / name
-        return {"name": name, "role": role, "sha256": sha256_file(p), "bytes": p.stat().st_size}
+        return file_entry(folder, name, role)
 
     files = [entry(data_name, "data")]
     files += [entry(a, "pram_matrix" if a.startswith("pram_") else "published") for a in artifacts
@@ -168,7 +174,7 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
         "files": files, "gate": gate, "steps": steps,
         "guarantees_hold": all(g.holds for r in run.results for g in r.guarantees),
         "checks": {"matrices": _matrix_checks(run)},
-        "spec": _public_spec(run),
+        "spec": public_spec(run),
     }
     if not public:
         src = run.original.meta.source
