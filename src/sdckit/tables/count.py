@@ -6,8 +6,8 @@ share them: the margins of seed 002's delinquent-children table (rows 20, 55, 25
 
 * :func:`count_tables` / :func:`count_tables_exact` — 2-way tables with fixed row and column
   sums by the fastest exact method for the margins (:mod:`sdckit.tables.count_dp`: the RSK
-  identity with Pieri's rule, or inclusion-exclusion meet in the middle for at most four
-  columns; compiled, modulo primes, rebuilt by CRT); the result says which method ran.
+  identity with Pieri's rule, or :mod:`sdckit.tables.count_ie`: inclusion-exclusion meet in
+  the middle for at most four columns; compiled, modulo primes, rebuilt by CRT); the result says which method ran.
 * :func:`row_dp_count` — the reference method: dynamic programming over
   rows with exact Python integers, memoised on the *sorted* remaining column sums (the number
   of completions depends only on the multiset of what is left in the columns); the last two
@@ -255,7 +255,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
         Row and column sums (non-negative integers with the same total).
     method : {"auto", "kostka", "ie-mitm", "row-dp"}
         ``"auto"`` picks the compiled method with the smaller predicted time
-        (:func:`sdckit.tables.count_dp.kostka_seconds`, :func:`~sdckit.tables.count_dp.ie_mitm_seconds`:
+        (:func:`sdckit.tables.count_dp.kostka_seconds`, :func:`~sdckit.tables.count_ie.ie_mitm_seconds`:
         work models calibrated on this machine's CPU time).
     time_limit : float, optional
         Seconds; only the ``"row-dp"`` method checks it while running. The compiled methods
@@ -274,7 +274,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     References
     ----------
     See :mod:`sdckit.tables.count_dp` (RSK identity ``N(r, c) = sum_nu K_{nu r} K_{nu c}``,
-    Pieri's rule; inclusion-exclusion meet in the middle).
+    Pieri's rule) and :mod:`sdckit.tables.count_ie` (inclusion-exclusion meet in the middle).
 
     Examples
     --------
@@ -282,7 +282,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     1225914276768514
     """
     from .._validation import check_choice
-    from . import count_dp
+    from . import count_dp, count_ie
 
     check_choice("count_tables_exact", "method", method, _METHODS)
     r, c = check_margins(rows, cols)
@@ -292,7 +292,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     if len(rn) <= 1 or len(cn) <= 1:
         return CountResult(1, "trivial", time.perf_counter() - t0)
     if method == "auto":
-        ks, iw = count_dp.kostka_seconds(rn, cn), count_dp.ie_mitm_seconds(rn, cn)
+        ks, iw = count_dp.kostka_seconds(rn, cn), count_ie.ie_mitm_seconds(rn, cn)
         method = "ie-mitm" if iw < ks else "kostka"
         if time_limit is not None and min(ks, iw) > time_limit:
             raise CountTimeout(f"counting tables with margins rows={list(r)}, cols={list(c)} is predicted to "
@@ -309,7 +309,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
         if min(len(rn), len(cn)) > 4:
             raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "
                              f"{len(rn)} and {len(cn)}: use method='kostka' or 'auto'")
-        n = count_dp.ie_mitm_count(rn, cn)
+        n = count_ie.ie_mitm_count(rn, cn)
     else:
         n = row_dp_count(rn, cn, time_limit=time_limit)
     return CountResult(int(n), method, time.perf_counter() - t0)
