@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -51,3 +53,14 @@ def emit(**fields: Any) -> None:
     """Print one JSON line (rounding floats)."""
     out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in fields.items()}
     print(json.dumps(out), flush=True)
+
+
+def r_available() -> str | None:
+    """None when Rscript and sdcMicro are there, else why not."""
+    if shutil.which("Rscript") is None:
+        return "Rscript not found: install R and sdcMicro with ../shared/tools/sdcmicro/install.sh"
+    chk = subprocess.run(["Rscript", "-e", "suppressMessages(library(sdcMicro))"],
+                         capture_output=True, text=True)
+    if chk.returncode != 0:
+        return "R package sdcMicro not installed: run ../shared/tools/sdcmicro/install.sh"
+    return None

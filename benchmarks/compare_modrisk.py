@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before numpy: see the mod
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import SHARED_DATA, emit, parse_args, timed  # noqa: E402
+from _common import SHARED_DATA, emit, parse_args, r_available, timed  # noqa: E402
 
 from sdckit.risk.loglinear import METHODS, loglinear_risk  # noqa: E402
 
@@ -59,12 +58,9 @@ for (m in strsplit(args[5], ",")[[1]]) {
 
 
 def run_r(path: Path, n_repeat: int, formula: str, methods) -> dict | str:
-    if shutil.which("Rscript") is None:
-        return "Rscript not found: install R and sdcMicro with ../shared/tools/sdcmicro/install.sh"
-    chk = subprocess.run(["Rscript", "-e", "suppressMessages(library(sdcMicro))"],
-                         capture_output=True, text=True)
-    if chk.returncode != 0:
-        return "R package sdcMicro not installed: run ../shared/tools/sdcmicro/install.sh"
+    why = r_available()
+    if why:
+        return why
     script = R_SCRIPT.replace("%(weight)s", WEIGHT)
     with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
         fh.write(script)

@@ -61,7 +61,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import ROOT, SHARED_DATA, emit  # noqa: E402
+from _common import ROOT, SHARED_DATA, emit, r_available  # noqa: E402
 
 from sdckit import Microdata  # noqa: E402
 from sdckit.masking.local_suppression import LocalSuppression, check_k_anonymity_wildcard  # noqa: E402
@@ -170,17 +170,6 @@ for (case in cases) {
 
 def _rlist(values) -> str:
     return ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
-
-
-def r_available() -> str | None:
-    """None when Rscript and sdcMicro are there, else why not."""
-    if shutil.which("Rscript") is None:
-        return "Rscript not found: install R and sdcMicro with ../shared/tools/sdcmicro/install.sh"
-    chk = subprocess.run(["Rscript", "-e", "suppressMessages(library(sdcMicro))"],
-                         capture_output=True, text=True)
-    if chk.returncode != 0:
-        return "R package sdcMicro not installed: run ../shared/tools/sdcmicro/install.sh"
-    return None
 
 
 def run_r(workdir: Path, cases: list[str], repeat: int) -> dict:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..._random import seed_sequence
 from ...errors import InputError, InputWarning
-from ..table import Hierarchy, Table
+from ..table import Hierarchy, Table, _aggregate
 from .ptable import KEY_DIGITS, KEY_SCALE, PTable, load_ptable
 
 __all__ = ["add_record_keys", "record_keys", "cell_keys", "CKMResult", "ckm_frequency", "perturb_frequencies"]
@@ -149,16 +149,9 @@ def frequency_table(frame: pd.DataFrame, dims: Sequence[str], hierarchies=None, 
             if absent:
                 warnings.warn(f"dimension {d!r}: {len(absent)} hierarchy codes have no records and give "
                               f"empty cells: {absent[:10]}", InputWarning, stacklevel=3)
-    inner = np.bincount(cells, minlength=n_cells).astype(np.int64)
-    arr = inner.reshape(shape)
-    for d, h in enumerate(hs):
-        arr = np.moveaxis(arr, d, 0)
-        for i in range(len(h) - 1, -1, -1):
-            if h.children[i]:
-                arr[i] = arr[h.children[i]].sum(axis=0)
-        arr = np.moveaxis(arr, 0, d)
-    counts = arr.reshape(-1)
-    return Table(dims, hs, counts.astype(float), counts, kind="frequency")
+    inner = np.bincount(cells, minlength=n_cells)
+    totals = _aggregate(hs, shape, inner)      # totals filled bottom-up, as Table does (exact: counts)
+    return Table(dims, hs, totals, totals.astype(np.int64), kind="frequency")
 
 
 def cell_keys(table: Table, frame: pd.DataFrame, keys: np.ndarray, mask: np.ndarray | None = None,
