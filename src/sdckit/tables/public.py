@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SpecError
-from .table import Table
+from .table import Table, grid_html
 
 __all__ = ["STATUSES", "MARKS", "check_code", "public_frame", "public_page"]
 
@@ -78,18 +78,7 @@ def public_page(table: Table, values: np.ndarray, status: Sequence[str], *, code
         sup = f"<sup>{mark}</sup>" if mark else ""
         return f"<td class='{s}'>{_text(values[i])}{sup}</td>"
 
-    if len(table.dims) == 2:
-        h0, h1 = table.hierarchies
-        head = "".join(f"<th>{html.escape(x)}</th>" for x in h1.codes)
-        body = "".join(f"<tr><th>{html.escape(r)}</th>" + "".join(cell(i * len(h1) + j) for j in range(len(h1)))
-                       + "</tr>" for i, r in enumerate(h0.codes))
-        grid = (f"<table class='sdc-table'><tr><th>{html.escape(table.dims[0])} \\ "
-                f"{html.escape(table.dims[1])}</th>{head}</tr>{body}</table>")
-    else:
-        head = "".join(f"<th>{html.escape(d)}</th>" for d in table.dims) + "<th>value</th>"
-        rows = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in table.cell_codes(i)) + cell(i) + "</tr>"
-                       for i in range(min(table.n_cells, 5000)))
-        grid = f"<table class='sdc-table'><tr>{head}</tr>{rows}</table>"
+    grid = grid_html(table, cell, max_rows=5000)
     present = [s for s in STATUSES if (status == s).any()]
     legend_words = {"safe": "published as computed",
                     "suppressed": f"<b>{c}</b> = suppressed cell (withheld)",

@@ -29,7 +29,6 @@ sensitive tabular data. *Networks* 22, 397-417 (the LP-per-primary heuristic).
 
 from __future__ import annotations
 
-import html
 import time
 from dataclasses import dataclass, field
 
@@ -43,7 +42,7 @@ from ..result import Guarantee, jsonable
 from ._highs import INF, new_highs, pass_lp, status
 from .audit import AuditResult, a_priori_bounds, attacker_model, audit, suppressed_components
 from .rules import Primary
-from .table import Table
+from .table import Table, grid_html
 
 __all__ = ["cell_costs", "SuppressionResult", "OptimalSuppression", "HeuristicSuppression"]
 
@@ -136,16 +135,7 @@ def table_html(table: Table, primary: np.ndarray, secondary: np.ndarray) -> str:
             return "<td class='secondary'>s</td>"
         return f"<td>{table.value[i]:g}</td>"
 
-    if len(table.dims) == 2:
-        h0, h1 = table.hierarchies
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in h1.codes)
-        body = "".join(f"<tr><th>{html.escape(r)}</th>" + "".join(cell(i * len(h1) + j) for j in range(len(h1)))
-                       + "</tr>" for i, r in enumerate(h0.codes))
-        return (f"<table class='sdc-table'><tr><th>{html.escape(table.dims[0])} \\ "
-                f"{html.escape(table.dims[1])}</th>{head}</tr>{body}</table>")
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in table.cell_codes(i)) + cell(i) + "</tr>"
-                   for i in range(min(table.n_cells, 2000)))
-    return f"<table class='sdc-table'>{rows}</table>"
+    return grid_html(table, cell, max_rows=2000)
 
 
 # --------------------------------------------------------------------------- helpers

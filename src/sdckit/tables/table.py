@@ -405,6 +405,25 @@ class Table:
         return t
 
 
+def grid_html(table: "Table", cell, *, max_rows: int = 5000) -> str:
+    """HTML of a table: a row x column grid when it has two dimensions, otherwise one row a
+    cell (its codes, then the cell) for the first ``max_rows`` cells. ``cell(i)`` gives the
+    ``<td>`` of cell ``i``."""
+    import html
+
+    if len(table.dims) == 2:
+        h0, h1 = table.hierarchies
+        head = "".join(f"<th>{html.escape(x)}</th>" for x in h1.codes)
+        body = "".join(f"<tr><th>{html.escape(r)}</th>" + "".join(cell(i * len(h1) + j) for j in range(len(h1)))
+                       + "</tr>" for i, r in enumerate(h0.codes))
+        return (f"<table class='sdc-table'><tr><th>{html.escape(table.dims[0])} \\ "
+                f"{html.escape(table.dims[1])}</th>{head}</tr>{body}</table>")
+    head = "".join(f"<th>{html.escape(d)}</th>" for d in table.dims) + "<th>value</th>"
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in table.cell_codes(i)) + cell(i) + "</tr>"
+                   for i in range(min(table.n_cells, max_rows)))
+    return f"<table class='sdc-table'><tr>{head}</tr>{rows}</table>"
+
+
 def _natural(s: str):
     s = str(s)
     return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
