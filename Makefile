@@ -28,16 +28,23 @@ $(UV):
 	$(PYTHON) -m venv $(UV_DIR)
 	$(UV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
+# Warm-up after each sync (the same stamp guards it), so that a user's first command is fast:
+# compile the bytecode of the environment and of sdckit (Python writes none where
+# PYTHONDONTWRITEBYTECODE is set, and every command would compile pandas, numba... again), and
+# the numba kernels of risk, anonymise and table count into numba's cache (`sdckit warm`).
+WARM_UP = { $(BIN)/python -m compileall -q -j 0 $(VENV)/lib src/sdckit >/dev/null 2>&1 || true; } && \
+	{ $(BIN)/sdckit warm >/dev/null || echo "note: sdckit warm failed: the first commands compile their kernels"; }
+
 # install exactly the locked versions (main dependencies, or with the test extra)
 env-main: $(UV)
 	@if [ ! -f $(VENV)/.synced-main-$(LOCKSUM) ] && [ ! -f $(VENV)/.synced-test-$(LOCKSUM) ]; then \
 		$(UV) sync --frozen --quiet --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" && \
-		rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-main-$(LOCKSUM); fi
+		$(WARM_UP) && rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-main-$(LOCKSUM); fi
 
 env-test: $(UV)
 	@if [ ! -f $(VENV)/.synced-test-$(LOCKSUM) ]; then \
 		$(UV) sync --frozen --quiet --extra test --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" && \
-		rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-test-$(LOCKSUM); fi
+		$(WARM_UP) && rm -f $(VENV)/.synced-* && touch $(VENV)/.synced-test-$(LOCKSUM); fi
 
 # Debian packages the tests use: 4ti2 (Markov bases) and chromium (reports and the workbench are
 # loaded in a headless browser). Installed when running as root; otherwise a clear message says

@@ -1,25 +1,35 @@
 """Benchmark: the Dask engine on synthetic census-scale person records.
 
 Synthetic persons (5 integer keys: region 300, age 100, sex 2, marital status 6, education
-10 categories; 2 numeric variables: income lognormal, hours normal; weights, multiples of
-1/4 between 10 and 200) are generated as partitioned Parquet (1,000,000 rows per part, each
-part from its own seed), then ``protect_with_dask`` runs a release spec on a LocalCluster of
-2 single-threaded worker processes (127.0.0.1, memory limit 4 GB each): key frequencies
-f_k / F_k and individual risk (summary), PRAM of age and marital status (invariant,
-min_diagonal 0.8), correlated noise on income and hours (level 0.01: noise covariance 1% of
-the data's, noise sd 10% of each variable's), writing the release as
-partitioned Parquet.
+10 categories; 2 numeric variables: income lognormal, hours normal rounded to whole hours;
+weights, multiples of 1/4 between 10 and 200; a person id) are generated as partitioned
+Parquet (1,000,000 rows per part, each part from its own seed), then ``protect_with_dask``
+runs a release spec on a LocalCluster of single-threaded worker processes (127.0.0.1, memory
+limit 4 GB each; ``--workers 1,2`` runs one cluster size after the other on the same data).
 
-Figures per case: wall seconds of the run, peak resident memory of the client process and of
-each worker process (``ru_maxrss``; the data generation runs on another cluster before),
-throughput per core. With ``--quick`` (2,000,000 rows) the data are also read into memory and
-the in-memory reference path runs on them: ``equal_to_memory_engine`` is true when the
-release is identical (bit for bit) and f_k, F_k per record equal the in-memory
+Two specs (``--spec``):
+
+* ``dask`` (default): key frequencies f_k / F_k and individual risk (summary), PRAM of age
+  and marital status (invariant, min_diagonal 0.8), correlated noise on income and hours
+  (level 0.01: noise covariance 1% of the data's, noise sd 10% of each variable's), writing
+  the release as partitioned Parquet;
+* ``engine``: the spec :mod:`bench_engine` runs with the in-memory engine on the same rows
+  (:data:`ENGINE_SPEC`: remove the person id, risk, PRAM of marital status, noise on income, a
+  gate on global risk and the PRAM diagonal, writing Parquet), so the two engines can be read
+  side by side.
+
+Figures per case: wall seconds of the run, rows per second and per core, CPU seconds of the
+client process and of the workers (``ru_utime + ru_stime``), peak resident memory of the client
+process and of each worker process (``ru_maxrss``; the data generation runs on another cluster
+before), throughput per core. With ``--quick`` (2,000,000 rows) the data are also read into
+memory and the in-memory reference path runs on them: ``equal_to_memory_engine`` is true when
+the release is identical (bit for bit) and f_k, F_k per record equal the in-memory
 frequencies; ``baseline_seconds`` is that in-memory numpy work (frequencies by bincount,
 PRAM and noise on one partition) in the same process.
 
 Usage: ``python benchmarks/bench_dask.py --quick``; ``--n 10000000``; with no option the
-10M and 100M cases (the 100M case needs about 10 GB of disk and takes long on 2 cores).
+10M and 100M cases (the 100M case needs about 10 GB of disk and takes long on 2 cores);
+``--n 5000000 --workers 1,2 --spec engine`` for the engine comparison.
 """
 
 from __future__ import annotations
@@ -64,11 +74,58 @@ method = "noise"
 variables = ["income", "hours"]
 level = 0.01
 
+[gate]
+none = "a timing of the engine: the gate is not measured here"
+
 [output]
 directory = "{output}"
 data = "persons_released.parquet"
 keep_order = true
 """
+
+
+#: the release spec of the engine comparison, run by both engines (bench_engine.py): ``{input}``
+#: is a Parquet file for the in-memory engine, a folder of Parquet parts for Dask
+ENGINE_SPEC = """
+[input]
+path = "{input}"
+format = "parquet"
+
+[roles]
+key_vars = ["region", "age", "sex", "marital", "education"]
+numeric_vars = ["income", "hours"]
+weight = "weight"
+
+[run]
+seed = 20261123
+
+[[steps]]
+method = "remove"
+variables = ["person_id"]
+
+[[steps]]
+method = "pram"
+variables = ["marital"]
+matrix = "invariant"
+min_diagonal = 0.8
+
+[[steps]]
+method = "noise"
+variables = ["income"]
+level = 0.01
+
+[gate]
+max_global_risk = 0.2
+min_diagonal = 0.8
+
+[output]
+directory = "{output}"
+data = "persons_released.parquet"
+keep_order = true
+overwrite = true
+"""
+
+SPECS = {"dask": SPEC, "engine": ENGINE_SPEC}
 
 
 def make_part(path: str, start: int, stop: int, seed: int) -> int:
@@ -85,7 +142,7 @@ def make_part(path: str, start: int, stop: int, seed: int) -> int:
         "marital": rng.choice(np.arange(1, 7, dtype=np.int8), n, p=[0.4, 0.35, 0.1, 0.08, 0.05, 0.02]),
         "education": rng.integers(1, 11, n).astype(np.int8),
         "income": rng.lognormal(10.0, 0.8, n),
-        "hours": rng.normal(37.0, 8.0, n),
+        "hours": np.round(rng.normal(37.0, 8.0, n)),
         "weight": np.round(rng.uniform(10.0, 200.0, n) * 4) / 4,
     })
     df.to_parquet(path, index=False)
@@ -110,36 +167,53 @@ def worker_peaks(client) -> list[float]:
     return [v / 1024 for v in client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss).values()]
 
 
-def run_case(n: int, work: Path, *, compare: bool, keep: bool = False) -> dict:
+def worker_cpu(client) -> list[float]:
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    return list(client.run(cpu).values())
+
+
+def ensure_data(n: int, work: Path) -> tuple[Path, float | None]:
+    data = work / f"persons_{n}"
+    if data.exists():
+        return data, None
+    t = time.perf_counter()
+    generate(data, n)
+    return data, time.perf_counter() - t
+
+
+def run_case(n: int, work: Path, *, compare: bool, keep: bool = False, n_workers: int = 2,
+             spec_name: str = "dask") -> dict:
     from distributed import Client, LocalCluster
 
     from sdckit.engine.run import protect_with_dask
 
-    data = work / f"persons_{n}"
-    if not data.exists():
-        t = time.perf_counter()
-        generate(data, n)
-        gen_seconds = time.perf_counter() - t
-    else:
-        gen_seconds = None
-    out = work / f"release_{n}"
-    spec = work / f"release_{n}.toml"
-    spec.write_text(SPEC.format(input=data, output=out))
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+    data, gen_seconds = ensure_data(n, work)
+    out = work / f"release_{n}_{spec_name}_{n_workers}"
+    spec = work / f"release_{n}_{spec_name}_{n_workers}.toml"
+    spec.write_text(SPECS[spec_name].format(input=data, output=out))
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                       memory_limit="4GB") as cluster, Client(cluster) as client:
+        cpu0, wcpu0 = time.process_time(), sum(worker_cpu(client))
         t = time.perf_counter()
         run = protect_with_dask(spec, scheduler=cluster.scheduler_address, progress=False)
         seconds = time.perf_counter() - t
+        client_cpu, workers_cpu = time.process_time() - cpu0, sum(worker_cpu(client)) - wcpu0
         workers = worker_peaks(client)
     client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    row = {"case": "risk_pram2_noise2_write", "n": n, "seconds": seconds,
-           "rows_per_second_per_core": n / seconds / 2, "n_partitions": run.n_partitions,
-           "n_workers": run.n_workers, "peak_mb_client": client_peak,
+    steps = run.public_dict()["steps"]
+    pram = next(d for d in steps if "matrices" in d)
+    row = {"case": "risk_pram2_noise2_write" if spec_name == "dask" else "engine_spec_dask",
+           "n": n, "seconds": seconds, "rows_per_second": n / seconds,
+           "rows_per_second_per_core": n / seconds / n_workers, "cpu_seconds": client_cpu + workers_cpu,
+           "cpu_seconds_client": client_cpu, "cpu_seconds_workers": workers_cpu,
+           "n_partitions": run.n_partitions, "n_workers": run.n_workers, "peak_mb_client": client_peak,
            "peak_mb_workers": max(workers), "peak_mb_each_worker": [round(w, 1) for w in workers],
            "stage_seconds": {k: round(v, 3) for k, v in run.seconds.items()},
            "generate_seconds": gen_seconds, "global_risk": run.risk_before.summary["global_risk"],
            "n_combinations": run.risk_before.summary["n_combinations"],
-           "pram_min_diagonal": min(m["min_diagonal"] for m in run.public_dict()["steps"][0]["matrices"].values())}
+           "pram_min_diagonal": min(m["min_diagonal"] for m in pram["matrices"].values())}
     if compare:
         row.update(compare_in_memory(data, run))
     else:
@@ -183,11 +257,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2,000,000 rows, compared with the in-memory path")
     p.add_argument("--n", type=int, default=None, help="one size")
+    p.add_argument("--workers", default="2", help="worker processes of the LocalCluster, e.g. 1,2 (default 2)")
+    p.add_argument("--spec", choices=sorted(SPECS), default="dask",
+                   help="dask: PRAM of 2 variables and noise on 2; engine: the spec of bench_engine.py")
+    p.add_argument("--no-compare", action="store_true", help="skip the in-memory comparison")
     p.add_argument("--work", default=None, help="folder for the generated data (default: a temporary one)")
     p.add_argument("--keep", action="store_true", help="keep the generated data and releases")
     args = p.parse_args()
     warnings.simplefilter("ignore")
     sizes = [2_000_000] if args.quick else [args.n] if args.n else [10_000_000, 100_000_000]
+    workers = [int(w) for w in args.workers.split(",")]
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="sdckit_bench_dask_"))
     try:
         for n in sizes:
@@ -195,7 +274,9 @@ def main() -> None:
             if free < n * 120:  # input + release, about 60 bytes per row each
                 emit(case="risk_pram2_noise2_write", n=n, skipped=f"only {free / 1e9:.1f} GB free in {work}")
                 continue
-            emit(**run_case(n, work, compare=n <= 10_000_000, keep=args.keep))
+            for w in workers:
+                emit(**run_case(n, work, compare=n <= 10_000_000 and args.spec == "dask" and not args.no_compare,
+                                keep=args.keep, n_workers=w, spec_name=args.spec))
     finally:
         if not args.keep and not args.work:
             shutil.rmtree(work, ignore_errors=True)

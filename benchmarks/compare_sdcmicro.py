@@ -2,13 +2,25 @@
 
 Run from the project root:  .venv/bin/python benchmarks/compare_sdcmicro.py [--quick] [--n N]
 
-Cases (both tools run each on the same CSV file; sdcMicro through one ``Rscript`` process that
-times every call with ``system.time``, best of ``--repeat``; sdckit timed in this process on a
-:class:`~sdckit.Microdata` built before the clock starts, the reading of the file excluded on
-both sides):
+What is timed is what a user pays once the file is read: the reading of the file is
+excluded on both sides, the encoding of the data for the method is included on both sides
+(sdckit: the :class:`~sdckit.Microdata` is built inside the clock, so its encoding of the key
+columns counts; sdcMicro: the ``factor()`` conversions the call needs are inside
+``system.time``). Every line says so (``"encoding": "included"``).
 
-* ``freq_indivrisk``: ``freqCalc`` + ``indivRisk`` (4 weighted keys) vs ``measure_risk``
-  (f_k, F_k, individual risk); quality: equality of f_k and F_k, largest risk difference;
+Cases (both tools run each on the same CSV file; sdcMicro through one ``Rscript`` process that
+times every call with ``system.time``, best of ``--repeat``; sdckit timed in this process,
+after one untimed call that loads the numba kernels from their cache):
+
+* ``freq_indivrisk``: ``freqCalc`` + ``indivRisk`` (4 weighted keys) vs ``Microdata`` +
+  ``measure_risk`` (f_k, F_k, individual risk); quality: equality of f_k and F_k, largest risk
+  difference;
+* ``freq_indivrisk_fresh``: the same call once per tool in a fresh process on
+  1,000,000 and 10,000,000 records (``--fresh-sizes``): the first call, as a user's script
+  makes it; sdckit reads with ``sdckit.io.read_data``, R with ``data.table::fread``. Peak
+  memory is each process's high-water mark (``VmHWM``): ``peak_mb`` over the whole process
+  (reading included), ``compute_peak_mb`` from the end of the reading (the high-water mark is
+  reset there: ``/proc/self/clear_refs``) to the end of the call, the data held;
 * ``suda2``: ``suda2`` (7 keys, DisFraction 0.01) vs ``suda2``; quality: largest score and
   DIS-score difference;
 * ``pram_1var`` / ``pram_3var``: ``pram(pd = 0.8, alpha = 0.5)`` vs the ``pram`` step
@@ -21,6 +33,9 @@ both sides):
   SSE on standardised values;
 * ``addnoise``: ``addNoise(method = "additive", noise = 30)`` (sd = 0.3 s) vs ``noise(kind =
   "additive", level = 0.09)``; quality: variance ratio (expected 1.09);
+* ``addnoise_correlated``: ``addNoise(method = "correlated", noise = 9)`` (noise covariance
+  0.09 times the data's) on 4 variables vs ``noise(kind = "correlated", level = 0.09)``;
+  quality: mean variance ratio (expected 1.09), largest change of a correlation;
 * ``localsupp``: ``localSuppression(k = 5)`` on adult (``../shared/data/arx_adult.csv``; keys
   age, sex, race, marital-status, native-country; R gets ``make.names`` and factors) vs the
   ``local_suppression`` step; quality: number of suppressed values, k-anonymity checked on
@@ -42,7 +57,8 @@ skipped (install with ``../shared/tools/sdcmicro/install.sh``). ``--cases a,b`` 
 
 Sizes: ``--quick`` 10,000 records (adult whole); default: the sizes of the comparison table in
 ``docs/benchmarks_sdcmicro.md`` (1,000,000 for frequencies, PRAM, noise, recoding; 100,000 for
-SUDA2, MDAV and rank swapping); ``--n N`` sets every generated size to N.
+SUDA2, MDAV and rank swapping; 200,000 for correlated noise); ``--n N`` sets every generated
+size to N.
 """
 
 from __future__ import annotations
@@ -78,6 +94,7 @@ FREQ_KEYS = ["k5", "k8", "k10", "k20"]
 SUDA_KEYS = ["s2", "s5", "s6", "s8", "s10", "s12", "s16"]
 PRAM_VARS = ["k10", "k8", "k5"]
 NUM_VARS = ["x1", "x2", "x3", "x4", "x5"]
+CORR_VARS = ["c1", "c2", "c3", "c4"]
 RECODE_BREAKS = [-1, 17, 29, 44, 64, 120]
 RECODE_LABELS = ["0-17", "18-29", "30-44", "45-64", "65+"]
 
@@ -114,8 +131,8 @@ run <- function(case) {
   } else if (case %in% c("pram_1var", "pram_3var")) {
     x <- read.csv(f("keys.csv"))
     vars <- if (case == "pram_1var") c("k10") else c(@pram_vars@)
-    for (v in vars) x[[v]] <- factor(x[[v]])
-    r <- best(function() pram(x[, vars, drop = FALSE], variables = vars, pd = 0.8, alpha = 0.5))
+    r <- best(function() { y <- x[, vars, drop = FALSE]; for (v in vars) y[[v]] <- factor(y[[v]])
+                           pram(y, variables = vars, pd = 0.8, alpha = 0.5) })
     pp <- attr(r$out, "pram_params")
     mind <- min(sapply(pp, function(p) min(diag(p$Rs))))
     changed <- mean(unlist(lapply(vars, function(v) as.character(r$out[[v]]) != as.character(r$out[[paste0(v, "_pram")]]))))
@@ -137,12 +154,21 @@ run <- function(case) {
     if (is.null(y)) y <- r$out
     y <- as.matrix(y)[, 1]
     emit(case, r$seconds, sprintf(', "variance_ratio": %.6f', var(y) / var(x$income)))
+  } else if (case == "addnoise_correlated") {
+    x <- read.csv(f("corr.csv"))
+    vars <- c(@corr_vars@)
+    r <- best(function() addNoise(x[, vars], variables = vars, noise = 9, method = "correlated"))
+    y <- r$out$xm
+    if (is.null(y)) y <- r$out
+    y <- as.matrix(y)
+    x0 <- as.matrix(x[, vars])
+    emit(case, r$seconds, sprintf(', "variance_ratio": %.6f, "max_correlation_change": %.6f',
+                                  mean(apply(y, 2, var) / apply(x0, 2, var)), max(abs(cor(y) - cor(x0)))))
   } else if (case == "localsupp") {
     x <- read.csv(f("adult.csv"), check.names = TRUE)
     kv <- make.names(c(@adult_keys@))
-    for (v in kv) x[[v]] <- factor(x[[v]])
     x <- x[, kv]
-    r <- best(function() localSuppression(x, keyVars = kv, k = 5))
+    r <- best(function() { y <- x; for (v in kv) y[[v]] <- factor(y[[v]]); localSuppression(y, keyVars = kv, k = 5) })
     xa <- as.data.frame(r$out$xAnon)
     out <- data.frame(lapply(xa[, kv], function(col) ifelse(is.na(col), "", as.character(col))))
     names(out) <- c(@adult_keys@)
@@ -172,16 +198,21 @@ def _rlist(values) -> str:
     return ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
 
 
+def _fill(script: str) -> str:
+    for name, values in (("freq_keys", FREQ_KEYS), ("suda_keys", SUDA_KEYS), ("pram_vars", PRAM_VARS),
+                         ("num_vars", NUM_VARS), ("adult_keys", ADULT_KEYS), ("corr_vars", CORR_VARS),
+                         ("breaks", RECODE_BREAKS), ("labels", RECODE_LABELS)):
+        script = script.replace(f"@{name}@", _rlist(values))
+    return script
+
+
 def run_r(workdir: Path, cases: list[str], repeat: int) -> dict:
     """Run the R script on ``cases``; returns {case: parsed JSON line or {'error': ...}}."""
     why = r_available()
     if why is not None:
         return {c: {"skipped": why} for c in cases}
     script = R_SCRIPT
-    for name, values in (("freq_keys", FREQ_KEYS), ("suda_keys", SUDA_KEYS), ("pram_vars", PRAM_VARS),
-                         ("num_vars", NUM_VARS), ("adult_keys", ADULT_KEYS),
-                         ("breaks", RECODE_BREAKS), ("labels", RECODE_LABELS)):
-        script = script.replace(f"@{name}@", _rlist(values))
+    script = _fill(script)
     path = workdir / "compare.R"
     path.write_text(script)
     out = subprocess.run(["Rscript", str(path), str(workdir), str(repeat), ",".join(cases)],
@@ -198,7 +229,7 @@ def run_r(workdir: Path, cases: list[str], repeat: int) -> dict:
     return res
 
 
-def make_files(workdir: Path, n_big: int, n_mid: int, rng: np.random.Generator) -> dict:
+def make_files(workdir: Path, n_big: int, n_mid: int, rng: np.random.Generator, n_corr: int) -> dict:
     """Write the generated files; returns the frames (same values as the files)."""
     # keys.csv: 4 skewed categorical keys, a weight, an age and an income (n_big records)
     keys = {}
@@ -220,11 +251,120 @@ def make_files(workdir: Path, n_big: int, n_mid: int, rng: np.random.Generator) 
     df_num.to_csv(workdir / "num.csv", index=False)
     top = float(np.quantile(df_keys["income"], 0.99))
     (workdir / "top.txt").write_text(repr(top))
-    out = {"keys": df_keys, "suda": df_suda, "num": df_num, "top": top}
+    # corr.csv: 4 correlated positive variables for the correlated noise (n_corr records);
+    # drawn from a generator of its own, so the other files do not depend on its size
+    crng = np.random.default_rng(20261126)
+    Lc = np.linalg.cholesky(0.4 * np.eye(4) + 0.6)
+    Zc = crng.standard_normal((n_corr, 4)) @ Lc.T
+    df_corr = pd.DataFrame({v: np.round(np.exp(2 + 0.4 * Zc[:, j]) * 50, 3) for j, v in enumerate(CORR_VARS)})
+    df_corr.to_csv(workdir / "corr.csv", index=False)
+    out = {"keys": df_keys, "suda": df_suda, "num": df_num, "top": top, "corr": df_corr}
     adult = SHARED_DATA / "arx_adult.csv"
     if adult.exists():
         shutil.copy(adult, workdir / "adult.csv")
         out["adult"] = pd.read_csv(adult)
+    return out
+
+
+# freq_indivrisk_fresh: one call per tool in a fresh process, its peak memory from /proc
+R_FRESH = r"""
+suppressMessages({library(sdcMicro); library(data.table)})
+args <- commandArgs(trailingOnly = TRUE)
+hwm <- function() { l <- readLines("/proc/self/status"); as.numeric(gsub("[^0-9]", "", l[grepl("^VmHWM", l)])) / 1024 }
+x <- as.data.frame(fread(args[1]))
+read_peak <- hwm()
+reset <- tryCatch({ writeLines("5", "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)
+set.seed(1)
+st <- system.time({ fr <- freqCalc(x, keyVars = c(@freq_keys@), w = "w"); ir <- indivRisk(fr) })
+compute_peak <- hwm()
+fwrite(data.frame(fk = fr$fk, Fk = fr$Fk, risk = ir$rk), args[2])
+cat(sprintf('{"seconds": %.6f, "cpu_seconds": %.6f, "compute_peak_mb": %.1f, "read_peak_mb": %.1f, "reset": %s}\n',
+            st[["elapsed"]], st[["user.self"]] + st[["sys.self"]], compute_peak, read_peak, tolower(reset)))
+"""
+
+
+def _hwm_mb() -> float:
+    """This process's resident-memory high-water mark (VmHWM), in MB."""
+    with open("/proc/self/status") as fh:
+        for raw in fh:
+            if raw.startswith("VmHWM"):
+                return int(raw.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def fresh_sdckit(path: str, out: str) -> None:
+    """The sdckit side of freq_indivrisk_fresh (run as ``--fresh-sdckit PATH OUT`` in a new
+    interpreter): read the file, reset the high-water mark, then one timed call."""
+    from sdckit.io import read_data
+
+    df, meta = read_data(path)
+    read_peak = _hwm_mb()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        reset = True
+    except OSError:
+        reset = False
+    c0, t0 = time.process_time(), time.perf_counter()
+    rep = measure_risk(Microdata(df, key_vars=FREQ_KEYS, weight="w", meta=meta), k_values=(2, 3, 5))
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    compute_peak = _hwm_mb()
+    np.savez(out, fk=rep.records["fk"].to_numpy(), Fk=rep.records["Fk"].to_numpy(),
+             risk=rep.records["risk"].to_numpy())
+    print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "compute_peak_mb": compute_peak,
+                      "read_peak_mb": read_peak, "reset": reset}), flush=True)
+
+
+def fresh_case(wd: Path, n: int) -> dict:
+    """freq_indivrisk_fresh at ``n`` records: the file, then each tool in its own process."""
+    rng = np.random.default_rng(20261125)
+    cols = {}
+    for name, c in zip(FREQ_KEYS, (5, 8, 10, 20)):
+        p = rng.dirichlet(np.full(c, 0.8))
+        cols[name] = rng.choice(c, n, p=p) + 1
+    cols["w"] = np.round(rng.uniform(50, 150, n), 3)
+    path = wd / f"fresh_{n}.csv"
+    pd.DataFrame(cols).to_csv(path, index=False)
+    del cols
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    sdk = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--fresh-sdckit", str(path),
+                          str(wd / f"fresh_{n}_sdckit.npz")], capture_output=True, text=True, env=env, cwd=ROOT)
+    lines = [raw for raw in sdk.stdout.splitlines() if raw.startswith("{")]
+    if sdk.returncode != 0 or not lines:
+        return {"case": "freq_indivrisk_fresh", "n": n,
+                "error": (sdk.stderr.strip().splitlines() or ["sdckit run failed"])[-1]}
+    s = json.loads(lines[-1])
+    out = {"case": "freq_indivrisk_fresh", "n": n, "encoding": "included", "call": "first, fresh process",
+           "sdckit_seconds": s["seconds"], "sdckit_cpu_seconds": s["cpu_seconds"],
+           "sdckit_peak_mb": max(s["read_peak_mb"], s["compute_peak_mb"]),
+           "sdckit_compute_peak_mb": s["compute_peak_mb"] if s["reset"] else None}
+    why = r_available()
+    if why is not None:
+        out["sdcmicro"] = "skipped: " + why
+        return out
+    script = wd / "fresh.R"
+    script.write_text(_fill(R_FRESH))
+    r_out = wd / f"fresh_{n}_r.csv"
+    rr = subprocess.run(["Rscript", str(script), str(path), str(r_out)], capture_output=True, text=True)
+    lines = [raw for raw in rr.stdout.splitlines() if raw.startswith("{")]
+    if rr.returncode != 0 or not lines:
+        out["sdcmicro"] = "error: " + ((rr.stderr.strip().splitlines() or ["no result"])[-1])
+        return out
+    r = json.loads(lines[-1])
+    out.update(sdcmicro_seconds=r["seconds"], sdcmicro_cpu_seconds=r["cpu_seconds"],
+               sdcmicro_peak_mb=max(r["read_peak_mb"], r["compute_peak_mb"]),
+               sdcmicro_compute_peak_mb=r["compute_peak_mb"] if r["reset"] else None,
+               ratio=r["seconds"] / s["seconds"] if s["seconds"] > 0 else None,
+               cpu_ratio=r["cpu_seconds"] / s["cpu_seconds"] if s["cpu_seconds"] > 0 else None)
+    ours = np.load(wd / f"fresh_{n}_sdckit.npz")
+    theirs = pd.read_csv(r_out)
+    out.update(fk_equal=bool(np.array_equal(theirs["fk"].to_numpy(), ours["fk"])),
+               Fk_max_abs_diff=float(np.abs(theirs["Fk"].to_numpy() - ours["Fk"]).max()),
+               risk_max_abs_diff=float(np.abs(theirs["risk"].to_numpy() - ours["risk"]).max()))
+    for f in (path, r_out, wd / f"fresh_{n}_sdckit.npz"):
+        f.unlink(missing_ok=True)
     return out
 
 
@@ -262,7 +402,7 @@ def warm_timed(fn, repeat: int):
 
 def line(case: str, n: int, sdk: tuple[float, float], r: dict, **quality) -> None:
     sdk_seconds, sdk_cpu = sdk
-    out = {"case": case, "n": n, "sdckit_seconds": sdk_seconds}
+    out = {"case": case, "n": n, "encoding": "included", "sdckit_seconds": sdk_seconds}
     if "seconds" in r:
         out["sdcmicro_seconds"] = r["seconds"]
         out["ratio"] = r["seconds"] / sdk_seconds if sdk_seconds > 0 else None
@@ -275,8 +415,8 @@ def line(case: str, n: int, sdk: tuple[float, float], r: dict, **quality) -> Non
     emit(**out)
 
 
-CASES = ["freq_indivrisk", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap", "addnoise",
-         "localsupp", "globalrecode", "topbotcoding", "modrisk"]
+CASES = ["freq_indivrisk", "freq_indivrisk_fresh", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap",
+         "addnoise", "addnoise_correlated", "localsupp", "globalrecode", "topbotcoding", "modrisk"]
 
 
 def parse_args(description: str) -> argparse.Namespace:
@@ -285,6 +425,8 @@ def parse_args(description: str) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="small sizes only (10,000 records; adult whole)")
     p.add_argument("--n", type=int, default=None, help="one size for every generated file")
     p.add_argument("--repeat", type=int, default=3, help="timing repeats (best is reported)")
+    p.add_argument("--fresh-sizes", default=None,
+                   help="sizes of freq_indivrisk_fresh (default 1000000,10000000; --quick 10000; --n N: N)")
     p.add_argument("--cases", default=",".join(CASES),
                    help="comma-separated subset of: " + ", ".join(CASES) + " (default: all)")
     args = p.parse_args()
@@ -301,24 +443,33 @@ def main() -> None:
     if args.n is not None:
         n_big = n_mid = args.n
     repeat = 1 if args.quick else args.repeat
+    n_corr = 10_000 if args.quick else 200_000
+    if args.n is not None:
+        n_corr = args.n
     rng = np.random.default_rng(20261123)
     selected = args.cases.split(",")
-    cases = [c for c in CASES if c in selected and c != "modrisk"]
+    cases = [c for c in CASES if c in selected and c not in ("modrisk", "freq_indivrisk_fresh")]
     with tempfile.TemporaryDirectory() as tmp:
         wd = Path(tmp)
-        data = make_files(wd, n_big, n_mid, rng)
+        if "freq_indivrisk_fresh" in selected:
+            sizes = ([int(x) for x in args.fresh_sizes.split(",")] if args.fresh_sizes else
+                     [10_000] if args.quick else [args.n] if args.n else [1_000_000, 10_000_000])
+            for n_fresh in sizes:
+                emit(**fresh_case(wd, n_fresh))
+        if not cases and "modrisk" not in selected:
+            return
+        data = make_files(wd, n_big, n_mid, rng, n_corr)
         if "adult" not in data and "localsupp" in cases:
             cases.remove("localsupp")
             emit(case="localsupp", skipped=f"{SHARED_DATA / 'arx_adult.csv'} is absent (shared-only data)")
         R = run_r(wd, cases, repeat)
         dk, ds, dn = data["keys"], data["suda"], data["num"]
         X = dn[NUM_VARS].to_numpy(np.float64)
-        mdn = Microdata(dn, numeric_vars=NUM_VARS)
 
-        # frequencies + individual risk
+        # frequencies + individual risk (the keys encoded inside the clock)
         if "freq_indivrisk" in cases:
-            md = Microdata(dk, key_vars=FREQ_KEYS, weight="w")
-            sec, rep = warm_timed(lambda: measure_risk(md, k_values=(2, 3, 5)), repeat)
+            sec, rep = warm_timed(lambda: measure_risk(Microdata(dk, key_vars=FREQ_KEYS, weight="w"),
+                                                       k_values=(2, 3, 5)), repeat)
             q = {}
             if "seconds" in R["freq_indivrisk"]:
                 rf = pd.read_csv(wd / "r_freq.csv")
@@ -346,7 +497,7 @@ def main() -> None:
                     continue
                 mdp = Microdata(dk[vars_], key_vars=vars_)
                 step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
-                sec, res = warm_timed(lambda: step.apply(mdp, rng=1), repeat)
+                sec, res = warm_timed(lambda: step.apply(Microdata(dk[vars_], key_vars=vars_), rng=1), repeat)
                 mats = res.summary["matrices"]
                 changed = float(np.mean([(res.microdata.codes(v) != mdp.codes(v)).mean() for v in vars_]))
                 q = {"sdckit_min_diagonal": min(float(m["min_diagonal"]) for m in mats.values()),
@@ -359,7 +510,7 @@ def main() -> None:
         # MDAV
         if "mdav" in cases:
             step = Microaggregation(k=3, algorithm="mdav", block=max(4, len(dn)))
-            sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+            sec, res = warm_timed(lambda: step.apply(Microdata(dn, numeric_vars=NUM_VARS), rng=1), repeat)
             q = {"sdckit_sse": sse_std(X, res.microdata.frame[NUM_VARS].to_numpy(np.float64))}
             if "seconds" in R["mdav"]:
                 q["sdcmicro_sse"] = sse_std(X, pd.read_csv(wd / "r_mdav.csv")[NUM_VARS].to_numpy(np.float64))
@@ -368,7 +519,7 @@ def main() -> None:
         # rank swapping
         if "rankswap" in cases:
             step = RankSwap(p=5.0, top_percent=0.0, bottom_percent=0.0)
-            sec, res = warm_timed(lambda: step.apply(mdn, rng=1), repeat)
+            sec, res = warm_timed(lambda: step.apply(Microdata(dn, numeric_vars=NUM_VARS), rng=1), repeat)
             Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
             q = {"sdckit_max_rank_move": max_rank_move(X, Y), "sdckit_sse": sse_std(X, Y)}
             if "seconds" in R["rankswap"]:
@@ -378,13 +529,28 @@ def main() -> None:
 
         # additive noise
         if "addnoise" in cases:
-            mdi = Microdata(dk[["income"]], numeric_vars=["income"])
+            inc = dk[["income"]]
             step = Noise(level=0.09, kind="additive")
-            sec, res = warm_timed(lambda: step.apply(mdi, rng=1), repeat)
+            sec, res = warm_timed(lambda: step.apply(Microdata(inc, numeric_vars=["income"]), rng=1), repeat)
             q = {"sdckit_variance_ratio": float(res.microdata.frame["income"].var() / dk["income"].var())}
             if "variance_ratio" in R["addnoise"]:
                 q["sdcmicro_variance_ratio"] = R["addnoise"]["variance_ratio"]
             line("addnoise", len(dk), sec, R["addnoise"], level=0.09, **q)
+
+        # correlated noise
+        if "addnoise_correlated" in cases:
+            dc = data["corr"]
+            step = Noise(level=0.09, kind="correlated")
+            sec, res = warm_timed(lambda: step.apply(Microdata(dc, numeric_vars=CORR_VARS), rng=1), repeat)
+            Xc, Yc = dc[CORR_VARS].to_numpy(np.float64), res.microdata.frame[CORR_VARS].to_numpy(np.float64)
+            q = {"sdckit_variance_ratio": float(np.mean(Yc.var(axis=0, ddof=1) / Xc.var(axis=0, ddof=1))),
+                 "sdckit_max_correlation_change": float(np.abs(np.corrcoef(Yc, rowvar=False)
+                                                               - np.corrcoef(Xc, rowvar=False)).max())}
+            r = R["addnoise_correlated"]
+            if "variance_ratio" in r:
+                q.update(sdcmicro_variance_ratio=r["variance_ratio"],
+                         sdcmicro_max_correlation_change=r["max_correlation_change"])
+            line("addnoise_correlated", len(dc), sec, r, level=0.09, variables=len(CORR_VARS), **q)
 
         # local suppression on adult
         if "localsupp" in cases:
@@ -392,7 +558,7 @@ def main() -> None:
                 adult = data["adult"]
                 mda = Microdata(adult, key_vars=ADULT_KEYS)
                 step = LocalSuppression(k=5)
-                sec, res = warm_timed(lambda: step.apply(mda, rng=1), repeat)
+                sec, res = warm_timed(lambda: step.apply(Microdata(adult, key_vars=ADULT_KEYS), rng=1), repeat)
                 q = {"sdckit_suppressions": res.summary["suppressions"]}
                 r = R["localsupp"]
                 if "suppressions" in r:
@@ -411,9 +577,9 @@ def main() -> None:
 
         # global recoding (intervals (a, b])
         if "globalrecode" in cases:
-            mdr = Microdata(dk[["age"]])
+            age = dk[["age"]]
             step = Recode(variable="age", breaks=RECODE_BREAKS, labels=RECODE_LABELS, closed="right")
-            sec, res = warm_timed(lambda: step.apply(mdr, rng=1), repeat)
+            sec, res = warm_timed(lambda: step.apply(Microdata(age), rng=1), repeat)
             q = {}
             if "seconds" in R["globalrecode"]:
                 rr = pd.read_csv(wd / "r_recode.csv", dtype=str)["age"].to_numpy()
@@ -423,9 +589,9 @@ def main() -> None:
         # top coding
         if "topbotcoding" in cases:
             top = data["top"]
-            mdt = Microdata(dk[["income"]], numeric_vars=["income"])
+            inc = dk[["income"]]
             step = Recode(variable="income", top=top, top_value=top)
-            sec, res = warm_timed(lambda: step.apply(mdt, rng=1), repeat)
+            sec, res = warm_timed(lambda: step.apply(Microdata(inc, numeric_vars=["income"]), rng=1), repeat)
             q = {"n_coded": int((dk["income"] > top).sum())}
             if "seconds" in R["topbotcoding"]:
                 rt = pd.read_csv(wd / "r_topbot.csv")["income"].to_numpy(np.float64)
@@ -454,4 +620,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if len(sys.argv) == 4 and sys.argv[1] == "--fresh-sdckit":
+        fresh_sdckit(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(main())

@@ -163,3 +163,77 @@ def test_a_missing_required_parameter_is_named_at_its_key_path(name):
             settings = {k: v for k, v in _settings(name).items() if k != p.name}
             with pytest.raises(SpecError, match=rf"^steps\[0\]\.{p.name}: step '{name}' needs this parameter"):
                 build_step(name, settings, where="steps[0]")
+
+
+# ------------------------------------------------------------------ gate checks
+# every registered gate threshold, the same way: a declared frozen typed object whose every
+# broken rule uses the one template (restated at the spec's key path), and whose check runs on
+# data holding the roles it declares
+
+from sdckit.registry import GateOutcome, build_gate_check, gate_check_class, known_gate_checks  # noqa: E402
+
+#: settings a gate check needs beyond its threshold (files the attack checks read)
+GATE_REQUIRED = {name: {"control_file": "control.csv"}
+                 for name in ("max_singling_out", "max_linkability", "max_inference", "max_mia_auc")}
+GATES = [n for n in known_gate_checks() if gate_check_class(n).__module__.startswith("sdckit.")]
+
+
+def _valid(p):
+    """A value that obeys a declared rule."""
+    if p.kind == "int":
+        return int(math.ceil(p.low)) if p.low is not None else 1
+    if p.kind == "float":
+        lo = p.low if p.low is not None else 0.0
+        hi = p.high if p.high is not None else lo + 2.0
+        return (lo + hi) / 2
+    if p.kind == "columns":
+        return ()
+    return p.default
+
+
+def _gate_settings(name: str) -> dict:
+    cls = gate_check_class(name)
+    first = step_params(cls)[0]
+    return {first.name: _valid(first), **GATE_REQUIRED.get(name, {})}
+
+
+@pytest.mark.parametrize("name", GATES)
+def test_gate_declaration(name):
+    cls = gate_check_class(name)
+    assert is_declared(cls) and cls.__dataclass_params__.frozen, name
+    assert step_params(cls)[0].label, f"{cls.__name__}: declare the threshold's label"
+    for p in step_params(cls):
+        assert p.help, f"{cls.__name__}.{p.name}: declare its help"
+        if not p.required:
+            check_value(cls.__name__, p, p.default)
+    check = cls(**_gate_settings(name))
+    assert build_gate_check(name, check.to_value()) == check  # the spec form round-trips
+
+
+@pytest.mark.parametrize("name", GATES)
+def test_every_broken_gate_rule_uses_the_one_message_template(name):
+    cls = gate_check_class(name)
+    tried = 0
+    for p in step_params(cls):
+        for value in _bad_values(p) + ([None] if p.required else []):
+            settings = {**_gate_settings(name), p.name: value}
+            with pytest.raises(ParameterError) as exc:
+                cls(**settings)
+            assert re.match(rf"^The {re.escape(repr(p.name))} parameter of {cls.__name__} must be .+\. Got .+\.$",
+                            str(exc.value), re.S), str(exc.value)
+            with pytest.raises(SpecError, match=rf"^gate\.{name}\.{p.name}: must be "):
+                build_gate_check(name, settings, where="gate")
+            tried += 1
+    assert tried >= 1
+
+
+@pytest.mark.parametrize("name", [n for n in GATES if n not in GATE_REQUIRED])
+def test_gate_check_runs_on_data_with_its_roles(name, microdata):
+    frame = microdata.frame.head(500).assign(weight=40.0)
+    md = Microdata(frame, key_vars=["region", "sex", "age"], numeric_vars=["income", "hours"],
+                   weight="weight", sensitive=["health"])
+    check = build_gate_check(name, _gate_settings(name)[step_params(gate_check_class(name))[0].name])
+    out = check.check(md, md, ())
+    assert isinstance(out, GateOutcome) and out.name == name and isinstance(out.passed, bool)
+    assert out.detail and "\n" not in out.detail
+    json.dumps(out.to_dict(), allow_nan=False)

@@ -1,5 +1,6 @@
 """Generate ``docs/release_spec.md`` and the step listings of the command line from the
-step declarations (:mod:`sdckit.params`) and the gate registry (:mod:`sdckit.registry`).
+step and gate check declarations (:mod:`sdckit.params`, :mod:`sdckit.registry`,
+:mod:`sdckit.gate`).
 
 The prose about the spec's sections is a template here; every step's parameter table and the
 list of gate thresholds are read from the code, so the documentation cannot drift from what
@@ -16,8 +17,9 @@ import json
 import sys
 from typing import Any
 
+from .gate import NoThreshold
 from .params import REQUIRED, Param, schema, step_params
-from .registry import gate_check, known_gate_checks, known_steps, step_class
+from .registry import gate_check_class, known_gate_checks, known_steps, step_class
 
 _HEADER = """\
 # The release spec
@@ -35,7 +37,7 @@ Paths are relative to the spec file. Every error names its key path and the rule
 | `[roles]` | `key_vars`, `numeric_vars`, `sensitive`, `strata` (lists), `weight`, `household` (one column each) | a column holds one role at most |
 | `[run]` | `seed` (int >= 0) | root of the run's randomness; each step gets its own child stream (`SeedSequence.spawn`). **A seed is a secret**: it is written to the internal report only. Without it, fresh OS entropy is drawn and recorded there |
 | `[[steps]]` | `method` plus the method's parameters (below) | applied in order; parameters of kind `path` (and any ending in `_file`) are relative to the spec |
-| `[gate]` | thresholds (below), e.g. `k_anonymity = 3` | a release that fails any threshold is not written; the command says which threshold failed and by how much (exit code 3) |
+| `[gate]` | thresholds (below), e.g. `k_anonymity = 3`; at least one risk threshold, or `none = "why"` | a release that fails any threshold is not written; the command says which threshold failed and by how much (exit code 3). A spec without a risk threshold and without `none` is refused before anything runs |
 | `[output]` | `directory` (default `release`), `data` (file name; its suffix sets the format: .csv, .parquet, .sav, .dta), `report` (default `report.html`), `internal_report` (default `internal_report.html`, plus a `.json` twin), `internal_directory` (default: the public folder's name + `-internal`, beside it; never inside it), `overwrite` (replace an earlier release), `keep_order` (`true` keeps the input's row order; default: the released rows are shuffled and the permutation is kept in the internal files only) | written atomically; writing over the input is refused |
 | `[report]` | `organisation`, `dataset`, `release` (title page), `page_size` (`A4` or `Letter`), `analyses` (tables `{kind = "linear" \\| "logistic" \\| "pca", ...}`) | the report's title page and extra analyses |
 """
@@ -56,8 +58,21 @@ is a table with its own `method`.
 _GATES_INTRO = """\
 ## Gate thresholds
 
-`[gate]` keys (`sdckit.registry.known_gate_checks()`); each is checked on the released data
-before anything is written:
+`[gate]` keys (`sdckit.registry.known_gate_checks()`); each is a typed check
+(`sdckit.gate`: `[gate] k_anonymity = 3` builds `KAnonymity(k=3)`, in Python
+`gate={"k_anonymity": 3}` or `gate=[KAnonymity(k=3)]`), validated when the spec is read and
+checked on the released data before anything is written. The value is the check's threshold
+(its first parameter below); the table form sets its parameters by name
+(`k_anonymity = { k = 3 }`).
+
+**A release needs at least one risk threshold**: every check below counts except
+`allow_identifiers` (it runs on every release and stops direct identifiers, but says nothing
+of the risk of the key variables) and `min_diagonal` (a smallest keep probability of PRAM
+bounds how much is changed: a promise of utility, not a limit on risk). To release without
+one, say why: `none = "public teaching file, synthetic values only"` (in Python
+`NoThreshold("...")` or `{"none": "..."}`); the verdict of the report, the certificate and the
+workbench is then "NOT CHECKED: <why>", never "Passed". `none` together with a risk threshold
+is refused.
 """
 
 _FOOTER = """\
@@ -154,9 +169,21 @@ def render_release_spec_doc() -> str:
     for name in steps:
         sch = schema(step_class(name))
         overview.append(f"| [`{name}`](#{name}) | {_cell(sch['summary'])} | {', '.join(sch['engines'])} |")
-    gates = ["| threshold | the release passes when |", "|---|---|"]
+    gates = ["| threshold | risk threshold | value | unit | symbol | the release passes when | engines |",
+             "|---|---|---|---|---|---|---|"]
     for name in known_gate_checks():
-        gates.append(f"| `{name}` | {_cell(gate_check(name).description)} |")
+        cls = gate_check_class(name)
+        params = step_params(cls)
+        p = params[0]
+        value = f"{_cell(p.display_label)}: {_cell(_rule(p))}"
+        if len(params) > 1:
+            value += "; also " + ", ".join(f"`{q.name}`" for q in params[1:])
+        gates.append(f"| `{name}` | {'yes' if cls.counts_as_risk else 'no'} | {value} | {_cell(p.unit or '')} | "
+                     f"{_cell(p.symbol or '')} | {_cell(cls.description)} | {', '.join(cls.engines)} |")
+    reason = step_params(NoThreshold)[0]
+    gates.append(f"| `none` | — | {_cell(reason.display_label)}: {_cell(_rule(reason))} (non-empty) | | | "
+                 "no risk threshold, on purpose: the release is written with the verdict "
+                 "\"NOT CHECKED: <why>\" | memory, dask |")
     parts = [_HEADER, _STEPS_INTRO, "\n".join(overview) + "\n"]
     parts += [_step_section(name) for name in steps]
     parts += [_GATES_INTRO, "\n".join(gates) + "\n", _FOOTER]
@@ -178,7 +205,8 @@ def steps_help_text(*, markup: bool = False) -> str:
             star = "*" if p.advanced else ""
             out.append(f"  {star}{p.name} = {format_value(p.default)}: {_rule(p)}; {p.help}")
         out.append("")
-    out.append("Gate thresholds of [gate]: " + ", ".join(known_gate_checks()) + ".")
+    out.append("Gate thresholds of [gate]: " + ", ".join(known_gate_checks()) + "; at least one "
+               "risk threshold (all but allow_identifiers and min_diagonal), or none = \"why\".")
     text = "\n".join(out)
     if markup:
         from rich.markup import escape
@@ -190,7 +218,19 @@ def steps_document() -> dict:
     """Every step's schema and every gate threshold, as one JSON-ready document (the
     workbench's forms read it)."""
     return {"steps": [schema(step_class(n)) for n in known_steps()],
-            "gates": [{"name": n, "description": gate_check(n).description} for n in known_gate_checks()]}
+            "gates": [gate_schema(n) for n in known_gate_checks()],
+            "gate_none": {"name": "none", "description": NoThreshold.__doc__.strip().splitlines()[0],
+                          "params": [p.to_dict() for p in step_params(NoThreshold)]}}
+
+
+def gate_schema(name: str) -> dict:
+    """JSON-ready declaration of a gate check: name, class, what it checks, whether it is a
+    risk threshold, the roles it needs, its engines and its parameters (the first is the
+    threshold)."""
+    cls = gate_check_class(name)
+    return {"name": name, "class": cls.__name__, "description": cls.description,
+            "risk": cls.counts_as_risk, "requires_roles": list(cls.requires_roles),
+            "engines": list(cls.engines), "params": [p.to_dict() for p in step_params(cls)]}
 
 
 def main() -> int:

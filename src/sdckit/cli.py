@@ -19,7 +19,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import __version__
 from .cli_steps import StepsEpilogCommand, steps_command
 from .errors import SDCError
 
@@ -37,6 +36,8 @@ def _emit(obj: dict) -> None:
 
 def _version(value: bool) -> None:
     if value:
+        from . import __version__
+
         typer.echo(f"sdckit {__version__}")
         raise typer.Exit(0)
 
@@ -62,6 +63,7 @@ def risk(
     suda_max_size: Annotated[Optional[int], typer.Option("--suda-max-size", help="Largest MSU size searched.")] = None,
     missing_alpha: Annotated[float, typer.Option("--missing-alpha", help="Weight of missing-value matches (sdcMicro's alpha).")] = 1.0,
     na_values: Annotated[Optional[str], typer.Option("--na-values", help="Codes meaning missing, comma-separated (e.g. -9).")] = None,
+    delimiter: Annotated[Optional[str], typer.Option("--delimiter", help="Field delimiter of a CSV file: one character, e.g. ';', or 'tab' (default ',').")] = None,
     uniqueness: Annotated[Optional[int], typer.Option("--uniqueness", help="Tabulate uniqueness by combination of up to M key variables.")] = None,
     risk_method: Annotated[str, typer.Option("--risk-method", help="Individual risk for f_k >= 3: approx or exact.")] = "approx",
     max_global_risk: Annotated[float, typer.Option("--max-global-risk", help="Target global risk for the individual-risk threshold.")] = 0.01,
@@ -87,7 +89,7 @@ def risk(
                       suda_max_size=suda_max_size, max_global_risk=max_global_risk, attacker=attacker)
     na = [_parse_scalar(v) for v in _split(na_values)] or None
     md = read_microdata(file, na_values=na, key_vars=key_list, weight=weight, household=household,
-                        sensitive=_split(sensitive))
+                        sensitive=_split(sensitive), delimiter=delimiter)
     kwargs = {}
     if suda:
         kwargs["suda"] = True
@@ -216,6 +218,7 @@ def protect(
     workers: Annotated[Optional[int], typer.Option("--workers", help="Workers of the local Dask cluster (default: the cores).")] = None,
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier release in the output folders (kept until the new one is switched in).")] = False,
+    key: Annotated[Optional[Path], typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates (default: [output] signing_key).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a release spec: read, mask, check the gate, write data and reports."""
@@ -230,6 +233,10 @@ def protect(
             from .errors import InputError
             raise InputError("--engine dask needs Dask: pip install 'sdckit[dask]' "
                              "(or .venv/bin/pip install 'dask[distributed]').") from None
+        if key is not None:
+            from .errors import InputError
+            raise InputError("--key with --engine dask: set signing_key = \"...\" in the spec's [output] "
+                             "table instead (the Dask engine signs with that key).")
         from .engine import protect_with_dask
         drun = protect_with_dask(spec, scheduler=scheduler, n_workers=workers,
                                  memory_limit=memory_limit, progress=not as_json,
@@ -241,7 +248,7 @@ def protect(
         return
     from .release import protect as run_protect
 
-    run, paths = run_protect(spec, overwrite=overwrite or None)
+    run, paths = run_protect(spec, overwrite=overwrite or None, signing_key=key)
     if as_json:
         _emit(_run_summary(run, paths))
     else:
@@ -432,10 +439,11 @@ def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
 @app.command()
 def demo(
     output: Annotated[Path, typer.Option("--output", help="Folder to write.")] = Path("sdckit-demo"),
+    key: Annotated[Optional[Path], typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the bundled release on the bundled census sample and write sdckit-demo/."""
-    from .release import Release
+    from .release import Release, release_folders, signing_key_for
     from .spec import spec_from_dict
 
     from .explore.run import run_explore_spec
@@ -444,6 +452,7 @@ def demo(
 
     raw, data_dir = demo_spec_dict(output)
     spec = spec_from_dict(raw, base_dir=data_dir, source="sdckit demo (bundled demo_release.toml)")
+    signing_key = signing_key_for(spec.output, key, *release_folders(spec.output))  # checked before any work
     run = Release.from_spec(spec).run()
     # the sweep behind the release: three methods on an R-U map
     xraw = tomllib.loads(data_dir.joinpath("demo_explore.toml").read_text("utf-8"))
@@ -465,7 +474,7 @@ def demo(
                                          chosen=None if p is None else (p.utility, p.risk), chosen_text=best)
     try:
         paths = run.write(spec.output, extra_sections=[("R-U confidentiality map", map_html)], overwrite=True,
-                          internal_trees={"explore": sweep_dir / "explore"})
+                          internal_trees={"explore": sweep_dir / "explore"}, signing_key=signing_key)
     finally:
         import shutil
 
@@ -497,15 +506,117 @@ def _verify_command():
     return verify_command
 
 
-app.command("verify", help="Check a release folder against its certificate.json: hashes, gate thresholds, "
+app.command("verify", help="Check a release folder against its certificate.json: the steward's signature "
+            "(--key), hashes, no unlisted file, the internal folder's run, gate thresholds, "
             "published matrices (no original data needed).")(_verify_command())
 
 from .lattice.cli import anonymise_command  # noqa: E402
 
+
+@app.command()
+def keygen(
+    name: Annotated[str, typer.Argument(help="The key pair's name: writes NAME.key (private) and NAME.pub (public).")] = "steward",
+    directory: Annotated[Path, typer.Option("--dir", help="Folder to write the two files into (never a release folder).")] = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Write the steward's Ed25519 key pair that signs release certificates: NAME.key (private,
+    mode 0600; encrypted with the passphrase in SDCKIT_KEY_PASSPHRASE when it is set) and
+    NAME.pub (give it to whoever verifies: sdckit verify DIR --key NAME.pub)."""
+    from .report.signing import PASSPHRASE_ENV, fingerprint, generate_keypair, load_public_key
+
+    private, public = generate_keypair(directory, name)
+    fp = fingerprint(load_public_key(public))
+    encrypted = bool(os.environ.get(PASSPHRASE_ENV))
+    if as_json:
+        _emit({"private_key": str(private), "public_key": str(public), "fingerprint": fp,
+               "passphrase_protected": encrypted})
+    else:
+        typer.echo(f"private key: {private} (keep it secret and outside every release folder"
+                   + ("; protected by the passphrase in " + PASSPHRASE_ENV if encrypted else "") + ")")
+        typer.echo(f"public key:  {public} (give it to whoever verifies: sdckit verify DIR --key {public.name})")
+        typer.echo(f"fingerprint: {fp}")
+
 app.command("anonymise")(anonymise_command)
+app.command("attack")(__import__("sdckit.attacks.cli", fromlist=["attack_command"]).attack_command)
+
+@app.command("warm", hidden=True)
+def warm(as_json: JsonOpt = False) -> None:
+    """Compile the numba kernels of risk (with SUDA2), anonymise and table count into numba's
+    on-disk cache, on the bundled census sample and small margins. The Makefile runs it once after
+    installing, so that a user's first command loads the kernels instead of compiling them."""
+    import shutil
+    import tempfile
+
+    data = Path(str(resources.files("sdckit").joinpath("data", "uk_census2011_teaching_10k.csv")))
+    keys = ["Region", "Sex", "Age", "Marital Status"]
+
+    def risk_kernels() -> None:
+        from .io.files import read_microdata
+        from .risk.report import measure_risk
+
+        measure_risk(read_microdata(data, key_vars=keys), suda=True)
+
+    def anonymise_kernels() -> None:  # the command's own path: a CSV and a folder of hierarchies
+        import csv
+        import random
+
+        from .lattice.cli import run_anonymise
+
+        qis = keys + ["Student", "Country of Birth", "Health", "Ethnic Group"]  # 8, as on adult
+        with open(data, newline="", encoding="utf-8") as f:
+            columns = list(zip(*[[r[c] for c in qis] for r in csv.DictReader(f)]))
+        # 30,000 rows with each column shuffled on its own: the search's large-table paths run too
+        shuffled, draw = [list(col) * 3 for col in columns], random.Random(0)
+        for col in shuffled:
+            draw.shuffle(col)
+        rows = [list(r) for r in zip(*shuffled)]
+        folder = Path(tempfile.mkdtemp(prefix="sdckit-warm-"))
+        try:
+            with open(folder / "data.csv", "w", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerows([qis, *rows])
+            for i, qi in enumerate(qis):  # three levels: value, pairs of values, *
+                levels = [[v, f"g{r // 2}", "*"] for r, v in enumerate(sorted({row[i] for row in rows}))]
+                (folder / f"h_{qi}.csv").write_text("".join(";".join(x) + "\n" for x in levels), "utf-8")
+            for k, suppression in ((5, 0.01), (2, 0.0)):
+                run_anonymise(folder / "data.csv", folder, qis, k=k, suppression=suppression,
+                              metric="discernibility")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def count_kernels() -> None:
+        from .tables.exact_cli import count_command
+
+        for rows, cols in (([108, 286, 71, 127], [220, 215, 93, 64]), ([5, 3, 2], [4, 4, 2]),
+                           ([9, 8, 7, 6, 5], [7, 7, 7, 7, 7]), ([6, 6], [4, 4, 4])):
+            count_command(rows, cols)
+        count_command([20, 55, 25, 35], [50, 35, 30, 20], estimate=True, n_samples=200, seed=1)
+
+    done = {}
+    for name, fn in (("risk", risk_kernels), ("anonymise", anonymise_kernels), ("table count", count_kernels)):
+        t0 = time.process_time()
+        fn()
+        done[name] = round(time.process_time() - t0, 2)
+    if as_json:
+        _emit({"warmed": done})
+    else:
+        typer.echo("numba kernels compiled or loaded from the cache (CPU seconds): "
+                   + ", ".join(f"{k} {v}" for k, v in done.items()))
+
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"warning: {message}\n")
+
+
+def _root_help() -> int:
+    """``sdckit --help``: the commands and their one-line help, as plain text.
+
+    The same text typer prints without rich: the root help does not load rich's renderer and
+    its markdown parser (a verb's ``--help`` still uses them).
+    """
+    group = typer.main.get_command(app)
+    group.rich_markup_mode = None  # this command object only; `app` is not changed
+    typer.echo(group.get_help(typer.Context(group, info_name="sdckit")))  # no parsing, no coercion
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -519,6 +630,13 @@ def main(argv: list[str] | None = None) -> int:
     debug = bool(os.environ.get("SDCKIT_DEBUG"))
     args = list(sys.argv[1:] if argv is None else argv)
     json_mode = "--json" in args
+    if args == ["--version"]:  # answered before the commands are built (fast from the first call)
+        from . import __version__
+
+        typer.echo(f"sdckit {__version__}")
+        return 0
+    if args == ["--help"]:
+        return _root_help()
 
     def fail(message: str, code: int) -> int:
         message = " ".join(str(message).split())  # one line, whatever the source said

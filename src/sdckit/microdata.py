@@ -53,11 +53,59 @@ def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: Widest range of integer values encoded by counting (a table of this many int32 entries);
+#: wider ranges (identifiers, amounts) go through pandas' hash table.
+_COUNT_SPAN = 1 << 24
+
+#: pandas >= 3 copies on write: a shallow copy of the caller's frame is then as safe as a deep
+#: one (a later change to either frame copies the changed block first) and costs nothing.
+_COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _encode_integers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes and sorted distinct values of an integer array by counting, with no hash table
+    and no sort: the range [lo, hi] is counted once (``bincount``) and a code is the rank of
+    the value among the values present. None when the range is too wide for a count table.
+    The same result as ``pd.factorize(values, sort=True)``, at the cost of a bincount."""
+    n = values.shape[0]
+    if n == 0 or values.dtype == np.uint64:
+        return None
+    lo, hi = int(values.min()), int(values.max())
+    span = hi - lo + 1
+    if span > _COUNT_SPAN or span > 4 * n + 1024:
+        return None
+    if values.dtype == np.intp and lo >= 0 and hi < 2 * span + 1024:
+        counts = np.bincount(values, minlength=hi + 1)[lo:]      # the values index the table
+        index, base = values, 0
+    else:
+        index, base = np.subtract(values, lo, dtype=np.intp), lo  # one pass, no overflow
+        counts = np.bincount(index, minlength=span)
+    codes = np.empty(n, dtype=np.int32)
+    if counts.all():                                              # every value of the range occurs
+        np.subtract(index, lo - base, out=codes, dtype=np.int64, casting="unsafe")
+        return codes, np.arange(lo, hi + 1).astype(values.dtype, copy=False)
+    present = counts > 0
+    rank = np.cumsum(present, dtype=np.int32) - 1                 # code of each value present
+    table = np.empty(span + (lo - base), dtype=np.int32)
+    table[lo - base:] = rank
+    np.take(table, index, out=codes)
+    return codes, (np.flatnonzero(present) + lo).astype(values.dtype, copy=False)
+
+
 def _encode(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes (int32, -1 = missing) and the category list of one column."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
+    """Integer codes (int32, -1 = missing) and the category list of one column.
+
+    A categorical column keeps its codes and categories (an Arrow dictionary column read from
+    Parquet arrives as one); integers are counted (:func:`_encode_integers`); anything else
+    goes through ``pd.factorize`` (sorted categories). No Python work per value."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
         cat = series.array
         return np.asarray(cat.codes, dtype=np.int32), pd.Index(cat.categories)
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        fast = _encode_integers(series.to_numpy())
+        if fast is not None:
+            return fast[0], pd.Index(fast[1])
     codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
     return codes.astype(np.int32, copy=False), pd.Index(uniques)
 
@@ -76,9 +124,10 @@ def _decode_arrow_strings(dtype: Any, cats: pd.Index, codes: np.ndarray):
         values = cats.to_numpy(dtype=object)
         if not all(isinstance(v, str) for v in values):
             return None
-        d = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
-                                           pa.array(values, type=pa.large_string()))
-        return dtype.__from_arrow__(d.dictionary_decode())
+        codes = np.asarray(codes)
+        # the labels taken by the codes (a null where the code is -1; no mask without one)
+        indices = pa.array(codes, mask=codes < 0) if codes.size and codes.min() < 0 else pa.array(codes)
+        return dtype.__from_arrow__(pa.array(values, type=pa.large_string()).take(indices))
     except (TypeError, ValueError, pa.ArrowException):
         return None
 
@@ -89,7 +138,9 @@ class Microdata:
     Parameters
     ----------
     data : pandas.DataFrame
-        The records. It is copied: later changes to the caller's frame do not reach it.
+        The records. It is copied: later changes to the caller's frame do not reach it (with
+        pandas' copy-on-write the copy is shallow, and a block is copied only when either
+        frame changes it).
     key_vars : list of str
         Categorical quasi-identifiers (encoded once to integer codes).
     numeric_vars : list of str
@@ -138,7 +189,7 @@ class Microdata:
             "sensitive": _as_tuple(sensitive),
         }
         self._check_roles(data, roles, where)
-        frame = data.copy(deep=True) if _copy else data
+        frame = data.copy(deep=not _COPY_ON_WRITE) if _copy else data
         object.__setattr__(self, "_data", frame)
         object.__setattr__(self, "_roles", roles)
         object.__setattr__(self, "_meta", meta)

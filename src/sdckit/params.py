@@ -47,6 +47,15 @@ from .errors import ParameterError
 KINDS = ("int", "float", "bool", "str", "choice", "column", "columns", "int_list", "float_list",
          "str_list", "mapping", "path", "any")
 
+#: roles a ``column``/``columns`` parameter may require of the columns it names: the role
+#: name, the Microdata attribute that holds it, and the words of the refusal
+ROLES = {"key": ("key_vars", "a key variable", "add it to [roles] key_vars"),
+         "numeric": ("numeric_vars", "a numeric variable", "add it to [roles] numeric_vars"),
+         "weight": ("weight", "the weight", "set [roles] weight to it"),
+         "household": ("household", "the household column", "set [roles] household to it"),
+         "strata": ("strata", "a strata column", "add it to [roles] strata"),
+         "sensitive": ("sensitive", "a sensitive variable", "add it to [roles] sensitive")}
+
 _KEY = "sdckit_param"
 
 
@@ -92,6 +101,13 @@ class Param:
         Hidden behind "more options" in forms.
     allow_empty : bool, optional
         ``columns`` only: an empty list is accepted (default: when the default is empty).
+    label : str, optional
+        A human name for forms, reports and the generated docs ("k-anonymity", "smallest
+        keep probability"); :attr:`display_label` falls back to the name in words.
+    role : str, optional
+        ``column``/``columns`` only: the role every named column must hold in the data
+        (one of :data:`ROLES`: ``"key"``, ``"numeric"``, ``"weight"``, ``"household"``,
+        ``"strata"``, ``"sensitive"``); :func:`check_columns` checks it before a release runs.
     """
 
     name: str
@@ -109,6 +125,13 @@ class Param:
     grid: tuple | None = None
     advanced: bool = False
     allow_empty: bool | None = None
+    label: str | None = None
+    role: str | None = None
+
+    @property
+    def display_label(self) -> str:
+        """The declared label, else the parameter's name in words."""
+        return self.label or self.name.replace("_", " ")
 
     def empty_allowed(self) -> bool:
         """``columns`` only: whether an empty list is accepted (declared, or an empty default)."""
@@ -169,10 +192,11 @@ class Param:
 
     def to_dict(self) -> dict:
         """JSON-ready declaration (for the workbench's forms and the docs)."""
-        d = {"name": self.name, "kind": self.kind, "required": self.required,
+        d = {"name": self.name, "label": self.display_label, "kind": self.kind,
+             "required": self.required,
              "default": None if self.required else _jsonable(self.default), "help": self.help,
              "rule": self.rule(), "nullable": self.nullable, "advanced": self.advanced}
-        for key in ("low", "high", "unit", "symbol"):
+        for key in ("low", "high", "unit", "symbol", "role"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
         if self.kind == "float" and self.low is not None:
@@ -200,8 +224,9 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
           high: float | None = None, low_open: bool = False, high_open: bool = False,
           choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, unit: str | None = None, symbol: str | None = None,
           nullable: bool = False, grid: Sequence | None = None, advanced: bool = False,
-          allow_empty: bool | None = None) -> Any:
-    """Declare a step parameter: a dataclass field carrying its :class:`Param`.
+          allow_empty: bool | None = None, label: str | None = None,
+          role: str | None = None) -> Any:
+    """Declare a step (or gate check) parameter: a dataclass field carrying its :class:`Param`.
 
     List and dict defaults are copied per instance (``default_factory``); a required
     parameter (no default) must come before the defaulted ones, as dataclasses demand.
@@ -210,12 +235,15 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
         raise ValueError(f"param kind {kind!r} is not one of {KINDS}")
     if kind == "choice" and not choices:
         raise ValueError("a choice parameter needs choices")
+    if role is not None and (role not in ROLES or kind not in ("column", "columns")):
+        raise ValueError(f"param role {role!r}: a column or columns parameter may require one of "
+                         f"{tuple(ROLES)}")
     decl = dict(kind=kind, default=default, help=help, low=low, high=high, low_open=low_open,
                 high_open=high_open,
                 choices=choices if choices is None or callable(choices) else tuple(choices),
                 unit=unit, symbol=symbol, nullable=nullable,
                 grid=tuple(grid) if grid is not None else None, advanced=advanced,
-                allow_empty=allow_empty)
+                allow_empty=allow_empty, label=label, role=role)
     meta = {_KEY: decl}
     if default is REQUIRED:
         return dataclasses.field(metadata=meta)
@@ -357,3 +385,36 @@ def schema(cls: type) -> dict:
             "params": [p.to_dict() for p in step_params(cls)],
             "engines": list(getattr(cls, "engines", ("memory",))),
             "dask_note": getattr(cls, "dask_note", None)}
+
+
+def has_role(name: str, role: str, roles: Mapping[str, Any]) -> bool:
+    """Whether column ``name`` holds ``role`` (a key of :data:`ROLES`) in a roles mapping as
+    :attr:`sdckit.Microdata.roles` gives it (``{"key_vars": (...), "weight": "w", ...}``)."""
+    held = roles.get(ROLES[role][0])
+    return name == held if isinstance(held, str) else name in tuple(held or ())
+
+
+def check_columns(instance: Any, columns: Sequence[str], roles: Mapping[str, Any], *,
+                  where: str) -> None:
+    """Check every ``column``/``columns`` parameter of a step against the data it will read:
+    each named column exists and holds the role its declaration requires.
+
+    ``where`` starts the one-line message ("step 2 (pram).variables: `occupation` is not a
+    key variable; add it to [roles] key_vars"). Raises :class:`~sdckit.errors.InputError`.
+    """
+    from ._validation import close_names
+    from .errors import InputError
+
+    for p in step_params(type(instance)):
+        if p.kind not in ("column", "columns"):
+            continue
+        value = getattr(instance, p.name, None)
+        if value is None:
+            continue
+        for name in (value,) if isinstance(value, str) else tuple(value):
+            if name not in columns:
+                raise InputError(f"{where}.{p.name}: column `{name}` is not in the data; "
+                                 f"{close_names(name, columns)}")
+            if p.role is not None and not has_role(name, p.role, roles):
+                _, what, fix = ROLES[p.role]
+                raise InputError(f"{where}.{p.name}: `{name}` is not {what}; {fix}.")

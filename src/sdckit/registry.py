@@ -1,10 +1,11 @@
 """Registries of release-spec step types and gate checks.
 
 A step type is a frozen dataclass with ``apply(microdata, *, rng=None) -> StepResult``,
-registered with :func:`register_step`. A gate check is a function registered with
-:func:`register_gate_check`. Subpackages put their registrations in a module named
-``steps`` or ``steps_<topic>`` (``sdckit/pram/steps.py``, ``sdckit/masking/steps.py``, ...):
-:func:`discover` imports every such module, so a new method needs no edit outside its own package.
+registered with :func:`register_step`. A gate check is a frozen dataclass deriving from
+:class:`GateCheck` (``KAnonymity(k=3)``), registered with :func:`register_gate_check`.
+Subpackages put their registrations in a module named ``steps`` or ``steps_<topic>``
+(``sdckit/pram/steps.py``, ``sdckit/masking/steps.py``, ...): :func:`discover` imports every
+such module, so a new method needs no edit outside its own package.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ._validation import close_names
 from .errors import ParameterError, SpecError
-from .params import step_params
+from .params import ROLES, check_params, is_declared, step_params
 
 _STEPS: dict[str, type] = {}
-_GATES: dict[str, "GateCheck"] = {}
+_GATES: dict[str, type] = {}
 _discovered = False
 
 
@@ -59,33 +60,168 @@ class GateOutcome:
     passed: bool
     detail: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", bool(self.passed))  # a numpy bool reads as a bool
+
     def to_dict(self) -> dict:
         from .result import jsonable
         return jsonable({"name": self.name, "threshold": self.threshold, "value": self.value,
                          "passed": self.passed, "detail": self.detail})
 
 
-@dataclass(frozen=True)
 class GateCheck:
-    """A gate threshold type: ``check(original, released, results, threshold) -> GateOutcome``.
+    """Base of the gate check types: a frozen dataclass of declared thresholds.
 
-    ``validate(threshold)`` raises ParameterError for a bad threshold value.
+    A gate check is a typed object (ARX's ``KAnonymity(5)``): its thresholds are dataclass
+    fields declared with :func:`sdckit.params.param` (type, range, unit, label, symbol, help),
+    validated on construction with the one parameter-error template, and registered by name
+    with :func:`register_gate_check`. ``check(original, released, results)`` measures the
+    released data and returns a :class:`GateOutcome`.
+
+    The first declared parameter is the *threshold*: the spec's scalar form sets it
+    (``[gate] k_anonymity = 3`` builds ``KAnonymity(k=3)``); the table form sets any of them
+    (``k_anonymity = { k = 3 }``).
+
+    Class attributes set by :func:`register_gate_check`: ``gate_name``, ``counts_as_risk``
+    (whether it is a risk threshold; a release needs at least one), ``requires_roles`` (roles
+    the data must hold before any step runs), ``engines`` and ``description`` (the docstring's
+    first line).
+    """
+
+    gate_name: ClassVar[str] = ""
+    counts_as_risk: ClassVar[bool] = True
+    requires_roles: ClassVar[tuple[str, ...]] = ()
+    engines: ClassVar[tuple[str, ...]] = ("memory",)
+    description: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+    @property
+    def threshold(self) -> Any:
+        """The value of the first declared parameter (what the scalar spec form sets)."""
+        return getattr(self, step_params(type(self))[0].name)
+
+    def check(self, original: Any, released: Any, results: Any) -> GateOutcome:  # pragma: no cover
+        raise NotImplementedError
+
+    def plan_problem(self, steps: Any) -> str | None:
+        """Why this check cannot check anything in a release of these steps (e.g. a PRAM
+        threshold without a PRAM step), or None. A release refuses such a plan before any step
+        runs: nothing is certified that was not checked."""
+        return None
+
+    @classmethod
+    def from_value(cls, value: Any, *, where: str | None = None) -> "GateCheck":
+        """Build the check from its spec form: an instance, a table of its parameters, or the
+        threshold alone. Raises ParameterError (the one template) for a bad value and
+        SpecError for an unknown parameter of the table form (at ``where`` when given)."""
+        if isinstance(value, cls):
+            return value
+        params = step_params(cls)
+        if isinstance(value, Mapping) and params[0].kind != "mapping":
+            names = [p.name for p in params]
+            for key in value:
+                if key not in names:
+                    at = f"{where or 'gate.' + cls.gate_name}.{key}"
+                    raise SpecError(f"{at}: unknown parameter of the gate threshold {cls.gate_name!r}; "
+                                    f"the valid ones are {', '.join(names)} ({close_names(str(key), names)})")
+            return cls(**value)
+        if isinstance(value, GateCheck):
+            raise ParameterError(f"The {cls.gate_name!r} gate threshold must be a {cls.__name__} or "
+                                 f"its value. Got {type(value).__name__}.", param=params[0].name,
+                                 rule=params[0].rule(), value=value)
+        return cls(value)
+
+    def to_value(self) -> Any:
+        """The spec form: the threshold alone when every other parameter has its default,
+        else a table of the threshold and the parameters set otherwise (lists for tuples)."""
+        params = step_params(type(self))
+
+        def plain(v: Any) -> Any:
+            return [plain(x) for x in v] if isinstance(v, (tuple, list)) else v
+
+        changed = [p for p in params[1:] if p.required or getattr(self, p.name) != p.default]
+        if not changed:
+            return plain(self.threshold)
+        return {p.name: plain(getattr(self, p.name)) for p in [params[0], *changed]}
+
+    def describe(self) -> str:
+        """One line: the gate name, its threshold and what it checks."""
+        return f"{self.gate_name} = {self.to_value()!r}: {self.description}"
+
+
+def register_gate_check(name: str, *, risk: bool = True, requires: tuple[str, ...] = (),
+                        engines: tuple[str, ...] = ("memory",),
+                        description: str | None = None) -> Callable[[type], type]:
+    """Class decorator: make a gate check usable as ``[gate] <name> = ...``.
+
+    The class is a frozen dataclass deriving from :class:`GateCheck` whose parameters are
+    declared with :func:`sdckit.params.param` (the first is the threshold). ``risk`` says
+    whether it counts as a risk threshold (a release needs at least one, or a stated reason
+    for none); ``requires`` names roles the data must hold (``"sensitive"``, ``"numeric"``,
+    ``"weight"``: checked before any step runs); ``engines`` where it is checked ("memory",
+    "dask"); ``description`` the one line the docs and forms show (default: the docstring's
+    first line).
+    """
+
+    def deco(cls: type) -> type:
+        if not (dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+                and issubclass(cls, GateCheck)):
+            raise TypeError(f"gate check {name!r}: {cls.__name__} must be a frozen dataclass "
+                            "deriving from GateCheck")
+        if not step_params(cls) or not is_declared(cls):
+            raise TypeError(f"gate check {name!r}: declare every parameter of {cls.__name__} with param()")
+        if name in _GATES and _GATES[name] is not cls:
+            raise TypeError(f"gate check {name!r} registered twice ({_GATES[name].__name__}, {cls.__name__})")
+        for role in requires:
+            if role not in ROLES:
+                raise TypeError(f"gate check {name!r}: unknown role {role!r} (one of {tuple(ROLES)})")
+        doc = (cls.__doc__ or "").strip().splitlines()
+        cls.gate_name = name
+        cls.counts_as_risk = bool(risk)
+        cls.requires_roles = tuple(requires)
+        cls.engines = tuple(engines)
+        text = description
+        if text is None:  # the docstring's first line, as a phrase ("every record's ...")
+            text = doc[0].rstrip(".") if doc else name
+            if text[:2].istitle():
+                text = text[0].lower() + text[1:]
+        cls.description = text
+        _GATES[name] = cls
+        return cls
+
+    return deco
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    """A registered gate check seen by name (what :func:`gate_check` returns).
+
+    ``validate(value)`` builds the check from its spec value and returns the normalised
+    threshold; ``check(original, released, results, threshold)`` builds and runs it. Both go
+    through the check's own constructor.
     """
 
     name: str
-    check: Callable[..., GateOutcome]
-    validate: Callable[[Any], Any]
-    description: str
+    cls: type
 
+    @property
+    def description(self) -> str:
+        return self.cls.description
 
-def register_gate_check(name: str, validate: Callable[[Any], Any], description: str):
-    """Function decorator: register a gate threshold usable as ``[gate] <name> = ...``."""
+    @property
+    def counts_as_risk(self) -> bool:
+        return self.cls.counts_as_risk
 
-    def deco(fn: Callable[..., GateOutcome]):
-        _GATES[name] = GateCheck(name, fn, validate, description)
-        return fn
+    def build(self, value: Any) -> GateCheck:
+        return self.cls.from_value(value)
 
-    return deco
+    def validate(self, value: Any) -> Any:
+        return self.build(value).threshold
+
+    def check(self, original: Any, released: Any, results: Any, threshold: Any) -> GateOutcome:
+        return self.build(threshold).check(original, released, results)
 
 
 def discover() -> None:
@@ -122,12 +258,41 @@ def step_class(name: str, *, where: str = "method") -> type:
     return _STEPS[name]
 
 
-def gate_check(name: str, *, where: str = "gate") -> GateCheck:
+def gate_check_class(name: str, *, where: str = "gate") -> type:
+    """The registered gate check class called ``name``; an unknown name is a one-line
+    SpecError with the closest names."""
     discover()
-    if name not in _GATES:
-        raise SpecError(f"{where}.{name}: unknown gate threshold; the known ones are "
-                        f"{', '.join(sorted(_GATES))} ({close_names(name, _GATES)})")
+    if not isinstance(name, str) or name not in _GATES:
+        raise SpecError(f"{where}.{name}: unknown gate threshold ({close_names(str(name), _GATES)}); "
+                        f"the known ones are {', '.join(sorted(_GATES))}, or none = \"why\"")
     return _GATES[name]
+
+
+def gate_check(name: str, *, where: str = "gate") -> GateEntry:
+    """The registered gate check ``name`` (see :class:`GateEntry`)."""
+    return GateEntry(name, gate_check_class(name, where=where))
+
+
+def build_gate_check(name: str, value: Any, *, where: str | None = None) -> GateCheck:
+    """Gate check ``name`` built from its spec value (``3``, ``{k = 3}`` or an instance).
+
+    Without ``where`` a bad value raises the ParameterError of the check's constructor (the
+    one template: "The 'k' parameter of KAnonymity must be an int >= 2. Got -2."); with
+    ``where`` (a spec's key path, e.g. ``"gate"``) the error is restated there:
+    ``gate.k_anonymity: must be an int >= 2, got -2``.
+    """
+    cls = gate_check_class(name, where=where or "gate")
+    at = f"{where}.{name}" if where else None
+    try:
+        return cls.from_value(value, where=at)
+    except ParameterError as exc:
+        if at is None:
+            raise
+        key = at if not isinstance(value, Mapping) or exc.param is None else f"{at}.{exc.param}"
+        shown = value if not isinstance(value, Mapping) else exc.value
+        raise SpecError(f"{key}: must be {exc.rule}, got {shown!r}") from None
+    except TypeError as exc:  # a required parameter missing from the table form
+        raise SpecError(f"{at or 'gate.' + name}: {exc}") from None
 
 
 def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any:

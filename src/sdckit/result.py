@@ -10,10 +10,12 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._random import SeedRecord
-from .microdata import Microdata
+
+if TYPE_CHECKING:  # an annotation only: a table command need not import pandas
+    from .microdata import Microdata
 
 
 @dataclass(frozen=True)

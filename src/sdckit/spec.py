@@ -5,6 +5,7 @@ Example::
     [input]
     path = "persons.csv"          # relative to the spec file
     na_values = [-9]              # optional: codes that mean "missing"
+    delimiter = ";"               # optional: a CSV file's delimiter (default ",")
 
     [roles]
     key_vars = ["region", "sex", "age"]
@@ -19,7 +20,7 @@ Example::
     mapping = { "0-15" = [1], "16-64" = [2, 3, 4, 5, 6], "65+" = [7, 8] }
 
     [gate]
-    k_anonymity = 3
+    k_anonymity = 3               # at least one risk threshold, or none = "why"
 
     [output]
     directory = "release"
@@ -46,15 +47,16 @@ from typing import Any
 
 from ._validation import close_names
 from .errors import ParameterError, SpecError
-from .registry import build_step, gate_check
+from .gate import Gate, as_gate
+from .registry import build_step
 
 _TOP = {"input", "roles", "run", "steps", "gate", "output", "report"}
 _REPORT = {"organisation", "dataset", "release", "analyses", "page_size"}
-_INPUT = {"path", "format", "na_values"}
+_INPUT = {"path", "format", "na_values", "delimiter"}
 _ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive"}
 _RUN = {"seed"}
 _OUTPUT = {"directory", "data", "report", "internal_report", "internal_directory", "overwrite",
-           "keep_order"}
+           "keep_order", "csv_formula_guard", "signing_key"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,13 @@ class OutputSpec:
     overwrite: bool = False
     #: keep the input's row order (default: released rows are shuffled)
     keep_order: bool = False
+    #: cells a spreadsheet would run as formulas in CSV outputs: "warn" (written, and said in
+    #: the report), "quote" (written with a leading ', OWASP's rule) or "refuse" (see
+    #: sdckit.io.formulas)
+    csv_formula_guard: str = "warn"
+    #: the steward's Ed25519 private key file (``sdckit keygen``) that signs the certificates;
+    #: relative to the spec; never inside the output folders
+    signing_key: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -84,11 +93,13 @@ class ReleaseSpec:
     roles: dict[str, Any]
     steps: tuple
     step_params: tuple[dict, ...]
-    gate: dict[str, Any]
+    gate: Gate
     output: OutputSpec
     seed: int | None = None
     source: str | None = None
     raw: dict = field(default_factory=dict, repr=False)
+    #: the CSV field delimiter of the input ([input] delimiter), None for ","
+    delimiter: str | None = None
 
 
 def _unknown(section: str, keys, allowed: set[str]) -> None:
@@ -162,6 +173,15 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
     if fmt is not None:
         _expect("input.format", fmt, str, "one of csv, parquet, sav, dta, sas7bdat")
     na_values = tuple(_expect("input.na_values", inp.get("na_values", []), list, "a list of values"))
+    delimiter = inp.get("delimiter")
+    if delimiter is not None:
+        _expect("input.delimiter", delimiter, str, 'one character (e.g. ";") or "tab"')
+        from .io.files import check_delimiter  # the reader's own rule
+
+        try:
+            check_delimiter(delimiter)
+        except ParameterError as exc:
+            raise SpecError(f"input.delimiter: must be {exc.rule}, got {delimiter!r}") from None
 
     roles_raw = _expect("roles", raw.get("roles", {}), dict, "a table of column roles")
     _unknown("roles", roles_raw, _ROLES)
@@ -201,13 +221,10 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
         params_list.append({"method": method, **params})
 
     gate_raw = _expect("gate", raw.get("gate", {}), dict, "a table of thresholds")
-    gate: dict[str, Any] = {}
-    for name, value in gate_raw.items():
-        check = gate_check(name, where="gate")
-        try:
-            gate[name] = check.validate(value)
-        except ParameterError as exc:
-            raise SpecError(f"gate.{name}: must be {exc.rule}, got {value!r}") from None
+    # every threshold built by its own declared constructor (KAnonymity(k=3), ...); a gate
+    # with no risk threshold is refused when a release is made from the spec, not here, so
+    # a spec being written (the workbench) can be checked before its gate is set
+    gate = as_gate(gate_raw, where="gate")
 
     rep = _expect("report", raw.get("report", {}), dict, "a table (organisation, dataset, release, analyses, page_size)")
     _unknown("report", rep, _REPORT)
@@ -224,6 +241,9 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
     for key in out:
         if key in ("overwrite", "keep_order"):
             _expect(f"output.{key}", out[key], bool, "true or false")
+        elif key == "csv_formula_guard":
+            if out[key] not in ("warn", "quote", "refuse"):
+                raise SpecError(f'output.csv_formula_guard: must be "warn", "quote" or "refuse", got {out[key]!r}')
         else:
             _expect(f"output.{key}", out[key], str, "a path")
     for key in ("data", "report", "internal_report"):
@@ -235,9 +255,11 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
                         internal_report=out.get("internal_report", "internal_report.html"),
                         internal_directory=(_resolve(base_dir, out["internal_directory"])
                                             if "internal_directory" in out else None),
-                        overwrite=out.get("overwrite", False), keep_order=out.get("keep_order", False))
+                        overwrite=out.get("overwrite", False), keep_order=out.get("keep_order", False),
+                        csv_formula_guard=out.get("csv_formula_guard", "warn"),
+                        signing_key=(_resolve(base_dir, out["signing_key"]) if "signing_key" in out else None))
     names = [output.data, output.report, output.internal_report]
     if len(set(names)) != len(names):
         raise SpecError(f"output: data, report and internal_report must be different files, got {names}")
     return ReleaseSpec(in_path, fmt, na_values, roles, tuple(steps), tuple(params_list), gate,
-                       output, seed, source, raw)
+                       output, seed, source, raw, delimiter=delimiter)

@@ -121,10 +121,10 @@ def test_upload_limit_and_no_path_traversal(tmp_path, small):
     assert (tmp_path / "wb" / "uploads" / "escape.csv").is_file()
     assert not (tmp_path / "escape.csv").exists() and not (tmp_path.parent / "escape.csv").exists()
     assert c.post("/api/upload", content=b"x", headers={"X-Filename": "evil.sh"}).status_code == 400
-    # the picker opens names from its folders only
+    # the picker opens names from its folders only: a name with a folder or '..' is forbidden
     for name in ("../census600.csv", "/etc/passwd", "..", "a/b.csv"):
         r = c.post("/api/open", json={"root": 0, "name": name})
-        assert r.status_code == 400, name
+        assert r.status_code == 403, name
         assert "Traceback" not in r.text
 
 
@@ -228,21 +228,23 @@ def test_release_writes_what_protect_writes(client, tmp_path):
                  {"method": "local_suppression", "k": 2}]:
         assert client.post("/api/steps", json={"action": "add", "step": step}).status_code == 200
     client.post("/api/gate", json={"gate": {"k_anonymity": 2}})
-    client.post("/api/output", json={"directory": str(tmp_path / "app_release"), "data": "out.csv"})
+    # releases go inside the workbench's output folder (its work folder here)
+    app_dir = (tmp_path / "wb" / "app_release").resolve()
+    assert client.post("/api/output", json={"directory": "app_release", "data": "out.csv"}).status_code == 200
     j = _wait(client, client.post("/api/release", json={}).json())
     assert j["status"] == "done", j
     assert j["result"]["passed"] is True
     assert j["done"] == j["total"] == 4 and j["message"] == "written"
     spec = client.get("/api/export").text
     raw = tomllib.loads(spec)
-    assert raw["output"]["directory"] == str(tmp_path / "app_release")
+    assert raw["output"]["directory"] == str(app_dir)
     spec_file = tmp_path / "exported.toml"
-    spec_file.write_text(spec.replace(str(tmp_path / "app_release"), str(tmp_path / "cli_release")), "utf-8")
+    spec_file.write_text(spec.replace(str(app_dir), str(tmp_path / "cli_release")), "utf-8")
     assert main(["protect", str(spec_file), "--json"]) == 0
-    a = (tmp_path / "app_release" / "out.csv").read_bytes()
+    a = (app_dir / "out.csv").read_bytes()
     b = (tmp_path / "cli_release" / "out.csv").read_bytes()
     assert a == b
-    assert sorted(p.name for p in (tmp_path / "app_release").iterdir()) == \
+    assert sorted(p.name for p in app_dir.iterdir()) == \
         sorted(p.name for p in (tmp_path / "cli_release").iterdir())
     assert client.get("/release/0/report").status_code == 200
     assert client.get("/release/5/report").status_code == 404
@@ -387,7 +389,7 @@ def test_tables_page_loads_a_cell_list(client, tmp_path):
     # one suppressed cell in a row could be recomputed from the total: a secondary joins it
     assert sum(c["status"] == "secondary" for c in grid.values()) >= 1 and t["summary"]["audit_ok"]
     r = client.post("/api/table", json={"dims": ["region"], "table_file": "/etc/passwd", "value": "n"})
-    assert r.status_code == 400
+    assert r.status_code == 403  # outside the workbench's folders
 
 
 def test_household_risk_panel(tmp_path):
@@ -559,7 +561,7 @@ def test_tables_page_cell_key_method_with_a_tauargus_ptable(tmp_path):
     _check_ckm_grid(t, {k: float(v) for k, v in expected.items()}, {k: float(v) for k, v in original.items()})
     # a p-table outside the upload folder is refused
     r = c.post("/api/table", json={**body, "options": {"ptable_file": str(SHARED_PTABLE)}})
-    assert r.status_code == 400 and "upload button" in r.json()["error"]
+    assert r.status_code == 403 and "upload button" in r.json()["error"]
 
 
 def test_tables_page_cell_key_method_draws_missing_keys_from_the_session_seed(client):

@@ -93,7 +93,7 @@ def test_steward_day_in_chromium(server, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
     shots = Path(os.environ.get("SDCKIT_APP_SCREENSHOTS") or tmp_path / "shots")
     shots.mkdir(parents=True, exist_ok=True)
-    out_dir = tmp_path / "release"
+    out_dir = (tmp_path / "wb" / "release").resolve()  # releases go inside the work folder
 
     # a request without the token, or with a wrong one, is refused
     assert _status(server + "/") == 401

@@ -101,6 +101,7 @@ def _spec(tmp_path, data: str, roles: str, method: str, params: dict) -> tuple:
     step = "\n".join(f"{k} = {_toml_value(v)}" for k, v in params.items())
     text = (f'[input]\npath = "in.csv"\n\n[roles]\n{roles}\n[run]\nseed = 20261123\n\n'
             f'[[steps]]\nmethod = "{method}"\n{step}\n\n'
+            f'[gate]\nnone = "the engines are compared, not the gate"\n\n'
             f'[output]\ndirectory = "out"\ndata = "released.parquet"\nkeep_order = true\n')
     path = tmp_path / "release.toml"
     path.write_text(text)

@@ -44,6 +44,8 @@ level = 0.1
 directory = "release"
 data = "persons_released.parquet"
 """
+#: the gate of the tests that are not about the gate: no risk threshold, on purpose
+NO_RISK_GATE = 'none = "a test of the engine, not of the gate"'
 
 
 def _write_input(tmp_path, df, n_parts=3):
@@ -128,7 +130,7 @@ def test_dask_release_is_replaced_only_with_overwrite(tmp_path):
     df = person_frame(1500, seed=9)
     _write_input(tmp_path, df)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate=""))
+    spec.write_text(SPEC.format(gate=NO_RISK_GATE))
     protect_with_dask(spec, n_workers=1, processes=False, progress=False)
     before = (tmp_path / "release" / "certificate.json").read_bytes()
     with pytest.raises(InputError, match="a release is already there; pass --overwrite"):
@@ -154,13 +156,13 @@ def test_min_diagonal_gate_on_the_fitted_matrices(tmp_path):
     df = person_frame(3000, seed=4)
     _write_input(tmp_path, df)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate="min_diagonal = 0.7"))
+    spec.write_text(SPEC.format(gate="min_diagonal = 0.7\n" + NO_RISK_GATE))
     run = protect_with_dask(spec, n_workers=2, processes=False, progress=False)
     (g,) = run.gate
     low = min(float(m.P.diagonal().min()) for p in run.plans if hasattr(p, "matrices")
               for ms in p.matrices.values() for m in ms)
     assert g["passed"] and abs(g["value"]["smallest"] - low) < 1e-15 and low >= 0.7 - 1e-9
-    spec.write_text(SPEC.format(gate="min_diagonal = 0.99").replace('directory = "release"', 'directory = "r2"'))
+    spec.write_text(SPEC.format(gate="min_diagonal = 0.99\n" + NO_RISK_GATE).replace('directory = "release"', 'directory = "r2"'))
     with pytest.raises(GateError, match="min_diagonal = 0.99"):
         protect_with_dask(spec, n_workers=2, processes=False, progress=False)
     assert not (tmp_path / "r2").exists()
@@ -170,13 +172,13 @@ def test_spec_errors_before_running(tmp_path):
     df = person_frame(500, seed=3)
     _write_input(tmp_path, df)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate="").replace('method = "noise"', 'method = "neighbours"'))
+    spec.write_text(SPEC.format(gate=NO_RISK_GATE).replace('method = "noise"', 'method = "neighbours"'))
     with pytest.raises(SpecError, match="'neighbours' does not run on the Dask engine: each record is resampled"):
         protect_with_dask(spec, processes=False, progress=False)
     spec.write_text(SPEC.format(gate="l_diversity = 2"))
     with pytest.raises(SpecError, match="gate.l_diversity: not checked by the Dask engine"):
         protect_with_dask(spec, processes=False, progress=False)
-    spec.write_text(SPEC.format(gate="").replace("level = 0.1", "levle = 0.1"))
+    spec.write_text(SPEC.format(gate=NO_RISK_GATE).replace("level = 0.1", "levle = 0.1"))
     with pytest.raises(SpecError, match=r"steps\[1\].levle: unknown parameter"):
         protect_with_dask(spec, processes=False, progress=False)
 
@@ -185,7 +187,7 @@ def test_a_worker_error_names_the_partition(tmp_path):
     df = person_frame(900, seed=4, missing=False)
     _write_input(tmp_path, df)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate=""))
+    spec.write_text(SPEC.format(gate=NO_RISK_GATE))
     cats = {"job": ["a", "b", "c", "d"]}  # 'e' occurs: refused where it is met
     with pytest.raises((InputError, EngineError), match=r"'job' has values not in its category list \(partition \d\)"):
         protect_with_dask(spec, n_workers=2, processes=False, progress=False, categories=cats)
@@ -195,7 +197,7 @@ def test_summary_and_description_for_the_command_line(tmp_path):
     df = person_frame(2000, seed=5)
     _write_input(tmp_path, df, n_parts=2)
     spec = tmp_path / "release.toml"
-    spec.write_text(SPEC.format(gate=""))
+    spec.write_text(SPEC.format(gate=NO_RISK_GATE))
     run = protect_with_dask(spec, n_workers=1, processes=False, progress=False)
     d = run.summary_dict()
     json.dumps(d)  # plain JSON
@@ -209,7 +211,7 @@ def test_csv_in_blocks_and_csv_out(tmp_path):
     df = person_frame(6000, seed=6)
     df.to_csv(tmp_path / "persons.csv", index=False)
     spec = tmp_path / "release.toml"
-    text = SPEC.format(gate="").replace('path = "persons"\nformat = "parquet"', 'path = "persons.csv"')
+    text = SPEC.format(gate=NO_RISK_GATE).replace('path = "persons"\nformat = "parquet"', 'path = "persons.csv"')
     text = text.replace('data = "persons_released.parquet"', 'data = "persons_released.csv"\nkeep_order = true')
     spec.write_text(text)
     run = protect_with_dask(spec, n_workers=2, processes=False, progress=False, blocksize=60_000)

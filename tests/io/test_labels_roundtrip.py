@@ -71,6 +71,7 @@ matrix = "invariant"
 min_diagonal = 0.8
 [gate]
 min_diagonal = 0.8
+none = "a test of value labels"
 [output]
 directory = "rel"
 data = "{out_name}"
@@ -168,6 +169,8 @@ method = "pram"
 variables = ["marital-status"]
 matrix = "invariant"
 min_diagonal = 0.8
+[gate]
+none = "a test of column names"
 [output]
 directory = "rel"
 data = "out.{fmt}"

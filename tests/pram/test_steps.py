@@ -73,13 +73,14 @@ def test_spec_release_writes_matrices_and_gate(tmp_path, md):
            "steps": [{"method": "pram", "variables": ["occ"], "min_diagonal": 0.8}],
            # income is continuous and unmasked here: released on purpose (the identifier check
            # would stop a nearly unique column otherwise)
-           "gate": {"min_diagonal": 0.8, "allow_identifiers": ["income"]}, "output": {"directory": "out"}}
+           "gate": {"min_diagonal": 0.8, "allow_identifiers": ["income"], "none": "a test of the matrices"},
+           "output": {"directory": "out"}}
     run = Release.from_spec(spec_from_dict(raw, base_dir=tmp_path)).run()
     assert run.passed
     run.write(tmp_path / "out")
     m = TransitionMatrix.read(tmp_path / "out" / "pram_occ.csv")
     assert m.min_diagonal >= 0.8 and m.variables == ("occ",)
-    raw["gate"] = {"min_diagonal": 0.9, "allow_identifiers": ["income"]}
+    raw["gate"] = {"min_diagonal": 0.9, "allow_identifiers": ["income"], "none": "a test of the matrices"}
     run = Release.from_spec(spec_from_dict(raw, base_dir=tmp_path)).run()
     assert not run.passed and "raise the step's min_diagonal" in run.failures()[-1].detail
     raw["steps"][0]["colour"] = 1

@@ -171,7 +171,7 @@ def test_numeric_utility_and_spec_analyses(tmp_path):
     df.to_csv(tmp_path / "d.csv", index=False)
     raw = {"input": {"path": "d.csv"}, "roles": {"key_vars": ["region"], "numeric_vars": ["x", "y"]},
            "run": {"seed": 1}, "steps": [{"method": "noise", "level": 0.1, "kind": "additive"}],
-           "output": {"directory": "out"},
+           "gate": {"none": "a test of the utility section"}, "output": {"directory": "out"},
            "report": {"organisation": "Test office",
                       "analyses": [{"kind": "linear", "outcome": "y", "regressors": ["x"]}]}}
     spec = spec_from_dict(raw, base_dir=tmp_path)

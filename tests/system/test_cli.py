@@ -149,7 +149,8 @@ def test_pram_release_then_analyst_estimate(tmp_path):
     (tmp_path / "s.toml").write_text(
         '[input]\npath = "d.csv"\n[roles]\nkey_vars = ["a", "b"]\n[run]\nseed = 3\n'
         '[[steps]]\nmethod = "pram"\nvariables = ["a"]\nmin_diagonal = 0.8\n'
-        '[gate]\nmin_diagonal = 0.8\n[output]\ndirectory = "out"\ndata = "r.csv"\n')
+        '[gate]\nmin_diagonal = 0.8\nnone = "a test of the analyst\'s estimate"\n'
+        '[output]\ndirectory = "out"\ndata = "r.csv"\n')
     r = run("protect", tmp_path / "s.toml", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out"

@@ -39,7 +39,7 @@ def _pram_spec(tmp_path: pathlib.Path, order: list[str]) -> pathlib.Path:
     steps = {
         "evolved": '''[[steps]]
 method = "pram"
-variables = ["Marital Status"]
+variables = ["Region"]
 matrix = "evolved"
 d_min = 0.6
 d_max = 0.95
@@ -65,6 +65,8 @@ seed = 7
 method = "remove"
 variables = ["Person ID"]
 {"".join(steps[o] for o in order)}
+[gate]
+none = "a test of the JSON output"
 [output]
 directory = "out_{'_'.join(order)}"
 data = "released.csv"

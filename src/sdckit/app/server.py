@@ -28,7 +28,7 @@ from starlette.routing import Route
 from ..errors import InputError, SDCError
 from ..result import jsonable
 from .jobs import Job, JobManager
-from .security import TokenMiddleware
+from .security import TokenMiddleware, check_file_name
 from .session import DATA_SUFFIXES, Session, one_line
 
 #: default upload limit (bytes)
@@ -64,9 +64,54 @@ def _asset(name: str) -> str:
 
 
 def _error(exc: BaseException, status: int | None = None) -> JSONResponse:
-    if status is None:
-        status = 400 if isinstance(exc, SDCError) else 500
+    if status is None:  # a path outside the workbench's folders: 403; other refusals: 400
+        status = getattr(exc, "http_status", None) or (400 if isinstance(exc, SDCError) else 500)
     return JSONResponse({"error": one_line(exc)}, status_code=status)
+
+
+def _int(value, what: str) -> int:
+    """``value`` as an int, or a one-line 400."""
+    if isinstance(value, bool):
+        raise InputError(f"{what}: must be a whole number, got {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what}: must be a whole number, got {str(value)[:40]!r}") from None
+
+
+def _protect(spec_path: Path, signing_key: Path | None):
+    """``sdckit protect`` on the spec file, signed with ``signing_key`` when one is given."""
+    import inspect
+
+    from ..release import ReleaseRun, protect
+
+    if signing_key is None:
+        return protect(spec_path)
+    if "signing_key" in inspect.signature(protect).parameters:
+        return protect(spec_path, signing_key=signing_key)
+    if "signing_key" not in inspect.signature(ReleaseRun.write).parameters:
+        raise InputError(SIGNING_MISSING)
+    from ..io.atomic import check_writable_folder
+    from ..release import Release
+    from ..spec import load_spec
+
+    spec = load_spec(spec_path)  # protect's own steps, with the key passed to write
+    check_writable_folder(spec.output.directory)
+    run = Release.from_spec(spec).run()
+    return run, run.write(spec.output, signing_key=signing_key)
+
+
+SIGNING_MISSING = ("--key: this sdckit cannot sign releases (ReleaseRun.write takes no signing_key); "
+                   "start the workbench without --key, or update sdckit")
+
+
+def signing_supported() -> bool:
+    """Whether releases can be signed (``ReleaseRun.write`` or ``protect`` takes ``signing_key``)."""
+    import inspect
+
+    from ..release import ReleaseRun, protect
+
+    return any("signing_key" in inspect.signature(f).parameters for f in (protect, ReleaseRun.write))
 
 
 def _safe_name(name: str, suffixes: tuple[str, ...]) -> str:
@@ -78,8 +123,9 @@ def _safe_name(name: str, suffixes: tuple[str, ...]) -> str:
 
 
 def create_app(session: Session, *, token: str | None = None, max_upload: int = MAX_UPLOAD,
-               allowed_hosts: set[str] | None = None) -> Starlette:
-    """The workbench for ``session``. ``token`` defaults to a fresh random one (``app.state.token``)."""
+               allowed_hosts: set[str] | None = None, signing_key: Path | None = None) -> Starlette:
+    """The workbench for ``session``. ``token`` defaults to a fresh random one (``app.state.token``);
+    with ``signing_key`` (the steward's key file) every release is signed."""
     token = token or secrets.token_urlsafe(24)
     csrf = secrets.token_urlsafe(24)
     jobs = JobManager()
@@ -179,8 +225,8 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         return {"folders": session.list_files()}
 
     def post_open(request, body):
-        path = session.resolve_pick(int(body.get("root", -1)), str(body.get("name", "")))
-        session.open(path, na_values=_na(body.get("na_values")))
+        path = session.resolve_pick(_int(body.get("root", -1), "root"), body.get("name", ""))
+        session.open(path, na_values=_na(body.get("na_values")), delimiter=body.get("delimiter") or None)
         return state_payload()
 
     async def upload(request: Request) -> Response:
@@ -204,9 +250,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
             def save() -> dict:
                 from ..io.atomic import atomic_write_bytes
 
-                folder = session.workdir / "uploads"
-                folder.mkdir(parents=True, exist_ok=True)
-                target = folder / name
+                target = session.upload_target(name)
                 atomic_write_bytes(target, b"".join(chunks))
                 if kind == "table":
                     return {"table_file": str(target), "name": name}
@@ -214,7 +258,8 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
                     from ..tables.ckm import load_ptable
                     pt = load_ptable(target)  # checked now: rows sum to 1, every count present
                     return {"ptable_file": str(target), "name": name, "ptable": pt.describe()}
-                session.open(target, na_values=_na(request.query_params.get("na_values")))
+                session.open(target, na_values=_na(request.query_params.get("na_values")),
+                             delimiter=request.query_params.get("delimiter") or None)
                 return state_payload()
 
             return JSONResponse(jsonable(await run_in_threadpool(save)))
@@ -275,8 +320,17 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
     def get_methods(request, body):
         from ..params import schema
         from ..registry import known_gate_checks, known_steps, gate_check, step_class
-        return {"methods": [schema(step_class(n)) for n in known_steps()],
-                "gate_checks": [{"name": n, "description": gate_check(n).description} for n in known_gate_checks()]}
+        from ..gate import NoThreshold
+        from ..params import step_params
+
+        # each threshold's declaration (label, unit, rule) for the form; "none" states why a
+        # release has no risk threshold (its verdict then says NOT CHECKED)
+        checks = [{"name": n, "description": gate_check(n).description, "risk": gate_check(n).counts_as_risk,
+                   "params": [p.to_dict() for p in step_params(gate_check(n).cls)]} for n in known_gate_checks()]
+        checks.append({"name": "none", "description": "no risk threshold, on purpose: say why (the verdict "
+                       "then says NOT CHECKED)", "risk": False,
+                       "params": [p.to_dict() for p in step_params(NoThreshold)]})
+        return {"methods": [schema(step_class(n)) for n in known_steps()], "gate_checks": checks}
 
     def post_steps(request, body):
         need_data()
@@ -287,10 +341,10 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         def change(st: dict) -> None:
             steps = st.setdefault("steps", [])
             if action == "add":
-                _check_step(step)
+                _check_step(step, session)
                 steps.append(step)
             elif action == "update":
-                _check_step(step)
+                _check_step(step, session)
                 steps[_index(i, steps)] = step
             elif action == "delete":
                 steps.pop(_index(i, steps))
@@ -317,7 +371,17 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
             risk = session.risk(after, suda=False, linkage=False) if after.key_vars else None
             views.append(step_view(i, res, pv.datas[i], after, risk=risk))
         final = session.risk(pv.released, original=pv.original, results=pv.results) if pv.released.key_vars else None
-        return {"steps": views, "gate": pv.gate, "passed": all(g["passed"] for g in pv.gate) if pv.gate else None,
+        # the verdict in words: never "passed" without a risk threshold ("NOT CHECKED: why")
+        from types import SimpleNamespace
+
+        from ..report.narrative import verdict_words
+
+        none = (session.state.get("gate") or {}).get("none")
+        kind, words = verdict_words(SimpleNamespace(gate=pv.gate, not_checked=none))
+        if not pv.gate and none is None:
+            kind, words = None, None
+        return {"steps": views, "gate": pv.gate, "passed": {"passed": True, "failed": False}.get(kind),
+                "verdict_kind": kind, "verdict": words,
                 "error": pv.error, "failed_step": pv.failed_step, "risk_after": final,
                 "n_steps": len(session.state.get("steps", []))}
 
@@ -329,7 +393,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         elif action == "redo":
             session.redo()
         elif action == "goto":
-            session.goto(int(body.get("pos", -1)))
+            session.goto(_int(body.get("pos", -1), "pos"))
         elif action == "branch":
             session.new_branch(str(body.get("name", "")))
         elif action == "switch":
@@ -368,13 +432,17 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
 
     def post_output(request, body):
         need_data()
-        directory = str(body.get("directory", "")).strip()
-        data = str(body.get("data", "")).strip()
+        directory = body.get("directory", "")
+        data = body.get("data", "")
+        if not isinstance(directory, str) or not isinstance(data, str):
+            raise InputError("directory and data must be text")
+        directory, data = directory.strip(), data.strip()
         if not directory:
             raise InputError("give the folder to write the release to")
-        d = Path(directory).expanduser()
-        if not d.is_absolute():
-            d = (session.workdir / d).resolve()
+        # only inside the output root (links followed before the check): else 403
+        d = session.files.check_write(directory, base=session.workdir, what="the output folder")
+        if data:
+            check_file_name(data, "the data file name")
 
         def change(st):
             st["output"] = {**st.get("output", {}), "directory": str(d)}
@@ -386,11 +454,10 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
     def post_release(request, body):
         need_data()
         state = copy.deepcopy(session.state)
+        session.validate(state)  # its files and folders checked again, as they are now
         text = session.spec_toml(state)
 
         def work(job: Job) -> dict:
-            from ..release import protect
-
             from ..progress import ProgressEvents
 
             n = len(state.get("steps", []))
@@ -401,12 +468,14 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
                     ProgressEvents(lambda ev: job.on_event(ev) if ev.name == "release steps" else None, bars=False):
                 spec_path = Path(tmp) / "release.toml"
                 spec_path.write_text(text, "utf-8")
-                run, paths = protect(spec_path)  # exactly what `sdckit protect` runs
+                session.check_paths(state)  # once more right before reading and writing
+                run, paths = _protect(spec_path, signing_key)  # exactly what `sdckit protect` runs
             job.done = job.total = job.total or 1
             job.message = "written"
             rec = {"directory": str(Path(paths["data"]).parent), "data": str(paths["data"]),
                    "report": str(paths["report"]), "internal_report": str(paths["internal_report"]),
-                   "passed": run.passed, "gate": [o.to_dict() for o in run.gate],
+                   "passed": run.verdict == "passed", "verdict": run.verdict_text,
+                   "gate": [o.to_dict() for o in run.gate],
                    "files": sorted(p.name for p in paths.values()), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
             session.releases.append(rec)
             return {k: v for k, v in rec.items() if k != "internal_report"} | {"index": len(session.releases) - 1}
@@ -444,13 +513,22 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         cands = body.get("candidates") or []
         if not cands:
             raise InputError("add at least one candidate (a method and the values of one parameter)")
-        threshold = float(body.get("threshold", 0.03))
-        seeds = [int(s) for s in body.get("seeds", [1, 2])] or [1]
+        try:
+            threshold = float(body.get("threshold", 0.03))
+            seeds = [int(s) for s in body.get("seeds", [1, 2])] or [1]
+        except (TypeError, ValueError):
+            raise InputError("threshold must be a number and seeds a list of whole numbers") from None
+        if not isinstance(cands, list) or not all(isinstance(c, dict) for c in cands):
+            raise InputError("candidates must be a list of objects (method, grid, fixed)")
         candidates = []
         for i, c in enumerate(cands):
             grid = c.get("grid") or {}
+            if not isinstance(grid, dict) or not isinstance(c.get("fixed") or {}, dict):
+                raise InputError(f"candidates[{i}]: grid and fixed must be objects")
             cand = Candidate(str(c.get("method")), {k: list(v) for k, v in grid.items()}, dict(c.get("fixed") or {}))
             for params in cand.settings():
+                # a file parameter (a hierarchy) must lie inside the workbench's folders
+                session.check_step_paths({"method": cand.method, **params}, f"candidates[{i}]", in_spec=False)
                 build_step(cand.method, params, where=f"candidates[{i}]")
             candidates.append(cand)
         pv = session.preview()
@@ -487,7 +565,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         method = str(body.get("method"))
         params = dict(body.get("params") or {})
         step = {"method": method, **params}
-        _check_step(step)
+        _check_step(step, session)
         session.edit(f"explore: {method}", lambda st: st.setdefault("steps", []).append(step))
         return state_payload()
 
@@ -504,11 +582,9 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         return job.to_dict()
 
     # ------------------------------------------------------------------ tables
-    def uploaded(name: str, what: str) -> Path:
-        p = Path(name).resolve()
-        if p.parent != (session.workdir / "uploads").resolve() or not p.is_file():
-            raise InputError(f"load the {what} with the upload button first")
-        return p
+    def uploaded(name, what: str) -> Path:
+        """A file of the uploads folder (links followed; anything else: 403 or 400)."""
+        return session.uploaded_file(name, what)
 
     def post_table(request, body):
         from .tables import build_table, check_table_request, protect_table
@@ -517,8 +593,12 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         micro = None
         if body.get("table_file"):
             p = uploaded(body["table_file"], "cell list")
+            import os
+
             import pandas as pd
-            frame = pd.read_csv(p, dtype={d: str for d in dims})
+            fd = session.files.open_read(p)  # no link swapped in since the check
+            with os.fdopen(fd, "rb") as fh:
+                frame = pd.read_csv(fh, dtype={d: str for d in dims})
             table = build_table(frame, dims, cells=True, value=body.get("value"))
         else:
             need_data()
@@ -616,9 +696,11 @@ def _index(i, items: list) -> int:
     return i
 
 
-def _check_step(step) -> None:
+def _check_step(step, session: Session | None = None) -> None:
     from ..registry import build_step
 
     if not isinstance(step, dict) or not isinstance(step.get("method"), str):
         raise InputError("a step needs a method")
+    if session is not None:  # its file parameters inside the workbench's folders, or 403
+        session.check_step_paths(step, "step")
     build_step(step["method"], {k: v for k, v in step.items() if k != "method"}, where="step")

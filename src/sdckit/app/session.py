@@ -15,6 +15,7 @@ import copy
 import hashlib
 import json
 import math
+import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -29,6 +30,7 @@ from ..errors import InputError, SpecError
 from ..io.files import read_data
 from ..microdata import Microdata
 from ..result import jsonable
+from .security import FileRoots, PathRefused, check_file_name, path_text
 
 #: suffixes the file picker lists
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".sav", ".zsav", ".dta", ".sas7bdat")
@@ -82,12 +84,16 @@ class Session:
     workdir : Path
         Folder for uploads (created on first upload).
     roots : list of Path
-        Folders the file picker may list and open files from (no path outside them).
+        Folders the file picker lists. Files are read only inside these folders and the work
+        folder (at any depth, links followed before the check); anything else is refused.
+    output_root : Path, optional
+        Releases are written only inside this folder (default: ``workdir``).
     """
 
-    def __init__(self, workdir: Path, roots: list[Path]) -> None:
+    def __init__(self, workdir: Path, roots: list[Path], *, output_root: Path | None = None) -> None:
         self.workdir = Path(workdir)
         self.roots = [Path(r).resolve() for r in roots]
+        self.files = FileRoots([*self.roots, self.workdir], output_root if output_root is not None else self.workdir)
         self.lock = threading.RLock()
         self.branches: dict[str, Branch] = {}
         self.current = "main"
@@ -112,14 +118,34 @@ class Session:
         return self._frame
 
     def open(self, path: str | Path, *, file_format: str | None = None,
-             na_values: list | None = None, roles: dict | None = None) -> dict:
-        """Read ``path`` and start a new history whose first state is a spec of it."""
-        path = Path(path).resolve()
-        df, meta = read_data(path, file_format=file_format, na_values=na_values or None)
+             na_values: list | None = None, roles: dict | None = None,
+             delimiter: str | None = None) -> dict:
+        """Read ``path`` and start a new history whose first state is a spec of it.
+
+        ``path`` must lie inside the workbench's folders (:class:`~sdckit.app.security.FileRoots`);
+        the file is opened once more without following links and checked again, and the
+        reader reads that very descriptor.
+        """
+        path = self.files.check_read(path, base=self.workdir, what="the data file")
+        fd = self.files.open_read(path)
+        try:
+            fmt = file_format
+            if fmt is None:
+                from ..io.formats import infer_format
+                fmt = infer_format(path)
+            if fmt == "sas7bdat":  # its value formats may sit in a catalog beside it: same rule
+                for cat in (path.with_suffix(".sas7bcat"), path.with_name("formats.sas7bcat")):
+                    if os.path.lexists(cat):
+                        self.files.check_read(cat, base=self.workdir, what="the SAS format catalog")
+            df, meta = read_data(self.files.descriptor_path(fd, path), file_format=fmt,
+                                 na_values=na_values or None, delimiter=delimiter, source=path)
+            mtime = os.fstat(fd).st_mtime_ns
+        finally:
+            os.close(fd)
         with self.lock:
             self._frame, self._meta = df, meta
             self._data_key = hashlib.sha256(
-                f"{path}|{path.stat().st_mtime_ns}|{file_format}|{na_values}".encode()).hexdigest()[:16]
+                f"{path}|{mtime}|{file_format}|{na_values}|{delimiter}".encode()).hexdigest()[:16]
             self._md_cache.clear()
             self._step_cache.clear()
             self._risk_cache.clear()
@@ -128,8 +154,10 @@ class Session:
                 inp["format"] = file_format
             if na_values:
                 inp["na_values"] = list(na_values)
+            if delimiter:
+                inp["delimiter"] = delimiter
             state = {"input": inp, "roles": dict(roles or {}), "run": {"seed": new_seed()},
-                     "steps": [], "gate": {}, "output": {"directory": str(self.workdir / "release"),
+                     "steps": [], "gate": {}, "output": {"directory": str(self.files.output_root / "release"),
                                                           "data": "released" + (path.suffix if path.suffix in (".csv", ".parquet") else ".csv")}}
             self.branches = {"main": Branch([state], 0, ["open " + path.name])}
             self.current = "main"
@@ -144,16 +172,41 @@ class Session:
         return self._suggestions.result()
 
     def resolve_pick(self, root: int, name: str) -> Path:
-        """The file ``name`` inside picker root ``root``; refuses anything else."""
-        if not (0 <= root < len(self.roots)):
-            raise InputError(f"no such folder #{root}")
-        base = self.roots[root]
-        if not name or "/" in name or "\\" in name or name in (".", "..") or "\x00" in name:
-            raise InputError(f"{name!r}: give a file name from the list (no folders or '..').")
-        p = (base / name).resolve()
-        if p.parent != base or not p.is_file():
-            raise InputError(f"{name!r} is not a file in {base}.")
-        return p
+        """The file ``name`` inside picker root ``root``; refuses anything else (a name with a
+        folder, ``..`` or a link out of the workbench's folders: :class:`PathRefused`)."""
+        if isinstance(root, bool) or not isinstance(root, int) or not (0 <= root < len(self.roots)):
+            raise InputError(f"no such folder #{root!r}; pick a folder of the list")
+        name = path_text(name, "the file name")
+        if "/" in name or "\\" in name or name.strip() in (".", ".."):
+            raise PathRefused(f"{name[:80]!r}: give a file name from the list (no folders or '..')")
+        return self.files.check_read(self.roots[root] / name, base=self.roots[root], what="the file")
+
+    def uploads_folder(self) -> Path:
+        """The uploads folder (created), refused if it is a link out of the work folder."""
+        folder = self.workdir / "uploads"
+        folder.mkdir(parents=True, exist_ok=True)
+        real, work = Path(os.path.realpath(folder)), Path(os.path.realpath(self.workdir))
+        if work not in real.parents:
+            raise PathRefused(f"{folder}: the uploads folder leads outside the work folder {work}; refused")
+        return real
+
+    def upload_target(self, name: str) -> Path:
+        """Where an upload named ``name`` (a plain file name) is written: in the uploads folder,
+        never through a link."""
+        name = check_file_name(name, "the upload's name")
+        target = self.uploads_folder() / name
+        if target.is_symlink():
+            raise PathRefused(f"{name!r}: the uploads folder holds a link of this name; refused")
+        return target
+
+    def uploaded_file(self, name, what: str) -> Path:
+        """A file of the uploads folder named by an earlier upload's answer (its path or name)."""
+        folder = self.uploads_folder()
+        real = self.files.resolve(name, base=folder, what=f"the {what}")
+        if real.parent != folder:
+            raise PathRefused(f"the {what} {str(name)[:80]!r}: load it with the upload button first (only "
+                              "files of the uploads folder are read here)")
+        return self.files.check_read(real, base=folder, what=f"the {what}")
 
     def list_files(self) -> list[dict]:
         out = []
@@ -256,9 +309,62 @@ class Session:
 
     # ------------------------------------------------------------------ spec
     def validate(self, state: dict):
+        """The state as a validated release spec; its files and folders checked against the
+        workbench's folders first (an outside path is refused with :class:`PathRefused`)."""
         from ..spec import spec_from_dict
 
+        self.check_paths(state)
         return spec_from_dict(_spec_only(state), base_dir=self.workdir)
+
+    def check_paths(self, state: dict) -> None:
+        """Refuse a state that names a file to read outside the read roots (the input, a step's
+        file) or an output folder outside the output root; each is resolved again (links
+        followed) on every call, so a check at release time sees the files as they are then."""
+        inp = state.get("input")
+        if isinstance(inp, dict) and "path" in inp:
+            self.files.check_read(inp["path"], base=self.workdir, what="input.path")
+        out = state.get("output")
+        if isinstance(out, dict):
+            if "directory" in out:
+                self.files.check_write(out["directory"], base=self.workdir, what="output.directory")
+            if out.get("internal_directory") is not None:
+                self.files.check_write(out["internal_directory"], base=self.workdir,
+                                       what="output.internal_directory")
+            for key in ("data", "report", "internal_report"):
+                if isinstance(out.get(key), str):
+                    check_file_name(out[key], f"output.{key}")
+        steps = state.get("steps")
+        if isinstance(steps, list):
+            for i, step in enumerate(steps):
+                self.check_step_paths(step, f"steps[{i}]")
+
+    def check_step_paths(self, step, where: str = "step", *, in_spec: bool = True) -> None:
+        """Refuse a step whose file parameters (declared ``kind="path"``, or named ``file``,
+        ``*_file`` or ``*_files``) lead outside the read roots; a folder parameter (``*_dir``)
+        may not hold a link out.
+
+        A text value of a step in the spec is read relative to the work folder (the spec's
+        folder); a value the spec does not resolve (in a list or mapping, or of an explore
+        candidate, ``in_spec=False``) is read relative to the current folder, and checked so.
+        """
+        if not isinstance(step, dict) or not isinstance(step.get("method"), str):
+            return
+        declared = _path_params(step["method"])
+        for key, value in step.items():
+            if key == "method" or value is None:
+                continue
+            if key in declared or key == "file" or key.endswith(("_file", "_files")):
+                # one path, a list (an explore grid) or a mapping (variable -> hierarchy file)
+                values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+                folder = key.endswith("_dir")
+                base = self.workdir if in_spec and isinstance(value, str) else Path.cwd()
+                for v in values:
+                    if v is None:
+                        continue
+                    real = self.files.check_read(v, base=base, what=f"{where}.{key}",
+                                                 kind="folder" if folder else "file")
+                    if folder:  # its files are read by name: none may be a link out
+                        self.files.check_folder_entries(real, f"{where}.{key}")
 
     def spec_toml(self, state: dict | None = None, *, with_seed: bool = True) -> str:
         """The state as a release spec in TOML (tomli-w), ready for ``sdckit protect``."""
@@ -286,24 +392,31 @@ class Session:
         for key in ("run", "output"):
             if not isinstance(raw.get(key, {}), dict):
                 raise SpecError(f"{key}: must be a table")
-        p = Path(inp["path"]).expanduser()
+        text = path_text(inp["path"], "input.path")
+        p = Path(text).expanduser() if text.startswith("~") else Path(text)
         if not p.is_absolute():  # relative: to the workbench folder, else to a picker folder
             tries = [base, self.workdir / "uploads", *self.roots]
-            p = next(((t / p).resolve() for t in tries if (t / p).is_file()), (base / p).resolve())
+            p = next((t / p for t in tries if (t / p).is_file()), base / p)
+        # every file and folder the spec names: inside the workbench's folders, or refused
+        p = self.files.check_read(p, base=base, what="input.path")
         inp["path"] = str(p)
         out = raw.setdefault("output", {})
-        d = Path(out.get("directory", "release")).expanduser()
-        out["directory"] = str(d if d.is_absolute() else (base / d).resolve())
+        out["directory"] = str(self.files.check_write(out.get("directory", "release"), base=base,
+                                                      what="output.directory"))
+        if "internal_directory" in out:
+            out["internal_directory"] = str(self.files.check_write(
+                out["internal_directory"], base=base, what="output.internal_directory"))
         raw.setdefault("run", {})
         if raw["run"].get("seed") is None:
             raw["run"]["seed"] = new_seed()
         for k in list(raw):
             if k not in ("input", "roles", "run", "steps", "gate", "output"):
                 raise SpecError(f"{k}: unknown section of a release spec")
+        self.check_paths({"input": inp, "output": out, "steps": raw.get("steps", [])})
         from ..spec import spec_from_dict
         spec_from_dict(raw, base_dir=base)  # validate before touching the session
         self.open(p, file_format=inp.get("format"), na_values=inp.get("na_values"),
-                  roles=raw.get("roles"))
+                  roles=raw.get("roles"), delimiter=inp.get("delimiter"))
         state = {"input": inp, "roles": raw.get("roles", {}), "run": raw["run"],
                  "steps": raw.get("steps", []), "gate": raw.get("gate", {}), "output": out}
         self.push(state, "import spec")
@@ -409,6 +522,16 @@ def _suggest(frame: pd.DataFrame) -> dict:
     from .figures import suggest_roles
 
     return suggest_roles(frame)
+
+
+def _path_params(method: str) -> set[str]:
+    """The parameters ``method`` declares as paths (none for an unknown method: refused later)."""
+    from ..params import step_params
+    from ..registry import known_steps, step_class
+
+    if method not in known_steps():
+        return set()
+    return {p.name for p in step_params(step_class(method)) if p.kind == "path"}
 
 
 def _spec_only(state: dict) -> dict:

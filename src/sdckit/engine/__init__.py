@@ -9,20 +9,46 @@ within areas), row-wise steps (``remove``, ``recode``: :func:`fit_rowwise`) and 
 (:func:`protect_with_dask`). See docs/engine.md.
 """
 
-from .blockwise import (BlockMicroaggregation, BlockRankSwap, GroupedStep, fit_microaggregation,
-                        fit_rank_swap, grouped_partitioned, microaggregate_partitioned,
-                        rank_swap_partitioned)
-from .frame import PartitionedMicrodata, from_pandas, read_partitioned, same_values, write_partitioned
-from .masking import (NoiseSettings, PramSettings, fit_noise, fit_pram, run_in_memory, transform)
-from .risk import CombinationTable, PartitionedRisk, frequency_table, measure_risk_partitioned
-from .rowwise import RowwiseStep, fit_rowwise, rowwise_partitioned
-from .run import DaskRelease, EngineError, dask_steps, protect_with_dask, start_client
+# The names load on first use (PEP 562): importing one module of this package does not import
+# the others (a command pays only for what it uses).
+_EXPORTS = {
+    "BlockMicroaggregation": "blockwise", "BlockRankSwap": "blockwise", "GroupedStep": "blockwise",
+    "fit_microaggregation": "blockwise", "fit_rank_swap": "blockwise",
+    "grouped_partitioned": "blockwise", "microaggregate_partitioned": "blockwise",
+    "rank_swap_partitioned": "blockwise", "PartitionedMicrodata": "frame", "from_pandas": "frame",
+    "read_partitioned": "frame", "same_values": "frame", "write_partitioned": "frame",
+    "NoiseSettings": "masking", "PramSettings": "masking", "fit_noise": "masking",
+    "fit_pram": "masking", "run_in_memory": "masking", "transform": "masking",
+    "CombinationTable": "risk", "PartitionedRisk": "risk", "frequency_table": "risk",
+    "measure_risk_partitioned": "risk", "RowwiseStep": "rowwise", "fit_rowwise": "rowwise",
+    "rowwise_partitioned": "rowwise", "DaskRelease": "run", "EngineError": "run",
+    "dask_steps": "run", "protect_with_dask": "run", "start_client": "run",
+}
 
 __all__ = [
     "BlockMicroaggregation", "BlockRankSwap", "CombinationTable", "DaskRelease", "EngineError",
     "GroupedStep", "NoiseSettings", "PartitionedMicrodata", "PartitionedRisk", "PramSettings",
-    "RowwiseStep", "dask_steps", "fit_microaggregation", "fit_rowwise", "fit_noise", "fit_pram", "fit_rank_swap", "frequency_table", "from_pandas",
-    "grouped_partitioned", "measure_risk_partitioned", "microaggregate_partitioned", "protect_with_dask",
-    "rank_swap_partitioned", "read_partitioned", "rowwise_partitioned", "run_in_memory", "same_values", "start_client",
-    "transform", "write_partitioned",
+    "RowwiseStep", "dask_steps", "fit_microaggregation", "fit_rowwise", "fit_noise", "fit_pram",
+    "fit_rank_swap", "frequency_table", "from_pandas", "grouped_partitioned",
+    "measure_risk_partitioned", "microaggregate_partitioned", "protect_with_dask",
+    "rank_swap_partitioned", "read_partitioned", "rowwise_partitioned", "run_in_memory",
+    "same_values", "start_client", "transform", "write_partitioned",
 ]
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # resolved once
+        return value
+    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
+        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,7 +1,9 @@
 """What a Dask release writes: the public folder (data parts, PRAM matrices, public report,
 certificate) and its internal sibling (internal report with the seeds, internal certificate,
-row order), each staged and switched in whole as the in-memory engine does
-(:func:`sdckit.release.release_folders`, :func:`sdckit.io.atomic.staged_folder`).
+row order), staged and switched in together as the in-memory engine does
+(:func:`sdckit.release.release_folders`, :func:`sdckit.io.atomic.staged_release`), both named by
+the run's random id, the certificates signed by the steward's key when one is given
+(:mod:`sdckit.report.signing`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..io.atomic import atomic_write_text, staged_folder
-from ..release import ROW_ORDER_KEY, refuse_inputs_inside, release_folders
+from ..io.atomic import atomic_write_text, staged_release
+from ..release import ROW_ORDER_KEY, refuse_inputs_inside, release_folders, signing_key_for
 from ..report.certificate import (CERTIFICATE, FORMAT, INTERNAL_CERTIFICATE, dependency_versions,
-                                  file_entry, public_spec, sha256_file)
+                                  file_entry, mark_entry, public_spec, seal, sha256_file)
 from ..report.narrative import gate_headline
 from ..result import jsonable
 from .frame import PartitionedMicrodata, write_partitioned
@@ -51,11 +53,13 @@ def _order_part(part: int, *, entropy: Any, offsets: np.ndarray):
 
 
 def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Callable, *,
-                  overwrite: bool, entropy: Any) -> dict[str, Path]:
+                  overwrite: bool, entropy: Any, signing_key: Any = None) -> dict[str, Path]:
     """Write the public folder (data parts, PRAM matrices, public report, certificate) and the
-    internal folder (internal report with the seeds, internal certificate, row order), each
-    staged beside its target and switched in whole (:func:`sdckit.io.atomic.staged_folder`):
-    the internal one first, then the public one. The seeds never enter the public folder.
+    internal folder (internal report with the seeds, internal certificate, row order), both
+    staged beside their targets and switched in together under one journal
+    (:func:`sdckit.io.atomic.staged_release`). The seeds never enter the public folder. The
+    certificates are signed with ``signing_key`` (default: the spec's ``[output]
+    signing_key``), as :meth:`sdckit.release.ReleaseRun.write` signs them.
 
     Rows are shuffled within each partition (from the run's row-order stream) unless
     ``[output] keep_order``; ``row_order.parquet`` in the internal folder maps each released
@@ -66,6 +70,7 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
     spec = run.spec
     out_dir, int_dir = release_folders(spec.output)
     refuse_inputs_inside((spec.input_path,), out_dir, int_dir)
+    key = signing_key_for(spec.output, signing_key, out_dir, int_dir)
     data_name = spec.output.data
     fmt = "csv" if Path(data_name).suffix.lower() == ".csv" else "parquet"
     stem = Path(spec.output.internal_report).stem
@@ -79,8 +84,8 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
     names = [data_name, spec.output.report, CERTIFICATE, *artifacts]
     if len(set(names)) != len(names):
         raise InputError(f"output: the file names {sorted(names)} collide; rename the data or report file.")
-    with staged_folder(out_dir, overwrite=overwrite) as pub, \
-            staged_folder(int_dir, overwrite=overwrite) as intl:
+    with staged_release(out_dir, int_dir, overwrite=overwrite) as stage:
+        pub, intl = stage.public, stage.internal
         keep_order = bool(spec.output.keep_order)
         frame = current.frame if keep_order else \
             current.frame.map_partitions(_shuffle_partition, entropy, meta=current.frame._meta,
@@ -100,13 +105,15 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
             atomic_write_text(pub / name, text)
         atomic_write_text(pub / spec.output.report, public_html(run, sorted(artifacts)))
         cert = dask_certificate(run, pub, artifacts=sorted(artifacts), data_format=fmt,
-                                columns=[str(c) for c in current.frame.columns])
-        atomic_write_text(pub / CERTIFICATE, json.dumps(cert, indent=2) + "\n")
+                                columns=[str(c) for c in current.frame.columns], run_id=stage.run_id)
+        atomic_write_text(pub / CERTIFICATE, json.dumps(seal(cert, key), indent=2) + "\n")
         internal_cert = dict(cert, kind="internal",
                              input={"path": str(spec.input_path),
                                     "sha256": sha256_file(spec.input_path) if Path(spec.input_path).is_file() else None})
-        atomic_write_text(intl / INTERNAL_CERTIFICATE, json.dumps(jsonable(internal_cert), indent=2) + "\n")
+        atomic_write_text(intl / INTERNAL_CERTIFICATE,
+                          json.dumps(seal(jsonable(internal_cert), key), indent=2) + "\n")
         internal = run.internal_dict()
+        internal["run_id"] = stage.run_id
         internal["output"] = {"public_folder": out_dir.name, "internal_folder": int_dir.name,
                               "data": data_name}
         internal["row_order"] = ({"shuffled": False, "rule": "kept: released row i is input row i"}
@@ -126,7 +133,7 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
 
 
 def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str], data_format: str,
-                     columns: Sequence[str]) -> dict:
+                     columns: Sequence[str], run_id: str | None = None) -> dict:
     """The public certificate of a Dask release (format of :mod:`sdckit.report.certificate`):
     the SHA-256 of every data part, published matrix and the public report, the versions, the
     spec without its seed, the gate with its measured values, and each step's summary."""
@@ -142,6 +149,7 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
     files = [entry(n, "data_part") for n in parts]
     files += [entry(a, "pram_matrix") for a in artifacts]
     files.append(entry(spec.output.report, "public_report"))
+    files += mark_entry(folder)
     gate = [{"name": g["name"], "threshold": g["threshold"], "measured": gate_headline(g["name"], g["value"]),
              "value": g["value"], "passed": bool(g["passed"]), "detail": g["detail"]} for g in run.gate]
     matrices = []
@@ -160,7 +168,7 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
                         if float(np.abs(pf @ np.asarray(m.to_dense(), dtype=float) - pf).max()) <= 1e-10:
                             entry_m.update(invariant=True, frequencies=[float(x) for x in freq])
                     matrices.append(entry_m)
-    cert = {"format": FORMAT, "kind": "public", "engine": "dask",
+    cert = {"format": FORMAT, "kind": "public", "engine": "dask", "run_id": run_id,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "sdckit_version": __version__, "dependencies": dependency_versions(),
             "optional_dependencies": dependency_versions(extras=True),

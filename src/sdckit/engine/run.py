@@ -50,7 +50,8 @@ from .rowwise import RowwisePlan, RowwiseStep, distinct_values, fit_rowwise, row
 #: registered; every other step declares in ``dask_note`` why it does not run here)
 ENGINE_STEPS = ("pram", "noise", "rank_swap", "microaggregation", "local_suppression", "record_swap",
                 "remove", "recode")
-#: gate thresholds the Dask engine checks on the released data
+#: gate thresholds the Dask engine checks on the released data (each declares
+#: ``engines=("memory", "dask")`` where it is registered; :func:`dask_gates` reads them)
 ENGINE_GATES = ("k_anonymity", "max_global_risk", "max_individual_risk", "min_diagonal")
 
 
@@ -169,17 +170,19 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
     steps_raw = raw.get("steps", [])
     if not isinstance(steps_raw, list):
         raise SpecError(f"{path}: steps: must be an array of [[steps]] tables")
-    gate_raw = raw.get("gate", {})
     try:
         spec = spec_from_dict({k: v for k, v in raw.items() if k != "steps"}, base_dir=path.parent,
                               source=str(path))
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
-    for name in gate_raw if isinstance(gate_raw, dict) else ():
-        if name not in ENGINE_GATES:
-            raise SpecError(f"{path}: gate.{name}: not checked by the Dask engine; it checks "
-                            f"{', '.join(ENGINE_GATES)}. Run this spec with the in-memory engine.")
-    settings = []
+    # the gate was built by the checks' own constructors (spec_from_dict); here only which
+    # of them this engine runs (and, after the steps, the rule that a release needs a risk
+    # threshold)
+    for check in spec.gate.checks:
+        if "dask" not in type(check).engines:
+            raise SpecError(f"{path}: gate.{check.gate_name}: not checked by the Dask engine; it checks "
+                            f"{', '.join(dask_gates())}. Run this spec with the in-memory engine.")
+    settings, steps = [], []
     for i, step in enumerate(steps_raw):
         where = f"{path}: steps[{i}]"
         if not isinstance(step, dict) or "method" not in step:
@@ -200,8 +203,21 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list]:
             if key.endswith("file") and isinstance(value, str):
                 params[key] = str((path.parent / value).resolve())
         built = build_step(method, params, where=where)
+        steps.append(built)
         settings.append(_engine_settings(method, built, params, spec, where))
+    try:
+        spec.gate.require_threshold()
+        spec.gate.check_plan(steps)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
     return spec, settings
+
+
+def dask_gates() -> list[str]:
+    """The registered gate checks that declare they run on the Dask engine."""
+    from ..registry import gate_check_class, known_gate_checks
+
+    return [name for name in known_gate_checks() if "dask" in gate_check_class(name).engines]
 
 
 def dask_steps() -> list[str]:

@@ -4,24 +4,32 @@ measure the search used (``[explore] risk = "linkage"`` -> ``[gate] max_linkage_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from .._validation import check_float
 from ..microdata import Microdata
-from ..registry import GateOutcome, published_recodes, register_gate_check
+from ..params import param
+from ..registry import GateCheck, GateOutcome, published_recodes, register_gate_check
 from ..result import StepResult
 from .measures import linkage_risk
 from .sweep import intruder_view
 
 
-def _validate(value: Any) -> float:
-    return check_float("the gate", "max_linkage_risk", value, low=0.0, high=1.0)
+@register_gate_check("max_linkage_risk", description=(
+    "expected share of correct re-identifications by an intruder who knows the original key "
+    "values and the published global recodings (explore's linkage risk) at most the threshold"))
+@dataclass(frozen=True)
+class MaxLinkageRisk(GateCheck):
+    """Explore's linkage risk of the release, so a proposal is gated on the measure its search used."""
+
+    risk: float = param(kind="float", low=0.0, high=1.0, unit="share of records",
+                        label="largest linkage risk",
+                        help="expected share of records correctly re-identified on the keys")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_linkage_risk(original, released, results, self.risk)
 
 
-@register_gate_check("max_linkage_risk", _validate,
-                     "expected share of correct re-identifications by an intruder who knows the "
-                     "original key values and the published global recodings (explore's linkage "
-                     "risk) at most the threshold")
 def check_max_linkage_risk(original: Microdata, released: Microdata, results: Sequence[StepResult],
                            threshold: float) -> GateOutcome:
     """Explore's linkage risk of the release, recomputed from the released file and the original."""

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validation import param_error
 from ..errors import InputError
 from ..microdata import DatasetMeta, Microdata
 from .atomic import register_input, atomic_write_with, refuse_overwrite
@@ -25,7 +26,8 @@ _META_KEY = b"sdckit.meta"
 
 def read_data(path: str | os.PathLike, *, file_format: str | None = None,
               na_values: list[Any] | None = None,
-              columns: list[str] | None = None) -> tuple[pd.DataFrame, DatasetMeta]:
+              columns: list[str] | None = None, delimiter: str | None = None,
+              source: str | os.PathLike | None = None) -> tuple[pd.DataFrame, DatasetMeta]:
     """Read a data file into a DataFrame and its labels.
 
     Parameters
@@ -38,6 +40,14 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         Extra values meaning "missing" (e.g. ``[-9]``), applied to every column.
     columns : list of str, optional
         Read only these columns.
+    delimiter : str, optional
+        The field delimiter of a CSV file: one character, or ``"tab"``. Default ``","``; a
+        file whose first line holds no ``,`` but ``;``, tabs or ``|`` is then refused with a
+        message naming the delimiter it saw.
+    source : path-like, optional
+        The name the file is known by, in messages and ``meta.source``, when ``path`` is a
+        descriptor path of a file opened and checked by the caller (``/proc/self/fd/N``, as
+        the workbench does). Default: ``path``.
 
     Returns
     -------
@@ -45,26 +55,34 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         SPSS/Stata codes are kept as values (not replaced by labels); the labels are in
         ``meta.value_labels``.
     """
+    if isinstance(path, (pd.DataFrame, Microdata)) or not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"read_data: give the path of a data file, got {type(path).__name__}"
+                         + ("; a DataFrame is already read: pass it to read_microdata or Microdata"
+                            if isinstance(path, pd.DataFrame) else "") + ".")
     path = Path(path)
-    fmt = infer_format(path, file_format)
+    shown = Path(source) if source is not None else path
+    fmt = infer_format(shown, file_format)
+    sep = check_delimiter(delimiter)
+    if sep is not None and fmt != "csv":
+        raise InputError(f"{shown}: a delimiter applies to CSV files only; this one is read as {fmt}.")
     if not path.exists():
-        raise InputError(f"{path}: no such file; check the path (relative paths are taken from "
+        raise InputError(f"{shown}: no such file; check the path (relative paths are taken from "
                          f"{Path.cwd()}).")
     if path.is_dir():
-        raise InputError(f"{path}: is a folder, not a data file.")
+        raise InputError(f"{shown}: is a folder, not a data file.")
     if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: cannot be read (permission denied).")
+        raise InputError(f"{shown}: cannot be read (permission denied).")
     if path.stat().st_size == 0:
-        raise InputError(f"{path}: the file is empty; it must hold a header row and records.")
+        raise InputError(f"{shown}: the file is empty; it must hold a header row and records.")
     register_input(path)
     if fmt == "csv":
-        _check_csv_header(path)
+        _check_csv_header(path, sep, shown)
     column_labels: dict[str, str] = {}
     value_labels: dict[str, dict] = {}
     missing_ranges: dict[str, list] = {}
     try:
         if fmt == "csv":
-            df = pd.read_csv(path, usecols=columns, low_memory=False)
+            df = pd.read_csv(path, usecols=columns, low_memory=False, sep=sep or ",")
         elif fmt == "parquet":
             import pyarrow.parquet as pq
 
@@ -79,7 +97,7 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
             import pyreadstat
 
             if fmt == "sas7bdat":  # SAS keeps value formats in a separate catalog file
-                catalog = _sas_catalog(path)
+                catalog = _sas_catalog(shown)
                 df, m = pyreadstat.read_sas7bdat(str(path), usecols=columns,
                                                  catalog_file=None if catalog is None else str(catalog))
             elif fmt == "sav":
@@ -92,27 +110,53 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
             column_labels = {k: v for k, v in (m.column_names_to_labels or {}).items() if v}
             value_labels = {k: dict(v) for k, v in (m.variable_value_labels or {}).items()}
     except pd.errors.EmptyDataError:
-        raise InputError(f"{path}: the file is empty; it must hold a header row and records.") from None
+        raise InputError(f"{shown}: the file is empty; it must hold a header row and records.") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: cannot be read as {fmt}: {first}") from None
+        raise InputError(f"{shown}: cannot be read as {fmt}: {first}") from None
     except Exception as exc:  # pyreadstat raises its own error types
         if type(exc).__module__.startswith(("pyreadstat", "pyarrow")):
-            raise InputError(f"{path}: cannot be read as {fmt}: {exc}") from None
+            raise InputError(f"{shown}: cannot be read as {fmt}: {exc}") from None
         raise
     if df.shape[0] == 0:
-        raise InputError(f"{path}: has a header but no records.")
+        raise InputError(f"{shown}: has a header but no records.")
     dup = pd.Index(df.columns)[pd.Index(df.columns).duplicated()]
     if len(dup):
-        raise InputError(f"{path}: the column name {str(dup[0])!r} appears more than once; column "
+        raise InputError(f"{shown}: the column name {str(dup[0])!r} appears more than once; column "
                          "names must be unique: rename the repeated column.")
+    df = _apply_na(df, na_values)
+    meta = DatasetMeta(source=str(shown), column_labels=column_labels, value_labels=value_labels,
+                       file_format=fmt, missing_ranges=missing_ranges)
+    return df, meta
+
+
+def _apply_na(df: pd.DataFrame, na_values: list[Any] | None) -> pd.DataFrame:
+    """``df`` with the ``na_values`` codes as missing (a new frame; ``df`` is not modified)."""
     if na_values:
         df = df.replace({v: np.nan for v in na_values if not _is_nan(v)})
         # "-9" in a CSV may have been read as int -9 or str "-9": replace both spellings
         df = df.replace({str(v): np.nan for v in na_values if not _is_nan(v)})
-    meta = DatasetMeta(source=str(path), column_labels=column_labels, value_labels=value_labels,
-                       file_format=fmt, missing_ranges=missing_ranges)
-    return df, meta
+    return df
+
+
+#: delimiters a CSV file's first line is sniffed for when it holds no comma
+_OTHER_DELIMITERS = (";", "\t", "|")
+
+
+def check_delimiter(value: str | None) -> str | None:
+    """The delimiter character of the ``delimiter`` option ("tab" and a backslash-t mean a tab)."""
+    if value is None:
+        return None
+    if value in ("tab", "\\t"):
+        return "\t"
+    if not isinstance(value, str) or len(value) != 1 or value in "\"\r\n" or value.isalnum():
+        raise param_error("read_data", "delimiter", 'one character other than a letter, digit, quote or '
+                          'newline (e.g. ";", "|" or "tab")', value)
+    return value
+
+
+def _show_delimiter(d: str) -> str:
+    return "tab" if d == "\t" else repr(d)
 
 
 def _sas_catalog(path: Path) -> Path | None:
@@ -141,22 +185,38 @@ def _restore_keys(labels: dict) -> dict:
     return out
 
 
-def _check_csv_header(path: Path) -> None:
-    """Refuse repeated column names (pandas would silently rename the second 'sex' to 'sex.1')."""
+def _check_csv_header(path: Path, sep: str | None = None, shown: Path | None = None) -> None:
+    """Refuse repeated column names (pandas would silently rename the second 'sex' to 'sex.1'),
+    and, with no delimiter given, a first line that holds no comma but another delimiter (the
+    message names the one it saw and how to pass it)."""
     import csv
 
+    shown = shown or path
     try:
         with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-            header = next(csv.reader(fh), [])
-    except (OSError, csv.Error):
+            first = fh.readline(1_000_000)
+    except OSError:
         return  # the reader below reports unreadable files
-    seen: dict[str, int] = {}
+    if sep is None and "," not in first:
+        counts = {d: first.count(d) for d in _OTHER_DELIMITERS}
+        seen = max(counts, key=counts.get)
+        if counts[seen]:
+            name = _show_delimiter(seen)
+            option = "tab" if seen == "\t" else seen
+            toml = "\\t" if seen == "\t" else seen
+            raise InputError(f"{shown}: looks {name}-delimited (found {counts[seen]} {name} and no ',' in its "
+                             f"first line); pass --delimiter '{option}' or [input] delimiter = \"{toml}\".")
+    try:
+        header = next(csv.reader([first], delimiter=sep or ","), [])
+    except csv.Error:
+        return
+    seen_at: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         name = name.strip()
-        if name in seen:
-            raise InputError(f"{path}: the column name {name!r} appears twice in the header (columns "
-                             f"{seen[name]} and {i}); column names must be unique: rename one.")
-        seen[name] = i
+        if name in seen_at:
+            raise InputError(f"{shown}: the column name {name!r} appears twice in the header (columns "
+                             f"{seen_at[name]} and {i}); column names must be unique: rename one.")
+        seen_at[name] = i
 
 
 def _integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
@@ -176,22 +236,49 @@ def _integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
     return frame if out is None else out
 
 
-def read_microdata(path: str | os.PathLike, *, file_format: str | None = None,
-                   na_values: list[Any] | None = None, **roles: Any) -> Microdata:
-    """Read a file straight into a :class:`~sdckit.Microdata` with the given roles."""
-    df, meta = read_data(path, file_format=file_format, na_values=na_values)
+def read_microdata(path: str | os.PathLike | pd.DataFrame, *, file_format: str | None = None,
+                   na_values: list[Any] | None = None, delimiter: str | None = None,
+                   **roles: Any) -> Microdata:
+    """Read a file straight into a :class:`~sdckit.Microdata` with the given roles.
+
+    ``path`` may also be a DataFrame already in memory: the Microdata is then built from it
+    (with ``na_values`` applied to a copy; the frame itself is not modified), as
+    ``Microdata(frame, **roles)`` would.
+    """
+    if isinstance(path, pd.DataFrame):
+        if file_format is not None or delimiter is not None:
+            raise InputError("read_microdata: file_format and delimiter apply to files; a DataFrame is "
+                             "already read: leave them out.")
+        return Microdata(_apply_na(path, na_values), **roles)
+    if isinstance(path, Microdata):
+        raise InputError("read_microdata: got a Microdata, which is already read; use it as it is "
+                         "(md.with_data(...) makes a changed copy).")
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"read_microdata: give the path of a data file or a pandas DataFrame, got "
+                         f"{type(path).__name__}.")
+    df, meta = read_data(path, file_format=file_format, na_values=na_values, delimiter=delimiter)
     return Microdata(df, meta=meta, **roles)
 
 
 def write_data(data: pd.DataFrame | Microdata, path: str | os.PathLike, *,
                meta: DatasetMeta | None = None, file_format: str | None = None,
-               inputs: tuple[str | os.PathLike | None, ...] = ()) -> Path:
+               inputs: tuple[str | os.PathLike | None, ...] = (),
+               formula_guard: str = "warn") -> Path:
     """Write a DataFrame (or a Microdata's records) atomically, with labels where the format has them.
 
     The file is written to a temporary name beside ``path``, its record count is read back
     and checked, and only then is it renamed to ``path``. Writing over ``meta.source`` or any
     of ``inputs`` is refused.
+
+    ``formula_guard`` ("warn", "quote" or "refuse") is what a CSV file does with cells a
+    spreadsheet would run as formulas (see :mod:`sdckit.io.formulas`): warn and write them,
+    write them with a leading ``'``, or refuse (nothing is written). Other formats are written
+    as they are.
     """
+    from .._validation import check_choice
+    from .formulas import FORMULA_GUARDS
+
+    check_choice("write_data", "formula_guard", formula_guard, FORMULA_GUARDS)
     if isinstance(data, Microdata):
         meta = meta or data.meta
         frame = data.frame
@@ -204,6 +291,11 @@ def write_data(data: pd.DataFrame | Microdata, path: str | os.PathLike, *,
     cols = [str(c) for c in frame.columns]
     col_labels = {c: meta.column_labels[c] for c in cols if c in meta.column_labels}
     val_labels = {c: dict(meta.value_labels[c]) for c in cols if c in meta.value_labels}
+
+    if fmt == "csv":
+        from .formulas import guard_frame
+
+        frame, _ = guard_frame(frame, formula_guard, name=str(path.name))
 
     def writer(tmp: Path) -> None:
         if fmt == "csv":

@@ -4,19 +4,46 @@ A node gives one generalisation level per quasi-identifier. :class:`Problem` enc
 for fast per-node class counting; :mod:`.models` holds the privacy models, :mod:`.metrics` the
 utility metrics and their bounds; :func:`exact` returns the proven optimum, :func:`heuristic`
 the best found and a bound for lattices too large, :func:`pareto` the (utility, risk) front.
+``sdckit.lattice.search`` is the submodule (a lazy package cannot also bind the function of
+that name): call :func:`sdckit.lattice.search.search`, or :func:`exact` and its siblings.
 """
 
-from .hierarchies import (check_hierarchy, date_hierarchy, find_hierarchies, grouping_hierarchy,
-                          interval_hierarchy, masking_hierarchy, order_hierarchy, read_hierarchy)
-from .metrics import METRICS
-from .models import (AverageRisk, DeltaPresence, DistinctLDiversity, EntropyLDiversity, KAnonymity,
-                     MaxRisk, RecursiveCLDiversity, TCloseness)
-from .problem import Problem
-from .search import Evaluator, SearchResult, exact, exhaustive, heuristic, pareto, search
-from .transform import generalise_frame
+# The names load on first use (PEP 562): importing one module of this package does not import
+# the others (a command pays only for what it uses).
+_EXPORTS = {
+    "check_hierarchy": "hierarchies", "date_hierarchy": "hierarchies",
+    "find_hierarchies": "hierarchies", "grouping_hierarchy": "hierarchies",
+    "interval_hierarchy": "hierarchies", "masking_hierarchy": "hierarchies",
+    "order_hierarchy": "hierarchies", "read_hierarchy": "hierarchies", "METRICS": "metrics",
+    "AverageRisk": "models", "DeltaPresence": "models", "DistinctLDiversity": "models",
+    "EntropyLDiversity": "models", "KAnonymity": "models", "MaxRisk": "models",
+    "RecursiveCLDiversity": "models", "TCloseness": "models", "Problem": "problem",
+    "Evaluator": "search", "SearchResult": "search", "exact": "search", "exhaustive": "search",
+    "heuristic": "search", "pareto": "search", "generalise_frame": "transform",
+}
 
-__all__ = ["Problem", "Evaluator", "SearchResult", "exact", "exhaustive", "heuristic", "pareto", "search",
-           "generalise_frame", "METRICS", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
-           "RecursiveCLDiversity", "TCloseness", "DeltaPresence", "MaxRisk", "AverageRisk",
-           "read_hierarchy", "find_hierarchies", "check_hierarchy", "interval_hierarchy",
-           "masking_hierarchy", "order_hierarchy", "grouping_hierarchy", "date_hierarchy"]
+__all__ = [
+    "Problem", "Evaluator", "SearchResult", "exact", "exhaustive", "heuristic", "pareto",
+    "generalise_frame", "METRICS", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
+    "RecursiveCLDiversity", "TCloseness", "DeltaPresence", "MaxRisk", "AverageRisk",
+    "read_hierarchy", "find_hierarchies", "check_hierarchy", "interval_hierarchy",
+    "masking_hierarchy", "order_hierarchy", "grouping_hierarchy", "date_hierarchy",
+]
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # resolved once
+        return value
+    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
+        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,31 +1,33 @@
-"""``sdckit anonymise``: optimal generalisation of a file by lattice search (ARX's core)."""
+"""``sdckit anonymise``: optimal generalisation of a file by lattice search (ARX's core).
+
+This module only declares the command at import (``sdckit --help`` reads its options): numpy,
+pandas and the numba kernels of the search load when the command runs.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
-import numpy as np
-import pandas as pd
 import typer
 
 from ..errors import InputError
-from .hierarchies import find_hierarchies, read_hierarchy
-from .metrics import metric_value
-from .models import NodeView, make_models
-from .problem import Problem
-from .search import Evaluator, search
-from .transform import generalise_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _read(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if not path.exists():
         raise InputError(f"{path}: no such data file.")
     if path.suffix.lower() in (".parquet", ".pq"):
         return pd.read_parquet(path).astype(str)
-    sep = ";" if path.read_text(encoding="utf-8-sig", errors="replace").splitlines()[0].count(";") > 0 else ","
+    with open(path, encoding="utf-8-sig", errors="replace") as f:  # the header line, not the whole file
+        sep = ";" if ";" in f.readline() else ","
     return pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep, encoding="utf-8-sig")
 
 
@@ -35,6 +37,15 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
                   sensitive_hierarchy: Path | None = None, method: str = "exact", max_nodes: int = 2000,
                   time_limit: float | None = None, output: Path | None = None) -> dict:
     """Run the search on a file; returns the JSON summary (and writes the release if asked)."""
+    import numpy as np
+
+    from .hierarchies import find_hierarchies, read_hierarchy
+    from .metrics import metric_value
+    from .models import NodeView, make_models
+    from .problem import Problem
+    from .search import Evaluator, search
+    from .transform import generalise_frame
+
     t0 = time.perf_counter()
     if output is not None:  # refuse an output over the input (or its links) before any work
         from ..io.atomic import check_writable_folder, guard_target, register_input  # noqa: PLC0415

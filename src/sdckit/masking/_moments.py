@@ -18,6 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from .._sums import dd_bincount, dd_moments, mean_sd, merge_moments
 from ..errors import InputError
@@ -33,18 +34,54 @@ def psd_factor(S: np.ndarray) -> np.ndarray:
     return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
+@njit(cache=True, nogil=True)
+def _dd_cross(X):  # pragma: no cover - compiled
+    """Double-double sums of x_a (a < p) and of x_a x_b (index p + a p + b) over the rows of
+    X whose values are all finite, each sum accumulated in row order with TwoSum (as
+    :func:`sdckit._sums.dd_bincount` adds them); no product array is formed."""
+    n, p = X.shape
+    m = p + p * p
+    hi = np.zeros(m)
+    lo = np.zeros(m)
+    count = 0
+    for i in range(n):
+        ok = True
+        for a in range(p):
+            if not np.isfinite(X[i, a]):
+                ok = False
+                break
+        if not ok:
+            continue
+        count += 1
+        for g in range(m):
+            if g < p:
+                b = X[i, g]
+            else:
+                k = g - p
+                b = X[i, k // p] * X[i, k % p]
+            a0 = hi[g]
+            s = a0 + b                     # TwoSum(a0, b): s + e == a0 + b exactly
+            bb = s - a0
+            lo[g] += (a0 - (s - bb)) + (b - bb)
+            hi[g] = s
+    return count, hi, lo
+
+
+def cross_sums(X: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """The complete rows' count and the double-double sums of each variable and of each
+    product of two variables (the :data:`CROSS` entry of :func:`moments_partition`)."""
+    count, hi, lo = _dd_cross(np.ascontiguousarray(X, dtype=np.float64))
+    s = hi + lo                            # renormalised: hi the float64 nearest to hi + lo
+    return int(count), s, lo - (s - hi)
+
+
 def moments_partition(pdf: pd.DataFrame, variables: tuple[str, ...], cross: bool = False) -> dict:
     """{var: (n, sum hi, lo, sum of squares hi, lo)} of one frame; with ``cross`` also the
     complete records' count, sums and cross-products under :data:`CROSS`."""
     out = {v: dd_moments(pdf[v].to_numpy(dtype=np.float64, na_value=np.nan)) for v in variables}
     if cross:
-        X = pdf[list(variables)].to_numpy(dtype=np.float64, na_value=np.nan)
-        X = X[np.isfinite(X).all(axis=1)]
-        p = X.shape[1]
         # sums and cross-products of the complete records, each a double-double pair
-        prods = np.concatenate([X, (X[:, :, None] * X[:, None, :]).reshape(-1, p * p)], axis=1)
-        hi, lo = dd_bincount(np.tile(np.arange(prods.shape[1]), X.shape[0]), prods.reshape(-1), prods.shape[1])
-        out[CROSS] = (X.shape[0], hi, lo)
+        out[CROSS] = cross_sums(pdf[list(variables)].to_numpy(dtype=np.float64, na_value=np.nan))
     return out
 
 
@@ -84,6 +121,5 @@ def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np
     ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
     cov = None
     if method == "correlated":
-        frame = pd.DataFrame(X, columns=[str(j) for j in range(X.shape[1])])
-        cov = covariance_from_sums(moments_partition(frame, tuple(frame.columns), True)[CROSS], X.shape[1])
+        cov = covariance_from_sums(cross_sums(X), X.shape[1])
     return np.array([m for m, _ in ms]), np.array([s for _, s in ms]), cov

@@ -34,7 +34,8 @@ from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
 from ._moments import exact_scale, psd_factor
-from ._numeric import ContinuousResult, check_numeric, moments_summary, select_numeric, standardise
+from ._numeric import ContinuousResult, check_numeric, select_numeric, standardise
+from .summaries import complete_moments_summary
 
 METHODS = ("additive", "correlated", "multiplicative")
 RESTORE = ("none", "kim", "exact")
@@ -103,19 +104,40 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
             sd = np.sqrt(np.diag(S))                                        # Sigma
         if not np.all(sd > 0):
             standardise(X, names, where=owner)                              # names the constant variable
-        E = block_normals(ss, 0, n, p)
-        if method == "additive":
-            E *= np.sqrt(level) * sd                                        # e_j ~ N(0, level s_j^2)
+        if method == "additive" and p == 1:
+            # one column: the normals are drawn into one buffer, scaled and shifted in place
+            # (the same operations, element by element, as the general path below)
+            E = _standard_normals(ss, n)
+            E *= np.sqrt(level) * sd[0]                                     # e ~ N(0, level s^2)
+            E += X[:, 0]
+            Z = E.reshape(n, 1)
         else:
-            E = np.einsum("il,jl->ij", E, np.sqrt(level) * psd_factor(S))  # e = F u ~ N(0, level Sigma)
-        E += X
-        Z = E
+            E = block_normals(ss, 0, n, p)
+            if method == "additive":
+                E *= np.sqrt(level) * sd                                    # e_j ~ N(0, level s_j^2)
+            else:
+                E = np.einsum("il,jl->ij", E, np.sqrt(level) * psd_factor(S))  # e = F u ~ N(0, level Sigma)
+            E += X
+            Z = E
     if restore == "kim":
         d = kim_factor(level)                                               # Kim (1986): y = d z + (1 - d) x-bar
         Z = d * Z + (1.0 - d) * means
     elif restore == "exact":
         Z = match_moments(X, Z)
     return Z
+
+
+def _standard_normals(ss, n: int) -> np.ndarray:
+    """Column 0's normals of :func:`~sdckit._random.block_normals` (Phi^{-1} of the block
+    uniforms of child 0 of ``ss``, u = 0 taken as 2^-54), drawn in place in one buffer. The
+    uniforms are multiples of 2^-53, so max(u, 2^-54) is the same as the zero rule."""
+    from scipy.special import ndtri
+
+    from .._random import block_uniforms, child_stream
+
+    u = block_uniforms(child_stream(ss, 0), 0, n)
+    np.maximum(u, 2.0 ** -54, out=u)
+    return ndtri(u, out=u)
 
 
 def match_moments(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -138,7 +160,7 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     the noise and of the data (within 6 / sqrt(m)). After ``restore="exact"`` it checks the
     means and covariance matrix instead (relative error below 1e-8).
     """
-    m = int((~np.isnan(X)).all(axis=1).sum())
+    m = X.shape[0] if not np.isnan(X).any() else int((~np.isnan(X)).all(axis=1).sum())
     out = {"records": m}
     if restore == "exact":
         mean_err = np.abs(Y.mean(axis=0) - X.mean(axis=0)) / (X.std(axis=0) + 1e-300)
@@ -246,12 +268,19 @@ class Noise:
                                      allow_nan=(self.restore != "exact"))
         ss, record = seed_sequence(rng)
         Y = add_noise_array(X, self.level, ss, method=self.kind, restore=self.restore, names=names)
-        released = microdata.with_columns({v: Y[:, j] for j, v in enumerate(names)})
+        if len(names) == 1 and Y.shape[1] == 1 and Y[:, 0].flags.c_contiguous:
+            # the one released column is the drawn buffer itself: no copy into the frame
+            import pandas as pd
+
+            released = microdata.with_columns({names[0]: pd.Series(Y[:, 0], index=microdata.frame.index,
+                                                                   name=names[0], copy=False)})
+        else:
+            released = microdata.with_columns({v: Y[:, j] for j, v in enumerate(names)})
         chk = check_noise(X, Y, self.level, self.kind, self.restore)
         summary = {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
                    "noise_sd_share": float(np.sqrt(self.level)),
                    "realised_level": dict(zip(names, chk["realised_ratio"]))}
-        summary.update(moments_summary(X, Y, names))
+        summary.update(complete_moments_summary(X, Y, names))
         if self.restore == "exact":
             g = Guarantee("moments_restored", "released means and covariance matrix equal the data's "
                           "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},

@@ -25,7 +25,8 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from ._numeric import ContinuousResult, check_numeric, moments_summary, select_numeric, strata_rows
+from ._numeric import ContinuousResult, check_numeric, select_numeric, strata_rows
+from .summaries import complete_moments_summary
 
 
 # --------------------------------------------------------------------------- kernel
@@ -133,6 +134,13 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
     Domingo-Ferrer, J. and Torra, V. (2001). A quantitative comparison of disclosure control
     methods for microdata. In *Confidentiality, Disclosure and Data Access*, 111-133.
     """
+    return _rank_swap(X, p, rng, top_percent=top_percent, bottom_percent=bottom_percent, strata=strata)[0]
+
+
+def _rank_swap(X, p, rng, *, top_percent, bottom_percent, strata):
+    """:func:`rank_swap_array` and, per column, what each swap did: for each group of records
+    swapped together, the records in rank order and the rank whose value each rank received
+    (a certificate :func:`check_rank_swap` verifies against the output instead of sorting it)."""
     owner = "rank_swap_array"
     p = _check_percent(owner, "p", p, allow_zero=False)
     top_percent = _check_percent(owner, "top_percent", top_percent, allow_zero=True)
@@ -147,9 +155,12 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
     children = ss.spawn(n_cols * len(groups))
     cols = np.ascontiguousarray(X.T)                # one contiguous row per variable
     out = cols.copy()
+    certificates = []
     for j in range(n_cols):
         col = cols[j]
         has_nan = bool(np.isnan(col).any())
+        certificate = []
+        certificates.append(certificate)
         for g, rows in enumerate(groups):
             if has_nan:
                 rows = rows[~np.isnan(col[rows])]
@@ -163,8 +174,63 @@ def rank_swap_array(X: np.ndarray, p: float, rng: RngLike = None, *, top_percent
             seed = int(np.random.default_rng(children[j * len(groups) + g]).integers(0, 2**31 - 1))
             partner = _swap_partners(m, swap_window(m, p), seed)
             out[j, order] = sorted_vals[partner]     # rank i receives the value of rank partner[i]
+            certificate.append((order, partner))
     out = out.T                                      # (n, p), column-major: no further copy
-    return out[:, 0] if one_d else out
+    return (out[:, 0] if one_d else out), certificates
+
+
+@numba.njit(cache=True, nogil=True)
+def _certified_distance(x, y, rows, order, partner):  # pragma: no cover - compiled
+    """Verify a swap's certificate on the output and measure the swap from it, in O(m).
+
+    ``order`` must list exactly the records ``rows`` (a boolean mask over the records) in an
+    order of non-decreasing ``x``; ``partner`` must be a permutation of the ranks with
+    ``y[order[i]] == x[order[partner[i]]]`` (rank i's record released the value of rank
+    partner[i]). Then the released values are the sorted values permuted (the multiset is
+    kept) and a record's rank interval is the run of equal values holding its rank: the
+    distance is measured as :func:`_tie_intervals` and a sort of the output would measure it.
+
+    Returns (verified, largest rank distance)."""
+    m = order.shape[0]
+    n = x.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    for i in range(m):
+        r = order[i]
+        if r < 0 or r >= n or not rows[r] or seen[r]:
+            return False, 0
+        seen[r] = True
+    count = 0
+    for r in range(n):
+        count += rows[r]
+    if count != m:
+        return False, 0
+    taken = np.zeros(m, dtype=np.bool_)
+    for i in range(m):
+        k = partner[i]
+        if k < 0 or k >= m or taken[k]:
+            return False, 0
+        taken[k] = True
+    ref = np.empty(m)
+    for i in range(m):
+        ref[i] = x[order[i]]
+        if ref[i] != ref[i] or (i > 0 and ref[i] < ref[i - 1]):
+            return False, 0
+    for i in range(m):
+        if y[order[i]] != ref[partner[i]]:
+            return False, 0
+    lo = np.empty(m, dtype=np.int64)
+    hi = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        lo[i] = lo[i - 1] if i > 0 and ref[i] == ref[i - 1] else i
+    for i in range(m - 1, -1, -1):
+        hi[i] = hi[i + 1] if i < m - 1 and ref[i] == ref[i + 1] else i
+    worst = 0
+    for i in range(m):
+        k = partner[i]
+        d = max(lo[k] - hi[i], lo[i] - hi[k])
+        if d > worst:
+            worst = d
+    return True, worst
 
 
 def _tie_intervals(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -181,13 +247,19 @@ def _tie_intervals(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent: float,
-                    bottom_percent: float, strata: np.ndarray | None = None) -> dict:
+                    bottom_percent: float, strata: np.ndarray | None = None,
+                    certificates: list | None = None) -> dict:
     """Independent check of a rank swap, column by column (and stratum by stratum).
 
     Returns the largest rank distance found per column, the window P, and whether each
     column's sorted (coded) values and missing positions are the input's exactly. A value's
     rank distance is measured between the rank interval of the record's original value and
     that of its released value among the sorted coded values (ties count as distance 0).
+
+    ``certificates`` (from the swap, one list per column of (records in rank order, partner
+    rank) per group; without top/bottom coding) replace the sorts: each is verified against
+    the input and the output first (:func:`_certified_distance`), and a column whose
+    certificate does not verify is checked by sorting, so a wrong certificate never passes.
     """
     before = np.asarray(before, dtype=np.float64).reshape(len(before), -1)
     after = np.asarray(after, dtype=np.float64).reshape(len(after), -1)
@@ -198,6 +270,12 @@ def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent
         x, y = np.ascontiguousarray(before[:, j]), np.ascontiguousarray(after[:, j])
         x_nan = np.isnan(x)
         nan_ok &= bool(np.array_equal(x_nan, np.isnan(y)))
+        certified = _check_certified(x, y, x_nan, groups, n, p, top_percent, bottom_percent,
+                                     None if certificates is None else certificates[j])
+        if certified is not None:
+            max_dist.append(certified[0])
+            window.append(certified[1])
+            continue
         worst, allowed = 0, 0
         whole = groups is None and not x_nan.any()   # one group, every value present: no gather
         for rows in ([None] if whole else groups or [np.arange(n)]):
@@ -259,6 +337,41 @@ def check_rank_swap(before: np.ndarray, after: np.ndarray, p: float, top_percent
             "multiset_kept": multiset_ok, "missing_in_place": nan_ok}
 
 
+def _check_certified(x, y, x_nan, groups, n, p, top_percent, bottom_percent, certificate):
+    """(largest distance, window) of one column from its verified certificate, or None when
+    there is none, the values are coded, or it does not verify."""
+    if certificate is None or top_percent > 0 or bottom_percent > 0:
+        return None
+    group_rows = groups or [np.arange(n)]
+    if len(certificate) > len(group_rows):
+        return None
+    worst, allowed, i = 0, 0, 0
+    for rows in group_rows:
+        keep = rows[~x_nan[rows]]
+        m = keep.size
+        if m < 2:                          # not swapped: released as it was
+            if m == 1 and not (y[keep[0]] == x[keep[0]]):
+                return None
+            if m:
+                allowed = max(allowed, swap_window(m, p))
+            continue
+        if i >= len(certificate):
+            return None
+        order, partner = certificate[i]
+        i += 1
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[keep] = True
+        ok, dist = _certified_distance(x, y, mask, np.asarray(order, dtype=np.int64),
+                                       np.asarray(partner, dtype=np.int64))
+        if not ok:
+            return None
+        worst = max(worst, int(dist))
+        allowed = max(allowed, swap_window(m, p))
+    if i != len(certificate):
+        return None
+    return worst, allowed
+
+
 @dataclass(frozen=True)
 class RankSwapResult(ContinuousResult):
     """A rank swap's result (the summary holds the swap window and the moments)."""
@@ -313,13 +426,14 @@ class RankSwap:
     def apply(self, microdata: Microdata, *, rng=None) -> RankSwapResult:
         names, X, strata = select_numeric(microdata, self.variables, where="rank_swap", allow_nan=True)
         ss, record = seed_sequence(rng)
-        out = rank_swap_array(X, self.p, ss, top_percent=self.top_percent,
-                              bottom_percent=self.bottom_percent, strata=strata)
+        out, certificates = _rank_swap(X, self.p, ss, top_percent=self.top_percent,
+                                       bottom_percent=self.bottom_percent, strata=strata)
         released = microdata.with_columns({v: out[:, j] for j, v in enumerate(names)})
-        chk = check_rank_swap(X, out, self.p, self.top_percent, self.bottom_percent, strata)
+        chk = check_rank_swap(X, out, self.p, self.top_percent, self.bottom_percent, strata,
+                              certificates=certificates)
         summary = {"variables": names, "p_percent": self.p, "window_ranks": dict(zip(names, chk["window"])),
                    "max_rank_distance": dict(zip(names, chk["max_rank_distance"]))}
-        summary.update(moments_summary(X, out, names))
+        summary.update(complete_moments_summary(X, out, names))
         guarantees = (
             Guarantee("swap_range", f"no value moves more than p = {self.p:g}% of the ranks "
                       "(P = floor(p/100 * values present))", dict(zip(names, chk["max_rank_distance"])),

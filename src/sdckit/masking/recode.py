@@ -49,6 +49,116 @@ def _fmt_bound(b: float) -> str:
     return _text(b) if math.isfinite(b) else ("inf" if b > 0 else "-inf")
 
 
+class LazySummary(dict):
+    """A step summary some of whose figures are computed on the first read.
+
+    A figure only a report shows, and which costs more than the step (the distinct values of
+    a continuous column before and after top coding: a hash of every value), is computed
+    when anything reads the mapping (an item, ``get``, ``items()``, ``values()``, ``==``,
+    ``repr``, a copy, JSON, pickling), never on the hot path. Its key holds its place in the
+    order from the start, so the mapping reads as the plain dict it becomes.
+    """
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, items: dict, pending):
+        super().__init__(items)
+        self._pending = pending          # () -> {key: value} for the keys still to compute
+
+    def _resolve(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            dict.update(self, pending())
+
+    def __getitem__(self, key):
+        self._resolve()
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        self._resolve()
+        return dict.get(self, key, default)
+
+    def items(self):
+        self._resolve()
+        return dict.items(self)
+
+    def values(self):
+        self._resolve()
+        return dict.values(self)
+
+    def __iter__(self):                  # a type-level __iter__ sends dict(x), {**x} through
+        return dict.__iter__(self)       # keys() and __getitem__ (not the raw storage)
+
+    def __eq__(self, other):
+        self._resolve()
+        if isinstance(other, LazySummary):
+            other._resolve()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._resolve()
+        return dict.__repr__(self)
+
+    def copy(self) -> dict:
+        self._resolve()
+        return dict(dict.items(self))
+
+    def pop(self, *args):
+        self._resolve()
+        return dict.pop(self, *args)
+
+    def popitem(self):
+        self._resolve()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        self._resolve()
+        return dict.setdefault(self, key, default)
+
+    def __setitem__(self, key, value):
+        self._resolve()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._resolve()
+        dict.__delitem__(self, key)
+
+    def update(self, *args, **kwargs):
+        self._resolve()
+        dict.update(self, *args, **kwargs)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __or__(self, other):
+        return self.copy() | other
+
+    def __ror__(self, other):
+        return other | self.copy()
+
+    def __reduce__(self):
+        return dict, (self.copy(),)
+
+    def __reduce_ex__(self, protocol):
+        return self.__reduce__()
+
+    def __copy__(self) -> dict:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> dict:
+        import copy
+
+        return copy.deepcopy(self.copy(), memo)
+
+
 @register_step("recode", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Recode:
@@ -239,6 +349,78 @@ class Recode:
             return *self._by_breaks(col), "breaks"
         return *self._by_top_bottom(col), "top_bottom"
 
+    def _params(self) -> dict:
+        return {k: v for k, v in {
+            "variable": self.variable,
+            "mapping": None if self.mapping is None else {k: list(v) for k, v in self.mapping.items()},
+            "hierarchy_file": self.hierarchy_file, "level": self.level,
+            "breaks": None if self.breaks is None else list(self.breaks),
+            "labels": None if self.labels is None else list(self.labels),
+            "closed": self.closed if self.breaks is not None else None, "top": self.top,
+            "bottom": self.bottom, "top_value": self.top_value, "bottom_value": self.bottom_value,
+            "others": self.others,
+        }.items() if v is not None}
+
+    @staticmethod
+    def _positions(present: np.ndarray, n_cat: int) -> np.ndarray:
+        """Category code -> row of the recoded table (the last entry: code -1 -> -1)."""
+        pos = np.full(n_cat + 1, -1, dtype=np.intp)
+        pos[present] = np.arange(present.size)
+        return pos
+
+    @staticmethod
+    def _values(new_small: pd.Series):
+        return new_small.array if isinstance(new_small.dtype, pd.api.extensions.ExtensionDtype) \
+            else new_small.to_numpy()
+
+    def _top_bottom_fast(self, microdata: Microdata, col: pd.Series) -> StepResult:
+        """Top/bottom coding of a float column that is not a key: one compiled pass codes it,
+        one more checks the output against the input (missing kept, every record follows the
+        rule, so the coding is global, and the released range); the records changed come from
+        that check. The distinct values before and after (a hash of every value) are counted
+        only when the summary is read. Anything the check does not confirm goes through the
+        general check instead."""
+        from ._recode_kernels import top_bottom_check, top_bottom_code
+
+        var = self.variable
+        x = col.to_numpy()
+        has_top, has_bottom = self.top is not None, self.bottom is not None
+        rule = (float(self.top) if has_top else np.inf,
+                float(self.top if self.top_value is None else self.top_value) if has_top else 0.0,
+                float(self.bottom) if has_bottom else -np.inf,
+                float(self.bottom if self.bottom_value is None else self.bottom_value) if has_bottom else 0.0)
+        y = np.empty_like(x)
+        top_bottom_code(x, y, *rule)
+        out = microdata.with_columns({var: pd.Series(y, index=col.index, name=var, copy=False)})
+        y = out.frame[var].to_numpy()
+        missing_kept, follows, changed, n_released, low, high = top_bottom_check(x, y, *rule)
+        if not (missing_kept and follows):   # the general check names what is wrong
+            b_codes, b_cats, a_codes, a_cats = _encode_pair(col, out.frame[var], True)
+            guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, None, self.top, self.bottom,
+                                              self.top_value, self.bottom_value)
+            return StepResult("recode", out, self._params(), {"variable": var, "mode": "top_bottom", **counts},
+                              tuple(guarantees))
+        hi = self.top_value if self.top_value is not None else self.top
+        lo = self.bottom_value if self.bottom_value is not None else self.bottom
+        ok = True
+        if has_top:
+            ok &= bool(n_released == 0 or high <= max(self.top, hi))
+        if has_bottom:
+            ok &= bool(n_released == 0 or low >= min(self.bottom, lo))
+        rng_value = [float(low), float(high)] if n_released else [np.nan, np.nan]
+        guarantees = (Guarantee("missing_kept", "missing values stay missing", True, True),
+                      Guarantee("global", "every original value maps to one released value", True, True),
+                      Guarantee("top_bottom", f"values within [{self.bottom}, {self.top}] after coding",
+                                rng_value, ok))
+
+        def distinct() -> dict:
+            return {"distinct_before": int(pd.unique(x[~np.isnan(x)]).size),
+                    "distinct_after": int(pd.unique(y[~np.isnan(y)]).size)}
+
+        summary = LazySummary({"variable": var, "mode": "top_bottom", "distinct_before": None,
+                               "distinct_after": None, "records_changed": int(changed)}, distinct)
+        return StepResult("recode", out, self._params(), summary, guarantees)
+
     def apply(self, microdata: Microdata, *, rng=None) -> StepResult:  # noqa: ARG002 (deterministic)
         var = self.variable
         if var not in microdata.columns:
@@ -251,52 +433,73 @@ class Recode:
         if by_table:
             # recode the column's category table once (one record per value present), then
             # take the new values by the codes; a key's new encoding comes from the same table
+            fresh = False
             if is_key:
                 before, b_cats = microdata.codes(var), microdata.categories(var)
+            elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
+                before, b_cats = _encode(col)                         # integers: counted, no hash
+                fresh = True
             else:
                 before, b_cats = pd.factorize(col, sort=False, use_na_sentinel=True)
                 before, b_cats = before.astype(np.int32, copy=False), pd.Index(b_cats)
             n_cat = len(b_cats)
-            rows = np.flatnonzero(before >= 0)
-            rep = np.zeros(n_cat, dtype=np.intp)
-            rep[before[rows]] = rows                                  # a record of each category
-            present = np.flatnonzero(np.bincount(before[rows], minlength=n_cat))
-            small = col.iloc[rep[present]].reset_index(drop=True)
+            if fresh:
+                # counted from the column just now: every category occurs and is the value itself
+                present = np.arange(n_cat)
+                rep = None
+                small = pd.Series(b_cats.to_numpy(), name=col.name)
+            else:
+                rows = np.flatnonzero(before >= 0)
+                rep = np.zeros(n_cat, dtype=np.intp)
+                rep[before[rows]] = rows                              # a record of each category
+                present = np.flatnonzero(np.bincount(before[rows], minlength=n_cat))
+                small = col.iloc[rep[present]].reset_index(drop=True)
             try:
                 new_small, allowed, mode = self._recode(small)
             except InputError:
                 self._recode(col)                                     # the message names data rows
                 raise
-            pos = np.full(n_cat + 1, -1, dtype=np.intp)               # code -1 (missing) -> -1
-            pos[present] = np.arange(present.size)
             labels = new_small.infer_objects() if new_small.dtype == object else new_small
-            # text labels: decoded by Arrow from the table (no Python string per record)
-            fast = _decode_arrow_strings(labels.dtype, pd.Index(labels.to_numpy(dtype=object)), pos[before]) \
-                if new_small.dtype == object else None
-            if fast is not None:
-                new = pd.Series(fast, index=col.index, name=var)
-            else:
-                values = new_small.array if isinstance(new_small.dtype, pd.api.extensions.ExtensionDtype) \
-                    else new_small.to_numpy()
-                new = pd.Series(pd.api.extensions.take(values, pos[before], allow_fill=True),
-                                index=col.index, name=var)
-                new = new.infer_objects() if new.dtype == object else new
-            if not is_key:
-                out = microdata.with_columns({var: new})
-            elif isinstance(new.dtype, pd.CategoricalDtype):
-                out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
-            else:
-                # the sorted distinct values of the new column = those of its category table
-                k_codes, uniques = pd.factorize(new.iloc[rep[present]], sort=True, use_na_sentinel=True)
-                table = np.full(n_cat + 1, -1, dtype=np.int32)
-                table[present] = k_codes
-                out = microdata.with_columns({var: new}, encoded={var: (table[before], pd.Index(uniques))})
             b_codes = before
-            if is_key:                  # the released Microdata's own encoding
+            if not is_key:
+                # the released value of each record by one code per record: the recoded
+                # table's distinct values, taken by the codes (the check reads the same codes)
+                k_codes, uniques = pd.factorize(labels, sort=False, use_na_sentinel=True)
+                table = np.full(n_cat + 1, -1, dtype=np.int32)        # code -1 (missing) -> -1
+                table[present] = k_codes
+                a_codes, a_cats = table[before], pd.Index(uniques)
+                fast = _decode_arrow_strings(labels.dtype, pd.Index(a_cats.to_numpy(dtype=object)), a_codes) \
+                    if new_small.dtype == object else None
+                if fast is not None:
+                    new = pd.Series(fast, index=col.index, name=var)
+                else:
+                    new = pd.Series(pd.api.extensions.take(self._values(new_small), self._positions(present, n_cat)[before],
+                                                           allow_fill=True), index=col.index, name=var)
+                    new = new.infer_objects() if new.dtype == object else new
+                out = microdata.with_columns({var: new})
+            else:
+                pos = self._positions(present, n_cat)
+                # text labels: decoded by Arrow from the table (no Python string per record)
+                fast = _decode_arrow_strings(labels.dtype, pd.Index(labels.to_numpy(dtype=object)), pos[before]) \
+                    if new_small.dtype == object else None
+                if fast is not None:
+                    new = pd.Series(fast, index=col.index, name=var)
+                else:
+                    new = pd.Series(pd.api.extensions.take(self._values(new_small), pos[before], allow_fill=True),
+                                    index=col.index, name=var)
+                    new = new.infer_objects() if new.dtype == object else new
+                if isinstance(new.dtype, pd.CategoricalDtype):
+                    out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
+                else:
+                    # the sorted distinct values of the new column = those of its category table
+                    k_codes, uniques = pd.factorize(new.iloc[rep[present]], sort=True, use_na_sentinel=True)
+                    table = np.full(n_cat + 1, -1, dtype=np.int32)
+                    table[present] = k_codes
+                    out = microdata.with_columns({var: new}, encoded={var: (table[before], pd.Index(uniques))})
+                # the released Microdata's own encoding
                 a_codes, a_cats = out.codes(var), out.categories(var)
-            else:                       # the released column, encoded on its own
-                a_codes, a_cats = pd.factorize(out.frame[var], sort=False, use_na_sentinel=True)
-                a_cats = pd.Index(a_cats)
+        elif mode_top_bottom_fast(self, col):
+            return self._top_bottom_fast(microdata, col)
         else:
             new, allowed, mode = self._recode(col)
             new = new.infer_objects() if new.dtype == object else new
@@ -306,16 +509,15 @@ class Recode:
         guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, allowed, self.top,
                                           self.bottom, self.top_value, self.bottom_value)
         summary = {"variable": var, "mode": mode, **counts}
-        params = {k: v for k, v in {
-            "variable": var, "mapping": None if self.mapping is None else {k: list(v) for k, v in self.mapping.items()},
-            "hierarchy_file": self.hierarchy_file, "level": self.level,
-            "breaks": None if self.breaks is None else list(self.breaks),
-            "labels": None if self.labels is None else list(self.labels),
-            "closed": self.closed if self.breaks is not None else None, "top": self.top,
-            "bottom": self.bottom, "top_value": self.top_value, "bottom_value": self.bottom_value,
-            "others": self.others,
-        }.items() if v is not None}
-        return StepResult("recode", out, params, summary, tuple(guarantees))
+        return StepResult("recode", out, self._params(), summary, tuple(guarantees))
+
+
+def mode_top_bottom_fast(step: Recode, col: pd.Series) -> bool:
+    """Whether top/bottom coding of ``col`` (not a key) takes the compiled path: a float64
+    column (where a replacement keeps the dtype, as ``Series.where`` would)."""
+    return (step.mapping is None and step.hierarchy_file is None and step.breaks is None
+            and (step.top is not None or step.bottom is not None)
+            and isinstance(col.dtype, np.dtype) and col.dtype == np.float64)
 
 
 def _encode_pair(before: pd.Series, after: pd.Series,
@@ -362,16 +564,23 @@ def check_recode(before: np.ndarray, before_cats: pd.Index, after: np.ndarray, a
     """
     before, after = np.asarray(before), np.asarray(after)
     nb, na = len(before_cats), len(after_cats)
-    miss_b = before < 0
-    miss_kept = bool(np.array_equal(miss_b, after < 0))
-    if miss_b.any():
-        rows = np.flatnonzero(~miss_b)
-        b, a = before[rows], after[rows]
-    else:
+    if before.size and before.min() >= 0 and after.min() >= 0:   # nothing missing on either side
+        miss_kept = True
         b, a = before, after
+    else:
+        miss_b = before < 0
+        miss_kept = bool(np.array_equal(miss_b, after < 0))
+        if miss_b.any():
+            rows = np.flatnonzero(~miss_b)
+            b, a = before[rows], after[rows]
+        else:
+            b, a = before, after
     if miss_kept and nb * max(na, 1) <= max(4 * b.size, 1 << 16):
         # small tables: count the (original, released) pairs in one pass
-        pairs = np.bincount(b.astype(np.int64) * na + a, minlength=nb * na).reshape(nb, na)
+        key = b.astype(np.int64)
+        key *= na
+        key += a
+        pairs = np.bincount(key, minlength=nb * na).reshape(nb, na)
         functional = bool(((pairs > 0).sum(axis=1) <= 1).all())
         used_b, used_a = pairs.any(axis=1), pairs.any(axis=0)
         pair_b, pair_a = np.nonzero(pairs)

@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from .._random import seed_sequence, spawn_keyed
-from .._validation import check_float, close_names
+from .._validation import close_names
 from ..errors import InputError
 from ..microdata import Microdata
 from ..params import check_params, param
-from ..registry import GateOutcome, register_gate_check, register_step
+from ..registry import GateCheck, GateOutcome, register_gate_check, register_step
 from ..result import Guarantee, StepResult
 from .apply import code_counts, group_names, pram_frame_codes, transition_counts
 from .builders import MatrixContext, joint_codes, known_matrix_methods, matrix_method, register_matrix_method
@@ -244,7 +244,8 @@ class Pram:
     Marés, J. and Shlomo, N. (2014). *CSDA* 79, 1-13.
     """
 
-    variables: Sequence[str] = param(kind="columns", help="key variables to PRAM")
+    variables: Sequence[str] = param(kind="columns", role="key", label="variables to PRAM",
+                                     help="key variables to PRAM")
     matrix: str = param("invariant", kind="choice", choices=known_matrix_methods,
                         help="matrix method (invariant, max_entropy, identity, file, evolved, "
                              "optimal, or any registered one)")
@@ -299,6 +300,12 @@ class Pram:
                        population=self.population, pareto=self.pareto)
 
     # ------------------------------------------------------------------ helpers
+    def published_matrix_variables(self) -> tuple[str, ...]:
+        """The variables whose released values this step's published matrices describe: a
+        release refuses a later step that PRAMs or recodes them again (the file would be
+        replaced, or would no longer describe the released categories)."""
+        return tuple(self.variables)
+
     def _params(self) -> dict:
         d = {"variables": list(self.variables), "matrix": self.matrix, "min_diagonal": self.min_diagonal,
              "alpha": self.alpha, "strata": list(self.strata), "joint": self.joint}
@@ -524,12 +531,29 @@ def check_pram(original: Microdata, released: Microdata, groups, matrices: dict,
     return out
 
 
-def _validate_min_diagonal(value: Any) -> float:
-    return check_float("the gate", "min_diagonal", value, low=0.0, high=1.0, low_open=True)
+@register_gate_check("min_diagonal", risk=False, engines=("memory", "dask"))
+@dataclass(frozen=True)
+class MinDiagonal(GateCheck):
+    """Every PRAM matrix keeps every category with probability >= the threshold.
+
+    Not a risk threshold: a smallest keep probability bounds how much PRAM may change (a
+    promise of utility), not the disclosure risk, so a release still needs a risk threshold.
+    """
+
+    d: float = param(kind="float", low=0.0, high=1.0, low_open=True, symbol="d", unit="probability",
+                     label="smallest keep probability",
+                     help="every diagonal entry of every PRAM matrix must be at least this")
+
+    def check(self, original: Microdata, released: Microdata, results) -> GateOutcome:
+        return check_min_diagonal(original, released, results, self.d)
+
+    def plan_problem(self, steps) -> str | None:
+        if any(callable(getattr(s, "published_matrix_variables", None)) for s in steps):
+            return None
+        return ("no step of this release publishes a PRAM matrix, so there is nothing to check; "
+                "remove the min_diagonal threshold or add a pram step")
 
 
-@register_gate_check("min_diagonal", _validate_min_diagonal,
-                     "every PRAM matrix keeps every category with probability >= the threshold")
 def check_min_diagonal(original: Microdata, released: Microdata, results, threshold: float) -> GateOutcome:
     """The smallest diagonal entry over every matrix of every PRAM step, recomputed from P."""
     diags = [(f"{' x '.join(g)}" + ("" if s == "all" else f" | {s}"), float(np.asarray(m.P.diagonal()).min()))
@@ -551,4 +575,4 @@ def min_diagonal_verdict(diags: list[tuple[str, float]], threshold: float) -> tu
     return {"smallest": low, "matrix": name}, ok, detail
 
 
-__all__ = ["Pram", "PramResult", "check_pram", "check_min_diagonal", "min_diagonal_verdict"]
+__all__ = ["MinDiagonal", "Pram", "PramResult", "check_pram", "check_min_diagonal", "min_diagonal_verdict"]

@@ -8,7 +8,9 @@ The public certificate holds
 * sdckit's version and the versions of its dependencies as installed (the locked versions:
   read with :mod:`importlib.metadata` for every requirement of the sdckit distribution);
 * the release spec without its seed (the input path reduced to its file name);
-* every gate threshold with its measured value and verdict;
+* every gate threshold with its measured value and verdict, and the release's verdict in
+  words ("Passed: ...", or "NOT CHECKED: <reason>" for a release without a risk threshold,
+  whose ``passed`` is then false);
 * every step's guarantees with the checker's verdict;
 * what :mod:`sdckit.verify` re-checks from the released files alone (key variables and
   thresholds, and for each published PRAM matrix its promised minimum diagonal and, for an
@@ -16,6 +18,11 @@ The public certificate holds
 
 The internal certificate (``internal_certificate.json``) adds the input file's SHA-256 and
 path. Neither holds a seed.
+
+Both name the run they belong to (``run_id``: a random id, the one in each folder's release
+mark, never derived from the seed), list the public folder's release mark among the files, and
+carry the steward's Ed25519 signature when the release is written with a signing key
+(``signature``; ``null`` otherwise; see :mod:`sdckit.report.signing`).
 
 References
 ----------
@@ -37,17 +44,18 @@ from typing import Any
 
 from ..io.atomic import atomic_write_text
 from ..result import jsonable, public_params
-from .narrative import gate_headline
+from .narrative import gate_headline, verdict_words
 
 #: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
 ReleaseRun = Any
 
 __all__ = ["sha256_file", "file_entry", "dependency_versions", "public_spec", "certificate_dict", "write_certificate",
-           "CERTIFICATE", "INTERNAL_CERTIFICATE", "FORMAT"]
+           "seal", "mark_entry", "CERTIFICATE", "INTERNAL_CERTIFICATE", "FORMAT"]
 
 CERTIFICATE = "certificate.json"
 INTERNAL_CERTIFICATE = "internal_certificate.json"
-FORMAT = "sdckit-certificate/1"
+#: version 2: run id, the release mark among the files, and the signature field
+FORMAT = "sdckit-certificate/2"
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
@@ -64,6 +72,25 @@ def file_entry(folder: str | os.PathLike, name: str, role: str) -> dict:
     SHA-256 and size."""
     p = Path(folder) / name
     return {"name": name, "role": role, "sha256": sha256_file(p), "bytes": p.stat().st_size}
+
+
+def mark_entry(folder: str | os.PathLike) -> list[dict]:
+    """The certificate's line for the folder's release mark (which names the run), if there is one."""
+    from ..io.atomic import RELEASE_MARK
+
+    return [file_entry(folder, RELEASE_MARK, "release_mark")] if (Path(folder) / RELEASE_MARK).is_file() else []
+
+
+def seal(cert: dict, signing_key: Any = None) -> dict:
+    """The certificate as written: signed by the steward's private key (an Ed25519 key object
+    or a key file), or with ``"signature": null`` when there is no key."""
+    if signing_key is None:
+        return dict(cert, signature=None)
+    from .signing import load_private_key, sign_certificate
+
+    if isinstance(signing_key, (str, os.PathLike)):
+        signing_key = load_private_key(signing_key)
+    return sign_certificate(dict(cert), signing_key)
 
 
 def dependency_versions(*, extras: bool = False) -> dict[str, str]:
@@ -105,6 +132,7 @@ def public_spec(run: "ReleaseRun") -> dict | None:
         for key in ("directory", "internal_directory"):
             if key in out:
                 out[key] = Path(str(out[key])).name
+        out.pop("signing_key", None)  # a path; the signature names the key by its fingerprint
     for step in raw.get("steps", []) or []:
         for key in list(step):
             if (key == "file" or key.endswith("_file")) and isinstance(step[key], str):
@@ -137,7 +165,8 @@ def _matrix_checks(run: "ReleaseRun") -> list[dict]:
 
 
 def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
-                     data_file: str | None = None, report_file: str | None = None) -> dict:
+                     data_file: str | None = None, report_file: str | None = None,
+                     run_id: str | None = None) -> dict:
     """The certificate of a written release folder (see the module docstring)."""
     from .. import __version__
 
@@ -157,16 +186,21 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
         files.append(entry("column_names.csv", "column_names"))
     if (folder / report_name).exists():
         files.append(entry(report_name, "public_report"))
+    files += mark_entry(folder)
     gate = [{"name": o.name, "threshold": o.threshold, "measured": gate_headline(o.name, o.value),
              "value": o.value, "passed": bool(o.passed), "detail": o.detail} for o in run.gate]
     steps = [{"method": r.method, "params": public_params(r.params),
               "guarantees": [g.to_dict() for g in r.guarantees]} for r in run.results]
     cert: dict[str, Any] = {
-        "format": FORMAT, "kind": "public" if public else "internal",
+        "format": FORMAT, "kind": "public" if public else "internal", "run_id": run_id,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "sdckit_version": __version__, "dependencies": dependency_versions(),
         "optional_dependencies": dependency_versions(extras=True),
-        "passed": bool(run.passed),
+        # "passed" only when a risk threshold was checked and met; a release without one on
+        # purpose says "NOT CHECKED: <reason>" in its verdict (and "not_checked" holds why)
+        "passed": verdict_words(run)[0] == "passed",
+        "verdict": verdict_words(run)[1],
+        "not_checked": getattr(run, "not_checked", None),
         "data": {"file": data_name, "n_records": run.released.n_records,
                  "columns": list(map(str, run.released.columns)),
                  "roles": run.released.to_dict()["roles"],
@@ -184,19 +218,23 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
 
 
 def write_certificate(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
-                      data_file: str | None = None, report_file: str | None = None) -> Path:
+                      data_file: str | None = None, report_file: str | None = None,
+                      run_id: str | None = None, signing_key: Any = None) -> Path:
     """Write ``certificate.json`` (public) or ``internal_certificate.json`` into ``folder``
-    (atomically) after the data, the published files and the report are in place."""
+    (atomically) after the data, the published files and the report are in place; signed when
+    ``signing_key`` (an Ed25519 private key or its file) is given."""
     folder = Path(folder)
-    cert = certificate_dict(run, folder, public=public, data_file=data_file, report_file=report_file)
+    cert = seal(certificate_dict(run, folder, public=public, data_file=data_file, report_file=report_file,
+                                 run_id=run_id), signing_key)
     return atomic_write_text(folder / (CERTIFICATE if public else INTERNAL_CERTIFICATE),
                              json.dumps(cert, indent=2) + "\n")
 
 
 def write_certificates(run: "ReleaseRun", folder: str | os.PathLike, *, data_file: str | None = None,
-                       report_file: str | None = None) -> dict[str, Path]:
+                       report_file: str | None = None, run_id: str | None = None,
+                       signing_key: Any = None) -> dict[str, Path]:
     """Write the public and the internal certificate into ``folder``; returns
     ``{"certificate": path, "internal_certificate": path}``."""
-    return {"certificate": write_certificate(run, folder, public=True, data_file=data_file, report_file=report_file),
-            "internal_certificate": write_certificate(run, folder, public=False, data_file=data_file,
-                                                      report_file=report_file)}
+    kw = dict(data_file=data_file, report_file=report_file, run_id=run_id, signing_key=signing_key)
+    return {"certificate": write_certificate(run, folder, public=True, **kw),
+            "internal_certificate": write_certificate(run, folder, public=False, **kw)}

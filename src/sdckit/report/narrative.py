@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["fmt", "value_html", "step_sentence", "gate_measured", "kv_table", "GATE_WORDS"]
+__all__ = ["fmt", "value_html", "step_sentence", "gate_measured", "kv_table", "GATE_WORDS",
+           "verdict_words"]
 
 #: plain-language names of the gate thresholds
 GATE_WORDS = {
@@ -188,6 +189,33 @@ def gate_measured(name: str, value: Any) -> str:
         return "; ".join(f"{_words(k)} {gate_measured(k, v) if isinstance(v, dict) else fmt(v)}"
                          for k, v in value.items())
     return fmt(value)
+
+
+def verdict_words(run: Any) -> tuple[str, str]:
+    """The verdict of a release run: its kind (``"passed"``, ``"failed"`` or ``"not checked"``)
+    and its words. A release without a risk threshold on purpose is "NOT CHECKED: <the
+    steward's reason>", never "Passed"; one whose gate has no risk threshold and no reason
+    (an older run object) is "NOT CHECKED" too."""
+    gate = list(getattr(run, "gate", ()) or ())
+    if not all(bool(getattr(o, "passed", o.get("passed") if isinstance(o, dict) else False)) for o in gate):
+        return "failed", "FAILED: the release did not meet its gate"
+    reason = getattr(run, "not_checked", None)
+    if reason is not None:
+        return "not checked", f"NOT CHECKED: {reason}"
+    names = [getattr(o, "name", o.get("name") if isinstance(o, dict) else None) for o in gate]
+    if not any(_is_risk_threshold(n) for n in names):
+        return "not checked", "NOT CHECKED: no risk threshold was set"
+    return "passed", "Passed: the release met every gate threshold"
+
+
+def _is_risk_threshold(name: Any) -> bool:
+    from ..errors import SDCError
+    from ..registry import gate_check_class
+
+    try:
+        return bool(gate_check_class(str(name)).counts_as_risk)
+    except SDCError:
+        return False
 
 
 def gate_headline(name: str, value: Any) -> float | None:

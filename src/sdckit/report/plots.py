@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 
 import matplotlib
@@ -29,4 +30,5 @@ def figure_png(fig) -> bytes:
 def figure_to_html(fig, alt: str) -> str:
     """An ``<img>`` tag holding the figure as base64 PNG; the figure is closed."""
     data = base64.b64encode(figure_png(fig)).decode("ascii")
-    return f'<img alt="{alt}" src="data:image/png;base64,{data}"/>'
+    # the alt text may hold a category label: escaped, so no label can leave the attribute
+    return f'<img alt="{html.escape(alt, quote=True)}" src="data:image/png;base64,{data}"/>'

@@ -19,6 +19,7 @@ Charts are Vega-Lite (Altair) with the Vega JavaScript inlined once per page (se
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import html
 import json
 from importlib import resources
@@ -31,7 +32,7 @@ import pandas as pd
 from ..pram.loss import hellinger, total_variation  # noqa: F401  (one definition; tests import them here)
 from ..result import StepResult, jsonable, public_params
 from . import charts
-from .narrative import GATE_WORDS, fmt, gate_measured, kv_table, step_sentence, value_html
+from .narrative import GATE_WORDS, fmt, gate_measured, kv_table, step_sentence, value_html, verdict_words
 
 #: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
 ReleaseRun = Any
@@ -43,9 +44,23 @@ FK_CLASSES = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 5, "4-5"), (6, 10, "6-1
 RISK_BINS = np.array([0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.34, 0.5, 1.0 + 1e-9])
 
 
+@functools.lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
+    """The report template, compiled once per process (both reports and the PDF use it)."""
     text = resources.files("sdckit.report").joinpath("templates/release.html").read_text("utf-8")
     return _env.from_string(text)
+
+
+def _once(run: "ReleaseRun", key: Any, make):
+    """A section of the run's reports, computed once per run: the public and the internal
+    report (and a PDF) show the same risk, utility and step figures."""
+    store = getattr(run, "__dict__", None)
+    if store is None:
+        return make()
+    cache = store.setdefault("_report_sections", {})
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
 
 
 def report_settings(run: "ReleaseRun") -> dict:
@@ -58,35 +73,91 @@ def report_settings(run: "ReleaseRun") -> dict:
 # ---------------------------------------------------------------- risk
 
 
-def _fk_table(fk_before: np.ndarray, fk_after: np.ndarray) -> pd.DataFrame:
+def _fk_table(before, after) -> pd.DataFrame:
+    """Records per f_k class before and after, from each report's combinations (f_k and the
+    records of each combination)."""
     rows = []
     for lo, hi, label in FK_CLASSES:
-        def count(fk):
-            return int(((fk >= lo) & (fk <= (hi if hi is not None else np.inf))).sum())
-        rows.append({"f_k": label, "original": count(fk_before), "released": count(fk_after)})
+        def count(freq):
+            f = freq.counts
+            inside = (f >= lo) & (f <= (hi if hi is not None else np.inf))
+            return int(freq.group_sizes[inside].sum())
+        rows.append({"f_k": label, "original": count(before), "released": count(after)})
     return pd.DataFrame(rows)
 
 
-def uniqueness_contributions(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+def _uniques_due(codes: list[np.ndarray], n_categories: list[int]) -> list[int]:
+    """For each key, the records unique on all keys that are not unique on the others, from the
+    table of combinations: each combination's key codes are the digits of its mixed-radix code,
+    so the counts without one key are sums over combinations, not passes over the records."""
+    from ..risk.frequencies import DENSE_LIMIT, combination_codes
+
+    n = codes[0].shape[0]
+    code, product = combination_codes(codes, n_categories)
+    if product <= max(DENSE_LIMIT, 4 * n):
+        full = np.bincount(code, minlength=product)
+        gcode = np.flatnonzero(full)
+        cnt = full[gcode]
+    else:
+        gcode, cnt = np.unique(code, return_counts=True)
+    radices = [int(m) + 1 for m in n_categories]
+    digits, rem = [], gcode
+    for r in reversed(radices):                       # the digit of key j is its code + 1
+        digits.append(rem % r)
+        rem = rem // r
+    digits.reverse()
+    unique = cnt == 1
+    out = []
+    for v in range(len(codes)):
+        rest = [j for j in range(len(codes)) if j != v]
+        if not rest:
+            out.append(int(unique.sum()) if n > 1 else 0)
+            continue
+        rc = np.zeros(gcode.shape[0], dtype=np.int64)
+        rest_product = 1
+        for j in rest:
+            rc = rc * radices[j] + digits[j]
+            rest_product *= radices[j]
+        if rest_product <= max(DENSE_LIMIT, 4 * gcode.shape[0]):
+            rest_count = np.bincount(rc, weights=cnt, minlength=rest_product)[rc]
+        else:
+            _, inv = np.unique(rc, return_inverse=True)
+            rest_count = np.bincount(inv.reshape(-1), weights=cnt)[inv.reshape(-1)]
+        out.append(int((unique & (rest_count > 1)).sum()))
+    return out
+
+
+def uniqueness_contributions(frame, keys: list[str]) -> pd.DataFrame:
     """Per key variable: the sample uniques on all keys that are no longer unique without it.
 
     A record unique on all key variables (f_k = 1) "depends" on variable v when it is not
     unique on the other keys; the count of such records is v's contribution to uniqueness
-    (a missing value is taken as one more category here).
+    (a missing value is taken as one more category here). ``frame`` is a DataFrame, or a
+    :class:`~sdckit.Microdata` whose key codes are used as they are.
     """
-    codes = pd.DataFrame({v: pd.factorize(frame[v], use_na_sentinel=False)[0] for v in keys})
+    from ..microdata import Microdata
 
-    def sizes(cols):
-        if not cols:
-            return np.full(len(codes), len(codes))
-        return codes.groupby(cols, sort=False)[cols[0]].transform("size").to_numpy()
+    if isinstance(frame, Microdata) and all(v in frame.key_vars for v in keys):
+        codes = [frame.codes(v) for v in keys]
+        ncat = [frame.n_categories(v) for v in keys]
+    else:
+        data = frame.frame if isinstance(frame, Microdata) else frame
+        pairs = [pd.factorize(data[v], use_na_sentinel=False) for v in keys]
+        codes = [c for c, _ in pairs]
+        ncat = [len(u) for _, u in pairs]
+    due = _uniques_due(codes, ncat) if keys else []
+    return pd.DataFrame({"variable": list(keys), "uniques_due": due})
 
-    unique = sizes(keys) == 1
-    out = []
-    for v in keys:
-        rest = [k for k in keys if k != v]
-        out.append({"variable": v, "uniques_due": int((unique & (sizes(rest) > 1)).sum())})
-    return pd.DataFrame(out)
+
+def _combination_risks(md, report) -> tuple[np.ndarray, np.ndarray]:
+    """The individual risk of each key combination of a :func:`measure_risk` report (with its
+    default settings, as the report ran) and the records of each: a histogram of these,
+    weighted, counts the records by risk."""
+    from ..risk.individual import individual_risk
+
+    freq = report.frequencies
+    g_risk = individual_risk(freq.counts, freq.weighted_counts, weighted=md.weight is not None)
+    return g_risk, freq.group_sizes
 
 
 def risk_section_html(run: "ReleaseRun") -> str:
@@ -98,13 +169,11 @@ def risk_section_html(run: "ReleaseRun") -> str:
         return "<p>No key variables were named, so no key-based risk was measured.</p>"
     before, after = measure_risk(run.original), measure_risk(run.released)
     cmp = compare_risk(before, after)
-    fk_b, fk_a = before.records["fk"].to_numpy(), after.records["fk"].to_numpy()
-    r_b, r_a = before.records["risk"].to_numpy(), after.records["risk"].to_numpy()
     parts = [f"<p>Key variables (what an intruder is assumed to know): {html.escape(', '.join(keys))}. "
              f"The original had {fmt(before.summary['n_sample_uniques'])} sample uniques and a global risk of "
              f"{fmt(before.summary['global_risk'])}; the release has {fmt(after.summary['n_sample_uniques'])} "
              f"and {fmt(after.summary['global_risk'])}.</p>", cmp.report_html()]
-    fk = _fk_table(fk_b, fk_a)
+    fk = _fk_table(before.frequencies, after.frequencies)
     long = fk.melt(id_vars="f_k", var_name="data", value_name="records")
     import altair as alt
 
@@ -113,10 +182,12 @@ def risk_section_html(run: "ReleaseRun") -> str:
         xOffset="data:N", y=alt.Y("records:Q", title="records"),
         color=alt.Color("data:N", scale=charts.BEFORE_AFTER, title=None, legend=alt.Legend(orient="top")),
         tooltip=["f_k:N", "data:N", "records:Q"]).properties(title="f_k distribution", width=380, height=200)
+    # one risk per key combination, counted with the records of the combination
+    (r_b, w_b), (r_a, w_a) = _combination_risks(run.original, before), _combination_risks(run.released, after)
     risk_chart = charts.histogram(r_b, r_a, title="Individual re-identification risk", bins=RISK_BINS,
-                                  x_title="individual risk", log_y=True)
-    contrib = pd.concat([uniqueness_contributions(run.original.frame, keys).assign(data="original"),
-                         uniqueness_contributions(run.released.frame, keys).assign(data="released")])
+                                  x_title="individual risk", log_y=True, weights_before=w_b, weights_after=w_a)
+    contrib = pd.concat([uniqueness_contributions(run.original, keys).assign(data="original"),
+                         uniqueness_contributions(run.released, keys).assign(data="released")])
     contrib_chart = alt.Chart(contrib).mark_bar().encode(
         y=alt.Y("variable:N", title=None, sort=keys), yOffset="data:N",
         x=alt.X("uniques_due:Q", title="sample uniques that need this variable"),
@@ -218,39 +289,39 @@ def _per_column(value: Any) -> pd.DataFrame | None:
 
 
 
-def _shares(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
-    from ..explore.measures import _label
-
-    def lab(s):
-        return s.map(_label, na_action="ignore").fillna("(missing)").astype(str)
-    la, lb = lab(a), lab(b)
-    cats = list(dict.fromkeys([*sorted(la.unique(), key=_natural), *sorted(lb.unique(), key=_natural)]))
-    if "(missing)" in cats:
-        cats.remove("(missing)")
-        cats.append("(missing)")
-    pa = la.value_counts(normalize=True).reindex(cats, fill_value=0.0)
-    pb = lb.value_counts(normalize=True).reindex(cats, fill_value=0.0)
-    return pa, pb
-
-
-def _natural(x: str):
-    try:
-        return (0, float(x), "")
-    except ValueError:
-        return (1, 0.0, x)
+def _intruder_view(run: "ReleaseRun"):
+    """The original data recoded by the release's published global recodings (what an
+    intruder who knows the recodings compares the release with), as a Microdata."""
+    view = run.original
+    for step in run.steps:
+        if getattr(step, "global_recode", False):
+            view = step.apply(view).microdata
+    return view
 
 
 def utility_section_html(run: "ReleaseRun") -> str:
-    """Utility: key variables (frequency bars, Hellinger, TVD), numeric variables, analyses."""
-    from ..explore.measures import _label, entropy_utility
-    from ..explore.sweep import intruder_view
+    """Utility: key variables (frequency bars, Hellinger, TVD), numeric variables, analyses.
+
+    Every key-variable figure comes from the key codes and the counts of each category
+    (:mod:`sdckit.utility.categorical`): no pass over the records in Python."""
+    from ..utility.categorical import changed_share, entropy_kept, label_codes, shares
 
     orig, rel = run.original.frame, run.released.frame
     out = []
     keys = [v for v in run.original.key_vars if v in rel]
     if keys:
-        view = intruder_view(run.original, run.steps) if run.steps else orig[keys]
-        total = entropy_utility(run.original, run.released)
+        view = _intruder_view(run) if run.steps else run.original
+        seen: dict = {}
+
+        def labelled(md, v):
+            # a key the steps left alone has the same codes in each data set: labelled once
+            key = (id(md.codes(v)), id(md.categories(v))) if v in md.key_vars else (id(md), v)
+            if key not in seen:
+                seen[key] = (label_codes(md, v), md)
+            return seen[key][0]
+
+        labels = {v: (labelled(run.original, v), labelled(run.released, v), labelled(view, v)) for v in keys}
+        total = entropy_kept([(a, b) for a, b, _ in labels.values()])
         out.append("<p>Each key variable's frequencies in the original data (recoded by the release's "
                    "published global recodings, so the bars compare like with like) and in the release. "
                    "Hellinger distance and total variation distance (TVD) are 0 for identical frequencies, "
@@ -258,14 +329,13 @@ def utility_section_html(run: "ReleaseRun") -> str:
                    f"<p>Information kept in the key variables (1 = all; non-uniform entropy): <b>{total:.4f}</b>.</p>")
         rows, figs = [], []
         for v in keys:
-            pa, pb = _shares(view[v], rel[v])
+            a_orig, b_rel, a_view = labels[v]
+            pa, pb = shares(a_view, b_rel)
             h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
-            kept = entropy_utility(run.original, run.released, [v])
+            kept = entropy_kept([(a_orig, b_rel)])
             # a record counts as changed when its value differs from the original recoded by the
             # published global recodings (a recoded label alone is not a change of the record)
-            a = view[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
-            b = rel[v].map(_label, na_action="ignore").fillna("\0missing").to_numpy(dtype=object)
-            changed = float((a != b).mean())
+            changed = changed_share(a_view, b_rel)
             rows.append(f"<tr><td>{html.escape(v)}</td><td>{len(pa)}</td><td>{h:.4f}</td><td>{t:.4f}</td>"
                         f"<td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
             figs.append(charts.embed(charts.frequency_bars(pa, pb, variable=f"{v} (Hellinger {h:.4f}, TVD {t:.4f})",
@@ -306,6 +376,57 @@ def utility_section_html(run: "ReleaseRun") -> str:
     return "".join(out) or "<p>No key or numeric variables were named.</p>"
 
 
+# ---------------------------------------------------------------- data: spreadsheet formulas
+
+
+_GUARD_WORDS = {
+    "warn": ("were written as they are: a spreadsheet that opens the CSV file may run them as "
+             "formulas. Set <code>[output] csv_formula_guard = \"quote\"</code> to write them with a "
+             "leading <code>'</code>, or <code>\"refuse\"</code> to refuse such a release."),
+    "quote": ("were written with a leading <code>'</code> (OWASP's rule, "
+              "<code>csv_formula_guard = \"quote\"</code>): a spreadsheet shows them as text. The "
+              "published matrices carry the same prefix, so their labels match the data."),
+    "refuse": ("are refused by <code>csv_formula_guard = \"refuse\"</code>: such a release is not "
+               "written."),
+}
+
+
+def formula_section_html(run: "ReleaseRun", *, data_file: str, mode: str = "warn") -> str:
+    """The data section's paragraph on cells a spreadsheet would run as formulas ("CSV
+    injection", :mod:`sdckit.io.formulas`): found in the released data and the published CSV
+    files (column, count, an example), and what ``[output] csv_formula_guard`` did with them."""
+    from ..io.formulas import csv_text_findings, formula_cells
+
+    csv_data = str(data_file).lower().endswith(".csv")
+    rows = []
+    for f in formula_cells(run.released.frame):
+        where = f"column name {f['column']!r}" if f.get("header") else f"column {f['column']}"
+        rows.append((data_file, where, f["count"], f["example"]))
+    for r in run.results:
+        for name, text in sorted(r.artifacts.items()):
+            if name.endswith(".csv"):
+                found = csv_text_findings(text)
+                if found:
+                    rows.append((name, "category labels", found["count"], found["example"]))
+    if not rows:
+        return ("<p id='formula-cells' data-formula-cells='0'><b>Spreadsheet formulas:</b> no released cell "
+                "begins like a formula (<code>=</code>, <code>+</code>, <code>-</code>, <code>@</code>, tab or "
+                "carriage return, other than a plain number).</p>")
+    n = sum(r[2] for r in rows)
+    esc = html.escape
+    table = "".join(f"<tr><td><code>{esc(f)}</code></td><td>{esc(w)}</td><td>{c:,}</td>"
+                    f"<td><code>{esc(e)}</code></td></tr>" for f, w, c, e in rows)
+    note = ("" if csv_data else f" The data file <code>{esc(str(data_file))}</code> is not CSV: its cells "
+            "are not read as formulas and are written as they are; the guard applies to the CSV files.")
+    headers = any("column name" in r[1] for r in rows)
+    head_note = " Column names are never changed (the certificate lists them)." if headers else ""
+    return (f"<div id='formula-cells' data-formula-cells='{n}'><p class='fail'><b>Spreadsheet formulas:</b> "
+            f"{n:,} released cell{'s' if n != 1 else ''} begin{'' if n != 1 else 's'} like a formula and "
+            f"{_GUARD_WORDS.get(mode, _GUARD_WORDS['warn'])}{note}{head_note}</p>"
+            "<table class='formulas'><tr><th>file</th><th>where</th><th>cells</th><th>example</th></tr>"
+            f"{table}</table></div>")
+
+
 # ---------------------------------------------------------------- steps and verdict
 
 
@@ -325,7 +446,7 @@ def steps_context(run: "ReleaseRun", *, internal: bool) -> list[dict]:
         out.append({"index": i + 1, "method": r.method.replace("_", " "),
                     "sentence": step_sentence(r.method, public_params(r.params), r.summary, n),
                     "settings": kv_table(public_params(r.params)), "figures": kv_table(r.summary),
-                    "guarantees": g, "plots": _step_plots(r),
+                    "guarantees": g, "plots": _once(run, ("plots", i), lambda r=r: _step_plots(r)),
                     "internal": r.internal_report_html() if internal else "",
                     "seconds": fmt(run.timings[i]) if i < len(run.timings) else None})
     return out
@@ -344,7 +465,7 @@ def verdict_context(run: "ReleaseRun") -> list[dict]:
 
 
 def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifacts: list[str],
-             extra_sections: list[tuple[str, str]] | None = None) -> dict:
+             extra_sections: list[tuple[str, str]] | None = None, formula_guard: str | None = None) -> dict:
     from .. import __version__
 
     if data_file is None:
@@ -371,13 +492,17 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
         "release_name": settings.get("release", ""),
         "date": now.strftime("%Y-%m-%d %H:%M UTC"),
         "passed": run.passed, "guarantees_ok": guarantees_ok,
+        "verdict_kind": verdict_words(run)[0], "verdict_text": verdict_words(run)[1],
+        "verdict_detail": verdict_words(run)[1].split(": ", 1)[-1],
         "n_records": f"{run.released.n_records:,}", "n_columns": len(run.released.columns),
         "roles": roles, "data_file": data_file, "input": run.original.meta.source if internal else None,
         "spec_source": run.spec.source if internal and run.spec is not None else None,
         "vega_script": charts.vega_script(),
         "verdict": verdict_context(run),
-        "risk_html": risk_section_html(run),
-        "utility_html": utility_section_html(run),
+        "risk_html": _once(run, "risk", lambda: risk_section_html(run)),
+        "formula_html": formula_section_html(run, data_file=data_file, mode=formula_guard or (
+            run.spec.output.csv_formula_guard if run.spec is not None else "warn")),
+        "utility_html": _once(run, "utility", lambda: utility_section_html(run)),
         "steps": steps_context(run, internal=internal),
         "artifacts": artifacts, "extra_sections": extra, "toc": sections,
         "internal_json": json.dumps(jsonable(run.internal_dict()), indent=2) if internal else "",
@@ -385,10 +510,16 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
 
 
 def public_report_html(run: "ReleaseRun", *, data_file: str | None = None, artifacts: list[str] | None = None,
-                       extra_sections: list[tuple[str, str]] | None = None) -> str:
-    """The public report: verdict, risk and utility drawn, steps in words. No seeds, no JSON."""
+                       extra_sections: list[tuple[str, str]] | None = None,
+                       formula_guard: str | None = None) -> str:
+    """The public report: verdict, risk and utility drawn, steps in words. No seeds, no JSON.
+
+    ``formula_guard`` is what the CSV outputs did with formula-like cells (default: the
+    spec's ``[output] csv_formula_guard``); the data section says it.
+    """
     return _template().render(**_context(run, internal=False, data_file=data_file,
-                                         artifacts=artifacts or [], extra_sections=extra_sections))
+                                         artifacts=artifacts or [], extra_sections=extra_sections,
+                                         formula_guard=formula_guard))
 
 
 def internal_report_html(run: "ReleaseRun", *, data_file: str | None = None,

@@ -3,19 +3,32 @@
 An analyst or an auditor who holds only the published folder (the released data, the
 published matrices, the report and ``certificate.json``) can check that
 
-1. every file listed in the certificate is present and has the SHA-256 the certificate
-   states (a changed cell changes the data file's hash; a removed matrix is missing);
-2. every gate threshold that needs only the released data still holds on the file as
+0. the certificate is the steward's (``--key steward.pub``: its Ed25519 signature over the
+   canonical certificate bytes, :mod:`sdckit.report.signing`). Without a key, verify checks
+   the folder's *integrity* against the certificate only, not its *authenticity*: whoever
+   edits a file can rewrite the certificate's hashes too; verify says so in its text and in
+   ``--json`` (``authenticity.checked``);
+1. the certificate has every required field, of the right type (:func:`certificate_problems`);
+2. the folder holds exactly the files the certificate lists: every listed file is present and
+   has the SHA-256 and size the certificate states, no other file is there, and no name leaves
+   the folder (an absolute path, ``..``, a symbolic link);
+3. the public folder and the internal folder come from the same run (the run id of the
+   certificate, of each folder's release mark and of ``internal_certificate.json``); the
+   internal folder is ``--internal DIR`` or, by default, the sibling ``<name>-internal`` when
+   it is there. An interrupted switch of the pair is finished first
+   (:func:`sdckit.io.atomic.recover_release`);
+4. every gate threshold that needs only the released data still holds on the file as
    published, with the measured value the certificate states: k-anonymity (f_k on the key
    variables, missing values as wildcards), global and largest individual risk, l-diversity;
-3. every published PRAM matrix is a transition matrix (entries >= 0, rows summing to 1), its
+5. every published PRAM matrix is a transition matrix (entries >= 0, rows summing to 1), its
    smallest diagonal entry meets the step's promise and the ``min_diagonal`` gate, an
    invariant matrix keeps the stated frequencies (``p P = p``), and every released value of
    the PRAMmed variable is a category of the matrix.
 
 Thresholds that need the original data (distance-based linkage, interval disclosure,
 PRAM's recognition ratio) are listed as not re-checkable. The checks reuse the gate's own
-check functions on the released data read back from disk.
+check functions on the released data read back from disk. Every failure is one line naming
+the file and the rule; the command exits 5 when any check fails.
 
 References
 ----------
@@ -28,10 +41,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 from ..errors import InputError, SDCError
 
@@ -41,23 +55,32 @@ class VerifyError(SDCError):
 
     exit_code = 5
 
-__all__ = ["VerifyResult", "verify_release", "RECHECKABLE"]
+
+__all__ = ["VerifyResult", "verify_release", "certificate_problems", "RECHECKABLE"]
 
 #: gate thresholds whose check needs only the released data
 RECHECKABLE = ("k_anonymity", "max_global_risk", "max_individual_risk", "l_diversity")
 #: tolerance of p P = p when the matrix is read back from its published CSV (relative frequencies)
 INVARIANCE_TOLERANCE = 1e-8
 ROW_TOLERANCE = 1e-9
+#: the largest certificate verify reads (a certificate of sdckit is a few hundred kB at most)
+MAX_CERTIFICATE_BYTES = 64 * 2**20
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
+NO_KEY_NOTE = ("integrity only: the files were checked against certificate.json, but not who wrote it "
+               "(authenticity not checked: give the steward's public key with --key)")
 
 
 @dataclass
 class VerifyResult:
     """``ok`` when nothing failed; ``problems`` one line each, naming the file or threshold;
-    ``checks`` every check made, with its outcome."""
+    ``checks`` every check made, with its outcome; ``authenticity`` whether the certificate's
+    signature was checked against the steward's key."""
 
     folder: Path
     problems: list[str] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)
+    authenticity: dict = field(default_factory=lambda: {"checked": False, "note": NO_KEY_NOTE})
 
     @property
     def ok(self) -> bool:
@@ -66,14 +89,21 @@ class VerifyResult:
     def check(self, what: str, ok: bool, problem: str | None = None, *, skipped: bool = False) -> None:
         self.checks.append({"check": what, "ok": bool(ok), "skipped": skipped})
         if not ok and not skipped:
-            self.problems.append(problem or what)
+            self.problems.append(" ".join(str(problem or what).split()))  # one line
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "problems": list(self.problems), "checks": list(self.checks)}
+        return {"ok": self.ok, "problems": list(self.problems), "checks": list(self.checks),
+                "authenticity": dict(self.authenticity)}
 
     def describe(self) -> str:
         lines = [f"{self.folder}: " + ("verified — every check passed" if self.ok else
                                         f"NOT verified — {len(self.problems)} problem(s)")]
+        a = self.authenticity
+        if a.get("checked"):
+            lines.append(f"  authenticity: signed by the steward's key {a.get('key_fingerprint')}"
+                         if a.get("ok") else "  authenticity: NOT established (see the problems)")
+        else:
+            lines.append(f"  {a.get('note', NO_KEY_NOTE)}")
         for c in self.checks:
             mark = "skip" if c["skipped"] else ("ok" if c["ok"] else "FAIL")
             lines.append(f"  [{mark:>4}] {c['check']}")
@@ -88,54 +118,444 @@ def _close(a: float | None, b: float | None) -> bool:
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
 
 
-def verify_release(folder: str | os.PathLike) -> VerifyResult:
-    """Re-check a release folder against its ``certificate.json`` (see the module docstring)."""
-    from .certificate import CERTIFICATE, FORMAT, sha256_file
+# --------------------------------------------------------------------------- structure
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"{folder}: no such release folder; give the folder written by sdckit protect.")
-    res = VerifyResult(folder)
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _safe_name(name: Any) -> str | None:
+    """Why a file name of the certificate is not a plain relative path inside the folder; None if it is."""
+    if not isinstance(name, str) or not name:
+        return "is not a file name"
+    if "\0" in name or "\\" in name or any(ord(ch) < 32 for ch in name):
+        return "holds a control character or a backslash"
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return "is an absolute path (a listed file must be inside the release folder)"
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "leaves the release folder or is not a plain relative path ('..', '.', or an empty part)"
+    return None
+
+
+def certificate_problems(cert: Any) -> list[str]:
+    """The ways a parsed ``certificate.json`` breaks the certificate's structure (one line
+    each, naming the field and the rule); empty when every required field is there and of the
+    right type."""
+    from .certificate import CERTIFICATE, FORMAT
+
+    out: list[str] = []
+
+    def bad(where: str, rule: str) -> None:
+        out.append(f"{CERTIFICATE}: field {where} {rule}")
+
+    if not isinstance(cert, dict):
+        return [f"{CERTIFICATE}: holds a JSON {type(cert).__name__}, not a certificate object"]
+    if cert.get("format") != FORMAT:
+        got = cert.get("format")
+        return [f"{CERTIFICATE}: field format is {got!r:.80}, expected {FORMAT!r} (not a certificate this "
+                "version of sdckit writes)"]
+    for key, test, rule in (
+            ("kind", lambda v: v == "public", "must be \"public\" (this is not the public certificate)"),
+            ("run_id", lambda v: isinstance(v, str) and _RUN_ID.fullmatch(v) is not None,
+             "must be the run id (32 hex digits)"),
+            ("created", lambda v: isinstance(v, str), "must be a date-time text"),
+            ("sdckit_version", lambda v: isinstance(v, str), "must be a version text"),
+            ("passed", lambda v: isinstance(v, bool), "must be true or false"),
+            ("data", lambda v: isinstance(v, dict), "must be an object (the released data)"),
+            ("files", lambda v: isinstance(v, list) and len(v) > 0, "must be a non-empty list of files"),
+            ("gate", lambda v: isinstance(v, list), "must be a list of thresholds"),
+            ("steps", lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v),
+             "must be a list of step objects"),
+            ("checks", lambda v: isinstance(v, dict) and isinstance(v.get("matrices"), list),
+             "must be an object with a list 'matrices'"),
+            ("signature", lambda v: v is None or isinstance(v, dict), "must be null or a signature object")):
+        if key not in cert:
+            bad(key, "is missing (a required field)")
+        elif not test(cert[key]):
+            bad(key, rule)
+    if out:
+        return out
+    data = cert["data"]
+    if _safe_name(data.get("file")) is not None:
+        bad("data.file", f"must be the released data's name inside the folder ({_safe_name(data.get('file'))})")
+    if not _is_int(data.get("n_records")) or data["n_records"] < 0:
+        bad("data.n_records", "must be an int >= 0")
+    if not (isinstance(data.get("columns"), list) and all(isinstance(c, str) for c in data["columns"])):
+        bad("data.columns", "must be a list of column names")
+    roles = data.get("roles")
+    if not (isinstance(roles, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str) or (
+            isinstance(v, list) and all(isinstance(x, str) for x in v))) for k, v in roles.items())):
+        bad("data.roles", "must be an object of role -> column name(s)")
+    if "na_values" in data and not (isinstance(data["na_values"], list)
+                                    and all(v is None or isinstance(v, (str, int, float)) for v in data["na_values"])):
+        bad("data.na_values", "must be a list of values")
+    if "partitioned" in data and not isinstance(data["partitioned"], bool):
+        bad("data.partitioned", "must be true or false")
+    if "format" in data and data["format"] not in ("csv", "parquet"):
+        bad("data.format", "must be \"csv\" or \"parquet\"")
+    seen: set[str] = set()
+    for i, f in enumerate(cert["files"]):
+        where = f"files[{i}]"
+        if not isinstance(f, dict):
+            bad(where, "must be an object with name, role, sha256 and bytes")
+            continue
+        why = _safe_name(f.get("name"))
+        if why is not None:
+            bad(f"{where}.name", f"{f.get('name')!r:.120} {why}")
+            continue
+        if f["name"] in seen:
+            bad(f"{where}.name", f"{f['name']!r} is listed twice")
+        seen.add(f["name"])
+        if not isinstance(f.get("role"), str):
+            bad(f"{where}.role", f"of {f['name']} must be a text")
+        if not (isinstance(f.get("sha256"), str) and _HEX64.fullmatch(f["sha256"])):
+            bad(f"{where}.sha256", f"of {f['name']} must be a SHA-256 (64 hex digits)"
+                + (" and is missing" if "sha256" not in f else ""))
+        if not _is_int(f.get("bytes")) or f["bytes"] < 0:
+            bad(f"{where}.bytes", f"of {f['name']} must be the file's size in bytes (an int >= 0)")
+    for i, g in enumerate(cert["gate"]):
+        where = f"gate[{i}]"
+        if not isinstance(g, dict) or not isinstance(g.get("name"), str) or "threshold" not in g:
+            bad(where, "must be an object with a name and a threshold")
+            continue
+        if not isinstance(g.get("passed"), bool):
+            bad(f"{where}.passed", f"of {g['name']} must be true or false")
+        if g.get("measured") is not None and not _is_num(g["measured"]):
+            bad(f"{where}.measured", f"of {g['name']} must be a number or null")
+    for i, m in enumerate(cert["checks"]["matrices"]):
+        where = f"checks.matrices[{i}]"
+        if not isinstance(m, dict):
+            bad(where, "must be an object")
+            continue
+        if m.get("file") is not None and _safe_name(m["file"]) is not None:
+            bad(f"{where}.file", f"must be a file name inside the folder ({_safe_name(m['file'])})")
+        if not (isinstance(m.get("variables"), list) and all(isinstance(v, str) for v in m["variables"])):
+            bad(f"{where}.variables", "must be a list of variable names")
+        if m.get("min_diagonal") is not None and not _is_num(m["min_diagonal"]):
+            bad(f"{where}.min_diagonal", "must be a number or null")
+        if not isinstance(m.get("invariant", False), bool):
+            bad(f"{where}.invariant", "must be true or false")
+        if m.get("frequencies") is not None and not (isinstance(m["frequencies"], list)
+                                                      and all(_is_num(x) for x in m["frequencies"])):
+            bad(f"{where}.frequencies", "must be a list of numbers")
+    if not all(g.get("name") != "min_diagonal" or _is_num(g.get("threshold"))
+               for g in cert["gate"] if isinstance(g, dict)):
+        bad("gate", "min_diagonal's threshold must be a number")
+    return out
+
+
+# --------------------------------------------------------------------------- the folder
+
+def _walk(folder: Path, res: VerifyResult) -> dict[str, str]:
+    """Every entry of the folder, by relative POSIX name: "file", "dir" or what else it is."""
+    found: dict[str, str] = {}
+    for top, dirs, files in os.walk(folder, followlinks=False, onerror=lambda e: res.check(
+            f"{folder.name} readable", False, f"{e.filename}: cannot be read ({e.strerror})")):
+        rel_top = Path(top).relative_to(folder)
+        for name in sorted(dirs) + sorted(files):
+            rel = (rel_top / name).as_posix()
+            try:
+                st = os.lstat(Path(top) / name)
+            except OSError:
+                continue
+            found[rel] = ("link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
+                          else "file" if stat.S_ISREG(st.st_mode) else "special")
+    return found
+
+
+def _check_listing(res: VerifyResult, folder: Path, cert: dict) -> set[str]:
+    """Listed files present, unchanged, inside the folder; nothing else there. Returns the
+    names whose hash matched."""
+    from .certificate import CERTIFICATE, sha256_file
+
+    found = _walk(folder, res)
+    listed = {f["name"]: f for f in cert["files"]}
+    intact: set[str] = set()
+    for name, kind in sorted(found.items()):
+        if kind == "link":
+            res.check(f"{name}: no symbolic link", False, f"{name}: is a symbolic link; a release folder holds "
+                      "plain files only (a link can point outside the folder)")
+        elif kind == "special":
+            res.check(f"{name}: a plain file", False, f"{name}: is not a plain file (a device, pipe or socket)")
+        elif kind == "dir":
+            if not any(n.startswith(name + "/") for n in listed):
+                res.check(f"{name}/: listed", False, f"{name}/: a folder holding no file that {CERTIFICATE} "
+                          "lists; a release folder holds only the files its certificate lists")
+        elif name != CERTIFICATE and name not in listed:
+            hint = (" (a PDF export of the report belongs outside the release folder)"
+                    if name.lower().endswith(".pdf") else "")
+            res.check(f"{name}: listed", False, f"{name}: not listed in {CERTIFICATE}; a release folder holds only "
+                      f"the files its certificate lists{hint}")
+    res.check(f"no file but those {CERTIFICATE} lists", not any(
+        (k == "file" and n != CERTIFICATE and n not in listed) or k in ("link", "special") for n, k in found.items()))
+    for name, f in listed.items():
+        parts = name.split("/")
+        prefix_kinds = [found.get("/".join(parts[:i])) for i in range(1, len(parts))]
+        if any(k != "dir" for k in prefix_kinds) or found.get(name) not in ("file", None):
+            res.check(f"{name}: inside the folder", False, f"{name}: leaves the release folder through a symbolic "
+                      "link or is not a plain file")
+            continue
+        if found.get(name) is None:
+            res.check(f"{name} present", False, f"{name}: missing (listed in {CERTIFICATE})")
+            continue
+        path = folder / name
+        digest = sha256_file(path)
+        size = path.stat().st_size
+        ok = digest == f["sha256"] and size == f["bytes"]
+        res.check(f"{name} SHA-256", ok,
+                  f"{name}: changed since release (SHA-256 {digest[:16]}… and {size} bytes; the "
+                  f"certificate's {f['sha256'][:16]}… and {f['bytes']} bytes)")
+        if ok:
+            intact.add(name)
+    return intact
+
+
+def _internal_names(cert: dict) -> set[str]:
+    """Names of the files only an internal folder holds (seeds, row order, the input's path)."""
+    names = {"internal_certificate.json", "row_order.csv", "row_order.parquet", "internal_report.html",
+             "internal_report.json"}
+    out = (cert.get("spec") or {}).get("output") if isinstance(cert.get("spec"), dict) else None
+    report = out.get("internal_report") if isinstance(out, dict) else None
+    if isinstance(report, str) and report:
+        names |= {report, Path(report).stem + ".json"}
+    return names
+
+
+def _check_no_internal_files(res: VerifyResult, folder: Path, cert: dict, internal: Path | None) -> None:
+    """No file of the internal side (by name, or a copy of a file of the internal folder) in the
+    public folder: those hold the seeds, which undo PRAM and swapping."""
+    from .certificate import sha256_file
+
+    inside = {n for n, k in _walk(folder, VerifyResult(folder)).items() if k == "file"}
+    names = _internal_names(cert)
+    by_size: dict[int, list[Path]] = {}  # the internal folder's files (a copy may have another name)
+    if internal is not None and internal.is_dir() and not internal.is_symlink():
+        for n, k in _walk(internal, VerifyResult(internal)).items():
+            if k == "file" and n != ".sdckit-release":
+                by_size.setdefault((internal / n).stat().st_size, []).append(internal / n)
+    found = []
+    for n in sorted(inside):
+        p = folder / n
+        same_size = by_size.get(p.stat().st_size, [])
+        if p.name in names or (same_size and sha256_file(p) in {sha256_file(q) for q in same_size}):
+            found.append(n)
+    for n in found:
+        res.check(f"{n}: not an internal file", False, f"{n}: a file of the internal folder (seeds, row order or "
+                  "the input's path) is in the public folder; remove it and release again")
+    if not found:
+        res.check("no internal file in the public folder", True)
+
+
+def _check_required_entries(res: VerifyResult, cert: dict) -> None:
+    from ..io.atomic import RELEASE_MARK
+    from .certificate import CERTIFICATE
+
+    listed = {f["name"]: f for f in cert["files"]}
+    data = cert["data"]
+    name = data["file"]
+    if data.get("partitioned"):
+        ok = any(n.startswith(name + "/") for n in listed)
+    else:
+        ok = name in listed
+    res.check(f"{name}: listed as the released data", ok,
+              f"{name}: the released data file is not listed in {CERTIFICATE}'s files (it cannot be checked)")
+    res.check(f"{RELEASE_MARK}: listed", RELEASE_MARK in listed,
+              f"{RELEASE_MARK}: the release mark (which names the run) is not listed in {CERTIFICATE}")
+    for m in cert["checks"]["matrices"]:
+        for key in ("file", "json"):
+            fname = m.get(key)
+            if isinstance(fname, str) and _safe_name(fname) is None:
+                res.check(f"{fname}: listed", fname in listed,
+                          f"{fname}: the published PRAM matrix is not listed in {CERTIFICATE}'s files")
+
+
+def _check_run_ids(res: VerifyResult, folder: Path, cert: dict, internal: Path | None, explicit: bool,
+                   public_key: Any) -> None:
+    """The public folder's mark, and the internal folder's mark and certificate, name the
+    certificate's run."""
+    from ..io.atomic import RELEASE_MARK, read_mark
+    from .certificate import CERTIFICATE, INTERNAL_CERTIFICATE
+
+    run_id = cert["run_id"]
+    mark = read_mark(folder)
+    got = None if mark is None else mark.get("run_id")
+    res.check(f"{RELEASE_MARK}: names the certificate's run", got == run_id,
+              f"{RELEASE_MARK}: names the run {got}, {CERTIFICATE} the run {run_id}: the folder mixes two runs")
+    if internal is None:
+        res.check("internal folder: not given and no sibling <name>-internal here; run ids not compared",
+                  True, skipped=True)
+        return
+    where = internal.name
+    if not internal.is_dir() or internal.is_symlink():
+        res.check(f"{where}: internal folder present", False,
+                  f"{internal}: the internal folder is missing or not a folder (--internal)")
+        return
+    imark = read_mark(internal)
+    igot = None if imark is None else imark.get("run_id")
+    res.check(f"{where}/{RELEASE_MARK}: the same run as the public folder", igot == run_id,
+              f"{where}/{RELEASE_MARK}: the internal folder belongs to the run {igot}, the public folder to the "
+              f"run {run_id}: the pair mixes two runs (its seeds and row order are another release's)")
+    path = internal / INTERNAL_CERTIFICATE
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_CERTIFICATE_BYTES:
+            raise ValueError("missing or not a plain file")
+        icert = json.loads(path.read_bytes())
+        if not isinstance(icert, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError, RecursionError) as exc:
+        res.check(f"{where}/{INTERNAL_CERTIFICATE} readable", False,
+                  f"{where}/{INTERNAL_CERTIFICATE}: cannot be read as a certificate ({str(exc)[:120]})")
+        return
+    res.check(f"{where}/{INTERNAL_CERTIFICATE}: the same run", icert.get("run_id") == run_id,
+              f"{where}/{INTERNAL_CERTIFICATE}: names the run {str(icert.get('run_id'))[:40]}, the public "
+              f"certificate the run {run_id}: the pair mixes two runs")
+    if public_key is not None:
+        from .signing import SignatureError, verify_signature
+
+        try:
+            verify_signature(icert, public_key)
+            res.check(f"{where}/{INTERNAL_CERTIFICATE}: signed by the steward's key", True)
+        except SignatureError as exc:
+            res.check(f"{where}/{INTERNAL_CERTIFICATE}: signed by the steward's key", False,
+                      f"{where}/{str(exc)}".replace(f"{where}/certificate.json", f"{where}/{INTERNAL_CERTIFICATE}"))
+
+
+def _read_certificate(res: VerifyResult, folder: Path) -> dict | None:
+    from .certificate import CERTIFICATE
+
     cert_path = folder / CERTIFICATE
+    if cert_path.is_symlink() or (cert_path.exists() and not cert_path.is_file()):
+        res.check(f"{CERTIFICATE} a plain file", False, f"{CERTIFICATE}: is a symbolic link or not a plain file")
+        return None
     if not cert_path.is_file():
         res.check(f"{CERTIFICATE} present", False, f"{cert_path}: missing; a release written by sdckit "
                   "has a certificate.json beside its report")
-        return res
+        return None
     try:
-        cert = json.loads(cert_path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        res.check(f"{CERTIFICATE} readable", False, f"{cert_path}: is not a readable JSON certificate ({exc})")
-        return res
-    if not isinstance(cert, dict):
-        res.check(f"{CERTIFICATE} readable", False, f"{cert_path}: holds a JSON {type(cert).__name__}, "
-                  "not a certificate object")
-        return res
-    if cert.get("format") != FORMAT:
-        res.check("certificate format", False, f"{cert_path}: format {cert.get('format')!r}, expected {FORMAT!r}")
-        return res
+        if cert_path.stat().st_size > MAX_CERTIFICATE_BYTES:
+            raise ValueError(f"{cert_path.stat().st_size:,} bytes, more than a certificate holds")
+        cert = json.loads(cert_path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        res.check(f"{CERTIFICATE} readable", False,
+                  f"{cert_path}: is not a readable JSON certificate ({' '.join(str(exc).split())[:160]})")
+        return None
+    return cert
 
-    # 1. hashes
-    intact: set[str] = set()
-    for f in cert.get("files", []):
-        p = folder / f["name"]
-        if not p.is_file():
-            res.check(f"{f['name']} present", False, f"{f['name']}: missing (listed in {CERTIFICATE})")
-            continue
-        digest = sha256_file(p)
-        ok = digest == f["sha256"]
-        res.check(f"{f['name']} SHA-256", ok,
-                  f"{f['name']}: changed since release (SHA-256 {digest[:16]}… differs from the "
-                  f"certificate's {f['sha256'][:16]}…)")
-        if ok:
-            intact.add(f["name"])
 
-    # 2. gate thresholds on the released data as it is now
-    data = cert.get("data", {})
-    data_name = data.get("file")
+def verify_release(folder: str | os.PathLike, *, key: Any = None, internal: str | os.PathLike | None = None,
+                   recover: bool = True) -> VerifyResult:
+    """Re-check a release folder against its ``certificate.json`` (see the module docstring).
+
+    Parameters
+    ----------
+    folder : path-like
+        The public release folder.
+    key : path-like or Ed25519 public key, optional
+        The steward's public key (``NAME.pub`` of ``sdckit keygen``): the certificate's
+        signature is checked. Without it, only integrity against the certificate is checked.
+    internal : path-like, optional
+        The internal folder of the same release (default: the sibling ``<name>-internal``
+        when it is there): its run id must be the public folder's.
+    recover : bool
+        Finish an interrupted switch of the pair first (by sdckit's journal; default True).
+    """
+    folder = Path(folder)
+    res = VerifyResult(folder)
+    if recover:  # first: a switch killed before the folder appeared may be rolled forward
+        _recover(res, folder)
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such release folder; give the folder written by sdckit protect.")
+    public_key = None
+    if key is not None:
+        from .signing import load_public_key
+
+        public_key = load_public_key(key) if isinstance(key, (str, os.PathLike)) else key
+    explicit = internal is not None
+    internal_dir = Path(internal) if internal is not None else folder.absolute().with_name(
+        folder.absolute().name + "-internal")
+    if not explicit and not internal_dir.exists():
+        internal_dir = None
+    cert = _read_certificate(res, folder)
+    if cert is None:
+        return res
+    _check_signature(res, cert, public_key)  # first: with a key, any edit of the certificate fails here
+    structure = certificate_problems(cert)
+    res.check("certificate.json: every required field, of the right type", not structure,
+              structure[0] if structure else None)
+    res.problems.extend(structure[1:])
+    if structure:
+        return res
+    intact = _check_listing(res, folder, cert)
+    _check_required_entries(res, cert)
+    _check_run_ids(res, folder, cert, internal_dir, explicit, public_key)
+    _check_no_internal_files(res, folder, cert, internal_dir)
+    try:
+        _check_content(res, folder, cert, intact)
+    except Exception as exc:  # a hostile certificate that the content checks cannot use: name it
+        res.check("certificate.json: content checks", False,
+                  f"certificate.json: its checks could not be run on the released files "
+                  f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})")
+    return res
+
+
+def _recover(res: VerifyResult, folder: Path) -> None:
+    from ..io.atomic import recover_release
+
+    try:
+        done = recover_release(folder)
+    except (InputError, OSError) as exc:
+        res.check("no interrupted release switch", False,
+                  f"{folder.name}: an interrupted release switch could not be finished ({' '.join(str(exc).split())})")
+        return
+    for pid in done["running"]:
+        res.check("no release switch running", False,
+                  f"{folder.name}: a sdckit run (pid {pid}) is switching this release now; verify again when it ends")
+    if done["recovered"]:
+        res.check(f"an interrupted release switch was finished by sdckit's journal ({done['recovered']})", True)
+
+
+def _check_signature(res: VerifyResult, cert: dict, public_key: Any) -> None:
+    from .certificate import CERTIFICATE
+
+    sig = cert.get("signature") if isinstance(cert, dict) else None
+    if public_key is None:
+        signed = isinstance(sig, dict) and isinstance(sig.get("key_fingerprint"), str)
+        note = NO_KEY_NOTE + (f"; the certificate says it is signed by {sig['key_fingerprint'][:80]}"
+                              if signed else "; the certificate is not signed")
+        res.authenticity = {"checked": False, "note": note}
+        res.check("authenticity: not checked (no --key)", True, skipped=True)
+        return
+    from .signing import SignatureError, fingerprint, verify_signature
+
+    try:
+        fp = verify_signature(cert, public_key)
+        res.authenticity = {"checked": True, "ok": True, "key_fingerprint": fp}
+        res.check(f"{CERTIFICATE}: signed by the steward's key {fp}", True)
+    except SignatureError as exc:
+        res.authenticity = {"checked": True, "ok": False, "key_fingerprint": fingerprint(public_key)}
+        res.check(f"{CERTIFICATE}: signed by the steward's key", False, str(exc))
+
+
+def _check_content(res: VerifyResult, folder: Path, cert: dict, intact: set[str]) -> None:
+    """The gate thresholds on the released data as it is now, and the published matrices."""
+    data = cert["data"]
+    data_name = data["file"]
+    listed = {f["name"] for f in cert["files"]}
     md = None
-    if data_name and ((folder / data_name).is_file() or (data.get("partitioned") and (folder / data_name).is_dir())):
-        md = _read_released(folder / data_name, data, res)
-    for g in cert.get("gate", []):
+    data_path = folder / data_name
+    if data.get("partitioned"):
+        readable = data_path.is_dir() and not data_path.is_symlink() and any(n.startswith(data_name + "/")
+                                                                              for n in listed)
+    else:
+        readable = data_name in listed and data_path.is_file() and not data_path.is_symlink()
+    if readable:
+        md = _read_released(data_path, data, res)
+    for g in cert["gate"]:
         name, thr = g["name"], g["threshold"]
         if name == "min_diagonal":
             continue  # checked on the matrices below
@@ -148,10 +568,12 @@ def verify_release(folder: str | os.PathLike) -> VerifyResult:
             continue
         _recheck_gate(res, md, g, data_name)
 
-    # 3. published matrices
-    diag_gate = next((g for g in cert.get("gate", []) if g["name"] == "min_diagonal"), None)
+    diag_gate = next((g for g in cert["gate"] if g["name"] == "min_diagonal"), None)
     smallest = []
-    for m in cert.get("checks", {}).get("matrices", []):
+    for m in cert["checks"]["matrices"]:
+        fname = m.get("file")
+        if fname is not None and fname not in listed:
+            continue  # named as not listed above; never read a file the certificate does not list
         low = _check_matrix(res, folder, m, md)
         if low is not None:
             smallest.append((m["file"], low))
@@ -161,10 +583,12 @@ def verify_release(folder: str | os.PathLike) -> VerifyResult:
             f, low = min(smallest, key=lambda t: t[1])
             res.check(f"gate min_diagonal = {thr:g}", low >= thr,
                       f"gate min_diagonal = {thr:g}: fails, {f} keeps a category with probability {low:.6g}")
-        elif cert.get("checks", {}).get("matrices"):
+        elif cert["checks"]["matrices"]:
             res.check(f"gate min_diagonal = {thr:g}", False,
                       f"gate min_diagonal = {thr:g}: cannot be checked, no published matrix could be read")
-    return res
+        else:
+            res.check(f"gate min_diagonal = {thr:g}", False,
+                      f"gate min_diagonal = {thr:g}: cannot be checked, the certificate lists no published matrix")
 
 
 def _read_released(path: Path, data: dict, res: VerifyResult):
@@ -231,6 +655,8 @@ def _recheck_gate(res: VerifyResult, md, g: dict, data_name: str) -> None:
 
 
 def _check_matrix(res: VerifyResult, folder: Path, m: dict, md) -> float | None:
+    import numpy as np  # here, not at the top: `sdckit --help` imports this module
+
     from ..pram.matrix import TransitionMatrix
 
     fname = m.get("file")
@@ -280,19 +706,23 @@ def _check_matrix(res: VerifyResult, folder: Path, m: dict, md) -> float | None:
 
 def verify_command(
     release_dir: "Path",
+    key: "Path | None" = None,
+    internal: "Path | None" = None,
     as_json: bool = False,
 ) -> None:
-    """Check a release folder against its certificate: hashes, gate thresholds, published
-    matrices. Exits 0 when everything matches, 5 when something does not (the problems are in
-    the output; the first is repeated on standard error)."""
+    """Check a release folder against its certificate: the steward's signature (--key), the
+    listed files and nothing else, the run of the internal folder, the gate thresholds and the
+    published matrices. Exits 0 when everything matches, 5 when something does not (the
+    problems are in the output; the first is repeated on standard error)."""
     import typer
 
     from ..result import jsonable
 
-    res = verify_release(release_dir)
+    res = verify_release(release_dir, key=key, internal=internal)
     if as_json:
         d = res.to_dict()
-        typer.echo(json.dumps(jsonable({"ok": d["ok"], "problems": d["problems"], "checks": d["checks"]})))
+        typer.echo(json.dumps(jsonable({"ok": d["ok"], "problems": d["problems"], "checks": d["checks"],
+                                        "authenticity": d["authenticity"]})))
     else:
         typer.echo(res.describe())
     if not res.ok:
@@ -306,13 +736,20 @@ def verify_command(
 
 def _typer_signature() -> None:
     """Give :func:`verify_command` its command-line options (typer reads the annotations)."""
-    from typing import Annotated
+    from typing import Annotated, Optional
 
     import typer
 
     verify_command.__annotations__.update(
         release_dir=Annotated[Path, typer.Argument(help="A release folder (with certificate.json).")],
-        as_json=Annotated[bool, typer.Option("--json", help="Print one JSON object: ok, problems, checks.")],
+        key=Annotated[Optional[Path], typer.Option(
+            "--key", help="The steward's public key (NAME.pub of 'sdckit keygen'): check the certificate's "
+                          "signature. Without it, verify checks integrity against the certificate only.")],
+        internal=Annotated[Optional[Path], typer.Option(
+            "--internal", help="The internal folder of the release (default: the sibling NAME-internal when "
+                               "present): it must come from the same run.")],
+        as_json=Annotated[bool, typer.Option("--json", help="Print one JSON object: ok, problems, checks, "
+                                                            "authenticity.")],
     )
 
 

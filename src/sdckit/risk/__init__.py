@@ -3,21 +3,48 @@ k-anonymity, individual / global / household risk, SUDA2, l-diversity, t-closene
 uniqueness by combination of key variables; for continuous data, distance-based and
 probabilistic record linkage and interval disclosure; the tracking of rare records."""
 
-from .frequencies import KeyFrequencies, combination_codes, frequencies_from_codes, key_frequencies
-from .individual import global_risk_threshold, household_risk, individual_risk
-from .interval import IntervalDisclosure, interval_disclosure, interval_disclosure_sd
-from .ldiversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
-from .linkage import LinkageRisk, distance_linkage, probabilistic_linkage
-from .missing import microdata_frequencies, wildcard_frequencies
-from .report import RiskComparison, RiskReport, compare_risk, measure_risk
-from .suda import SudaResult, microdata_suda2, suda2
-from .tracking import TrackedRecord, TrackingReport, TrackingTarget, track_records
-from .uniqueness import uniqueness_by_combination
+# The names load on first use (PEP 562): importing one module of this package does not import
+# the others (a command pays only for what it uses).
+_EXPORTS = {
+    "KeyFrequencies": "frequencies", "combination_codes": "frequencies",
+    "frequencies_from_codes": "frequencies", "key_frequencies": "frequencies",
+    "global_risk_threshold": "individual", "household_risk": "individual",
+    "individual_risk": "individual", "IntervalDisclosure": "interval",
+    "interval_disclosure": "interval", "interval_disclosure_sd": "interval",
+    "LDiversityResult": "ldiversity", "TClosenessResult": "ldiversity",
+    "l_diversity": "ldiversity", "t_closeness": "ldiversity", "LinkageRisk": "linkage",
+    "distance_linkage": "linkage", "probabilistic_linkage": "linkage",
+    "microdata_frequencies": "missing", "wildcard_frequencies": "missing",
+    "RiskComparison": "report", "RiskReport": "report", "compare_risk": "report",
+    "measure_risk": "report", "SudaResult": "suda", "microdata_suda2": "suda", "suda2": "suda",
+    "TrackedRecord": "tracking", "TrackingReport": "tracking", "TrackingTarget": "tracking",
+    "track_records": "tracking", "uniqueness_by_combination": "uniqueness",
+}
 
-__all__ = ["IntervalDisclosure", "KeyFrequencies", "LDiversityResult", "LinkageRisk", "TrackedRecord",
-           "TrackingReport", "TrackingTarget", "distance_linkage", "interval_disclosure",
-           "interval_disclosure_sd", "probabilistic_linkage", "track_records", "RiskComparison", "RiskReport", "SudaResult",
-           "TClosenessResult", "combination_codes", "compare_risk", "frequencies_from_codes",
-           "global_risk_threshold", "household_risk", "individual_risk", "key_frequencies",
-           "l_diversity", "measure_risk", "microdata_frequencies", "microdata_suda2", "suda2",
-           "t_closeness", "uniqueness_by_combination", "wildcard_frequencies"]
+__all__ = [
+    "IntervalDisclosure", "KeyFrequencies", "LDiversityResult", "LinkageRisk", "TrackedRecord",
+    "TrackingReport", "TrackingTarget", "distance_linkage", "interval_disclosure",
+    "interval_disclosure_sd", "probabilistic_linkage", "track_records", "RiskComparison",
+    "RiskReport", "SudaResult", "TClosenessResult", "combination_codes", "compare_risk",
+    "frequencies_from_codes", "global_risk_threshold", "household_risk", "individual_risk",
+    "key_frequencies", "l_diversity", "measure_risk", "microdata_frequencies", "microdata_suda2",
+    "suda2", "t_closeness", "uniqueness_by_combination", "wildcard_frequencies",
+]
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # resolved once
+        return value
+    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
+        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -9,7 +9,7 @@ per-row Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -47,13 +47,28 @@ def combination_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int], 
                 f"{', '.join(names)} ({' x '.join(str(r - 1) for r in radices)}) is above 9.2e18; "
                 "recode the keys to fewer categories or use fewer key variables.")
         product *= r
-    n = codes[0].shape[0]
-    out = np.zeros(n, dtype=np.int64)
-    for c, r in zip(codes, radices):
-        # out = out * r + (c + 1): Horner's rule over the radices
+    # out = sum_k (c_k + 1) * prod_{j>k} r_j by Horner's rule on the raw codes, with the +1s
+    # of every key added once at the end: two passes per key instead of three
+    out = np.asarray(codes[0]).astype(np.int64)
+    shift = 1
+    for c, r in zip(codes[1:], radices[1:]):
         out *= r
         out += c
-        out += 1
+        shift = shift * r + 1
+    out += shift
+    return out, product
+
+
+def _complete_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Mixed-radix codes of key codes none of which is missing, radix = category count: the
+    same order of combinations as :func:`combination_codes` (both are lexicographic)."""
+    out = np.asarray(codes[0]).astype(np.int64)
+    product = max(int(n_categories[0]), 1)
+    for c, m in zip(codes[1:], n_categories[1:]):
+        m = max(int(m), 1)
+        out *= m
+        out += c
+        product *= m
     return out, product
 
 
@@ -74,6 +89,9 @@ class KeyFrequencies:
         Records per combination (indexed by ``group``).
     weighted_counts : ndarray of float64
         Sum of weights per combination.
+    sizes : ndarray of int64, optional
+        Records per combination (``counts`` without wildcard matches); see
+        :attr:`group_sizes`.
     """
 
     group: np.ndarray
@@ -81,10 +99,19 @@ class KeyFrequencies:
     Fk: np.ndarray
     counts: np.ndarray
     weighted_counts: np.ndarray
+    sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_records(self) -> int:
         return int(self.fk.shape[0])
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """Records per combination (indexed by ``group``): ``counts`` without the wildcard
+        matches of missing values; counted once from ``group`` when not given."""
+        if self.sizes is None:
+            object.__setattr__(self, "sizes", np.bincount(self.group, minlength=self.n_combinations))
+        return self.sizes
 
     @property
     def n_combinations(self) -> int:
@@ -129,6 +156,28 @@ def frequencies_from_codes(codes: Sequence[np.ndarray], n_categories: Sequence[i
         Sampling weights; F_k is then the sum of weights of the combination.
     """
     code, product = combination_codes(codes, n_categories, names=names)
+    n = code.shape[0]
+    dense = product <= max(DENSE_LIMIT, 4 * n)      # decided on the codes with missing slots
+    if dense and len(codes) > 1 and product > (1 << 16) and all(c.size == 0 or c.min() >= 0 for c in codes):
+        # nothing missing: the codes without the missing slot of each key (radix = categories)
+        # keep the order of the combinations and need a table up to 2^keys times smaller
+        code, product = _complete_codes(codes, n_categories)
+    if dense:
+        # one count over the code space gives the groups, their sizes and f_k at once; the
+        # weighted count adds the weights in row order per code, as it would per group
+        full = np.bincount(code, minlength=product)
+        present = full > 0
+        group = (np.cumsum(present, dtype=np.int64) - 1)[code]
+        counts = full[present]
+        fk = full[code]
+        if weights is None:
+            wcounts = counts.astype(np.float64)
+            Fk = fk.astype(np.float64)
+        else:
+            wfull = np.bincount(code, weights=weights, minlength=product)
+            wcounts = wfull[present]
+            Fk = wfull[code]
+        return KeyFrequencies(group, fk, Fk, counts, wcounts, counts)
     group, n_groups = dense_groups(code, product)
     counts = np.bincount(group, minlength=n_groups)
     fk = counts[group]
@@ -138,7 +187,7 @@ def frequencies_from_codes(codes: Sequence[np.ndarray], n_categories: Sequence[i
     else:
         wcounts = np.bincount(group, weights=weights, minlength=n_groups)
         Fk = wcounts[group]
-    return KeyFrequencies(group, fk, Fk, counts, wcounts)
+    return KeyFrequencies(group, fk, Fk, counts, wcounts, counts)
 
 
 def key_frequencies(microdata, keys: Sequence[str] | None = None,

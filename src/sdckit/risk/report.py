@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,9 @@ from .frequencies import KeyFrequencies
 from .individual import METHODS, global_risk_threshold, household_risk, individual_risk
 from .ldiversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
 from .missing import microdata_frequencies
-from .suda import SCORE_WEIGHTS, SudaResult, microdata_suda2
+
+if TYPE_CHECKING:  # SUDA2's numba kernels load when SUDA2 is asked for
+    from .suda import SudaResult
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,18 @@ def _household_codes(microdata: Microdata) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def _not_microdata(value) -> str:
+    """The one-line refusal of a ``measure_risk`` input that is not a Microdata."""
+    kind = "None" if value is None else type(value).__name__
+    if isinstance(value, pd.DataFrame):
+        how = "build one with sdckit.Microdata(frame, key_vars=[...]) or read_microdata(frame, key_vars=[...])"
+    elif kind == "PartitionedMicrodata":
+        how = "partitioned data are measured by sdckit.engine.risk.measure_risk_partitioned"
+    else:
+        how = "read one with sdckit.io.read_microdata(path, key_vars=[...])"
+    return f"measure_risk needs a Microdata (the data with their key variables), got {kind}; {how}."
+
+
 def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), suda: bool = False,
                  suda_max_size: int | None = None, missing_alpha: float = 1.0,
                  dis_fraction: float | None = None, risk_method: str = "approx",
@@ -263,11 +278,16 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
     Templ, Kowarik and Meindl (2015), sdcMicro's ``measure_risk``, ``freqCalc``, ``suda2``,
     ``ldiversity``.
     """
+    if not isinstance(microdata, Microdata):
+        raise InputError(_not_microdata(microdata))
     if not microdata.key_vars:
         raise InputError("measure_risk needs key variables: give the key_vars role (--keys).")
     ks = [check_int("measure_risk", "k_values", k, min_value=1) for k in k_values]
     check_choice("measure_risk", "risk_method", risk_method, METHODS)
-    check_choice("measure_risk", "suda_weights", suda_weights, SCORE_WEIGHTS)
+    if suda or suda_weights != "elliot":  # the default is valid; SUDA2 loads only when used
+        from .suda import SCORE_WEIGHTS
+
+        check_choice("measure_risk", "suda_weights", suda_weights, SCORE_WEIGHTS)
     max_global_risk = check_float("measure_risk", "max_global_risk", max_global_risk, low=0,
                                   high=1, low_open=True, high_open=True)
     freq = microdata_frequencies(microdata, alpha=missing_alpha)
@@ -278,31 +298,37 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
     risk = g_risk[freq.group]
     n = freq.n_records
     er = float(risk.sum())  # ER = sum r_i
-    threshold = global_risk_threshold(g_risk, max_global_risk,
-                                      counts=np.bincount(freq.group, minlength=g_risk.size))
+    # the summary's counts come from the combinations (f_k, risk and records per combination),
+    # not from passes over the records
+    sizes = freq.group_sizes
+    threshold = global_risk_threshold(g_risk, max_global_risk, counts=sizes)
     records = pd.DataFrame({"fk": freq.fk, "Fk": freq.Fk, "risk": risk},
-                           index=microdata.frame.index)
+                           index=microdata.frame.index, copy=False)
     for k in ks:
         records[f"violates_k{k}"] = freq.fk < k
     above = risk > threshold if threshold is not None else np.zeros(n, dtype=bool)
     records["above_threshold"] = above
-    fk_min = float(np.min(freq.fk))
+    fk_min = float(np.min(freq.counts))
+    missing = None
+    for v in microdata.key_vars:
+        m = microdata.codes(v) < 0
+        missing = m if missing is None else np.logical_or(missing, m, out=missing)
     summary = {
         "n_records": n,
         "n_combinations": freq.n_combinations,
-        "n_sample_uniques": int((freq.fk == 1).sum()),
-        "k_violations": {str(k): int((freq.fk < k).sum()) for k in ks},
+        "n_sample_uniques": int(sizes[freq.counts == 1].sum()),
+        "k_violations": {str(k): int(sizes[freq.counts < k].sum()) for k in ks},
         "k_reached": int(np.floor(fk_min)),
         "global_risk": er / n,
         "expected_reidentifications": er,
-        "max_individual_risk": float(risk.max()),
+        "max_individual_risk": float(g_risk.max()),
         "risk_threshold": threshold,
         "max_global_risk": max_global_risk,
-        "n_above_threshold": int(above.sum()),
+        "n_above_threshold": 0 if threshold is None else int(sizes[g_risk > threshold].sum()),
         "risk_method": risk_method,
         "weighted": weighted,
         "missing_alpha": float(missing_alpha),
-        "n_records_with_missing_keys": int(sum((microdata.codes(v) < 0) for v in microdata.key_vars).astype(bool).sum()),
+        "n_records_with_missing_keys": int(np.count_nonzero(missing)),
     }
     if microdata.household is not None:
         hh = household_risk(risk, _household_codes(microdata))
@@ -311,6 +337,8 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
         summary["household_expected_reidentifications"] = float(hh.sum())
     suda_res = None
     if suda:
+        from .suda import microdata_suda2
+
         if dis_fraction is None:
             w = microdata.weights()
             dis_fraction = float(min(max(n / w.sum(), 1e-9), 1 - 1e-9)) if w is not None else 0.01

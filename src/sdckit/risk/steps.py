@@ -1,30 +1,46 @@
-"""Gate thresholds on disclosure risk: ``k_anonymity``, ``max_global_risk``,
-``max_individual_risk``, ``l_diversity``.
+"""Gate thresholds on disclosure risk: ``k_anonymity`` (:class:`KAnonymity`),
+``max_global_risk`` (:class:`MaxGlobalRisk`), ``max_individual_risk``
+(:class:`MaxIndividualRisk`), ``l_diversity`` (:class:`LDiversity`).
 
 Each check measures the released data independently of the steps' own claims: it recomputes
 the frequencies, the individual risks or the classes' sensitive values from the released
-Microdata.
+Microdata. The classes declare their thresholds with :func:`sdckit.params.param`, so the spec
+reader, the docs and the workbench's forms read one declaration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-
-from .._validation import check_float, check_int
 from ..errors import InputError
 from ..microdata import Microdata
-from ..registry import GateOutcome, register_gate_check
+from ..params import param
+from ..registry import GateCheck, GateOutcome, register_gate_check
 from ..result import StepResult
 
 
-def _validate_k(value: Any) -> int:
-    return check_int("the gate", "k_anonymity", value, min_value=2)
+@register_gate_check("k_anonymity", engines=("memory", "dask"))
+@dataclass(frozen=True)
+class KAnonymity(GateCheck):
+    """Every record's key combination occurs at least k times (f_k >= k).
+
+    Missing key values count as wildcards (sdcMicro's rule with alpha = 1).
+
+    References
+    ----------
+    Samarati, P. and Sweeney, L. (1998). Protecting privacy when disclosing information:
+    k-anonymity and its enforcement through generalization and suppression. SRI-CSL-98-04.
+    """
+
+    k: int = param(kind="int", low=2, symbol="k", unit="records", label="k-anonymity",
+                   help="every record's key combination must occur at least k times")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_k_anonymity(original, released, results, self.k)
 
 
-@register_gate_check("k_anonymity", _validate_k,
-                     "every record's key combination occurs at least k times (f_k >= k)")
 def check_k_anonymity(original: Microdata, released: Microdata, results: Sequence[StepResult],
                       threshold: int) -> GateOutcome:
     """k-anonymity: every record's f_k >= k on the released key variables.
@@ -48,14 +64,24 @@ def check_k_anonymity(original: Microdata, released: Microdata, results: Sequenc
                        bad == 0, detail)
 
 
-def _validate_risk(name: str):
-    def validate(value: Any) -> float:
-        return check_float("the gate", name, value, low=0.0, high=1.0, low_open=True)
-    return validate
+@register_gate_check("max_global_risk", engines=("memory", "dask"))
+@dataclass(frozen=True)
+class MaxGlobalRisk(GateCheck):
+    """Global risk (expected re-identifications / n) at most the threshold.
+
+    The individual risks are recomputed from the released keys and weights
+    (:func:`sdckit.risk.individual.individual_risk`); the global risk is their mean.
+    """
+
+    risk: float = param(kind="float", low=0.0, high=1.0, low_open=True, unit="share of records",
+                        label="largest global risk",
+                        help="expected re-identifications divided by the number of records")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_global_risk(original, released, results, self.risk)
 
 
-@register_gate_check("max_global_risk", _validate_risk("max_global_risk"),
-                     "global risk (expected re-identifications / n) at most the threshold")
 def check_max_global_risk(original: Microdata, released: Microdata,
                           results: Sequence[StepResult], threshold: float) -> GateOutcome:
     """Global risk ER / n of the released data (individual risk as sdcMicro's measure_risk)."""
@@ -75,8 +101,20 @@ def check_max_global_risk(original: Microdata, released: Microdata,
                        {"global_risk": g, "expected_reidentifications": er}, ok, detail)
 
 
-@register_gate_check("max_individual_risk", _validate_risk("max_individual_risk"),
-                     "every record's individual re-identification risk at most the threshold")
+@register_gate_check("max_individual_risk", engines=("memory", "dask"))
+@dataclass(frozen=True)
+class MaxIndividualRisk(GateCheck):
+    """Every record's individual re-identification risk at most the threshold."""
+
+    risk: float = param(kind="float", low=0.0, high=1.0, low_open=True, unit="probability",
+                        label="largest individual risk",
+                        help="the highest re-identification probability of any record")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_individual_risk(original, released, results, self.risk)
+
+
 def check_max_individual_risk(original: Microdata, released: Microdata,
                               results: Sequence[StepResult], threshold: float) -> GateOutcome:
     """Largest individual risk of the released data."""
@@ -94,12 +132,25 @@ def check_max_individual_risk(original: Microdata, released: Microdata,
                        {"max_individual_risk": mx, "n_above": bad}, bad == 0, detail)
 
 
-def _validate_l(value: Any) -> int:
-    return check_int("the gate", "l_diversity", value, min_value=2)
+@register_gate_check("l_diversity", requires=("sensitive",))
+@dataclass(frozen=True)
+class LDiversity(GateCheck):
+    """Every key class holds at least l distinct values of each sensitive variable.
+
+    References
+    ----------
+    Machanavajjhala, A. et al. (2007). l-diversity: privacy beyond k-anonymity. *ACM TKDD*
+    1(1), section 4 (distinct l-diversity).
+    """
+
+    l: int = param(kind="int", low=2, symbol="l", unit="distinct values", label="l-diversity",  # noqa: E741
+                   help="distinct sensitive values every key class must hold")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_l_diversity(original, released, results, self.l)
 
 
-@register_gate_check("l_diversity", _validate_l,
-                     "every key class holds at least l distinct values of each sensitive variable")
 def check_l_diversity(original: Microdata, released: Microdata,
                       results: Sequence[StepResult], threshold: int) -> GateOutcome:
     """Distinct l-diversity of each sensitive variable of the released data."""
@@ -122,4 +173,5 @@ def check_l_diversity(original: Microdata, released: Microdata,
     return GateOutcome("l_diversity", threshold, per_var, ok, detail)
 
 
-__all__ = ["check_k_anonymity", "check_l_diversity", "check_max_global_risk", "check_max_individual_risk"]
+__all__ = ["KAnonymity", "LDiversity", "MaxGlobalRisk", "MaxIndividualRisk", "check_k_anonymity",
+           "check_l_diversity", "check_max_global_risk", "check_max_individual_risk"]

@@ -10,27 +10,36 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from .._validation import check_float, param_error
 from ..microdata import Microdata
-from ..registry import GateOutcome, register_gate_check
+from ..params import param
+from ..registry import GateCheck, GateOutcome, register_gate_check
 from ..result import StepResult
 from .identifiers import identifier_check, linkage_all_columns
 
 
-def _validate_allow(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise param_error("the gate", "allow_identifiers", "a list of column names", value)
-    return tuple(value)
+@register_gate_check("allow_identifiers", risk=False, description=(
+    "runs on every release: no released column may be a direct identifier (nearly unique per "
+    "record, or named like one: id, name, address, phone, email, postcode, date of birth) "
+    "unless removed, masked or listed here"))
+@dataclass(frozen=True)
+class AllowIdentifiers(GateCheck):
+    """No released column is a direct identifier unless removed, masked or listed here.
+
+    Not a risk threshold: it stops direct identifiers, but says nothing of the risk of the
+    key variables, so a release still needs a risk threshold (or ``[gate] none``).
+    """
+
+    columns: tuple[str, ...] = param((), kind="columns", label="identifier-like columns accepted",
+                                     help="released columns the steward accepts although they "
+                                          "look like identifiers")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_identifiers(original, released, results, self.columns)
 
 
-@register_gate_check("allow_identifiers", _validate_allow,
-                     "runs on every release: no released column may be a direct identifier "
-                     "(nearly unique per record, or named like one: id, name, address, phone, "
-                     "email, postcode, date of birth) unless removed, masked or listed here")
 def check_identifiers(original: Microdata, released: Microdata, results: Sequence[StepResult],
                       threshold: tuple[str, ...]) -> GateOutcome:
     """Direct identifiers in the release (see :func:`sdckit.risk.identifiers.identifier_check`)."""
@@ -50,13 +59,23 @@ def check_identifiers(original: Microdata, released: Microdata, results: Sequenc
                        not failing, detail)
 
 
-def _validate_share(value: Any) -> float:
-    return check_float("the gate", "max_linkage_all_columns", value, low=0.0, high=1.0)
+@register_gate_check("max_linkage_all_columns", description=(
+    "expected share of records re-identified by exact matching on every released column at "
+    "most the threshold"))
+@dataclass(frozen=True)
+class MaxLinkageAllColumns(GateCheck):
+    """Exact-match linkage on every released column (an intruder who knows them all)."""
+
+    share: float = param(kind="float", low=0.0, high=1.0, unit="share of records",
+                         label="largest share re-identified on all columns",
+                         help="expected share of records an intruder who knows every released "
+                              "column re-identifies by exact matching")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_linkage_all_columns(original, released, results, self.share)
 
 
-@register_gate_check("max_linkage_all_columns", _validate_share,
-                     "expected share of records re-identified by exact matching on every "
-                     "released column at most the threshold")
 def check_linkage_all_columns(original: Microdata, released: Microdata,
                               results: Sequence[StepResult], threshold: float) -> GateOutcome:
     """Exact-match linkage on every released column (an intruder who knows them all)."""

@@ -8,21 +8,15 @@ Both recompute the measure from the original and released numeric variables (the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from .._validation import check_float
 from ..errors import InputError
 from ..microdata import Microdata
-from ..registry import GateOutcome, register_gate_check
+from ..params import param
+from ..registry import GateCheck, GateOutcome, register_gate_check
 from ..result import StepResult
 from .interval import interval_disclosure
 from .linkage import distance_linkage
-
-
-def _validate_percent(name: str):
-    def validate(value: Any) -> float:
-        return check_float("the gate", name, value, low=0.0, high=100.0)
-    return validate
 
 
 def _numeric_pair(original: Microdata, released: Microdata, gate: str):
@@ -37,8 +31,27 @@ def _numeric_pair(original: Microdata, released: Microdata, gate: str):
     return original.numeric_array(names), released.numeric_array(names), names
 
 
-@register_gate_check("max_dld", _validate_percent("max_dld"),
-                     "distance-based record linkage DLD (percent of records re-identified) at most the threshold")
+@register_gate_check("max_dld", requires=("numeric",), description=(
+    "distance-based record linkage DLD (percent of records re-identified) at most the threshold"))
+@dataclass(frozen=True)
+class MaxDLD(GateCheck):
+    """Distance-based record linkage DLD on the numeric variables, in percent.
+
+    References
+    ----------
+    Domingo-Ferrer, J. and Torra, V. (2001). A quantitative comparison of disclosure control
+    methods for microdata. In *Confidentiality, Disclosure and Data Access*, North-Holland, 111-133.
+    """
+
+    percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of records",
+                           label="largest DLD", symbol="DLD",
+                           help="percent of records an intruder re-identifies by nearest distance")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_dld(original, released, results, self.percent)
+
+
 def check_max_dld(original: Microdata, released: Microdata, results: Sequence[StepResult],
                   threshold: float) -> GateOutcome:
     X, Xm, names = _numeric_pair(original, released, "max_dld")
@@ -51,9 +64,28 @@ def check_max_dld(original: Microdata, released: Microdata, results: Sequence[St
     return GateOutcome("max_dld", threshold, {"dld": r.value, "primed": r.primed}, ok, detail)
 
 
-@register_gate_check("max_id", _validate_percent("max_id"),
-                     "interval disclosure ID (percent of original values inside the rank intervals, widths 1-10%) "
-                     "at most the threshold")
+@register_gate_check("max_id", requires=("numeric",), description=(
+    "interval disclosure ID (percent of original values inside the rank intervals, widths 1-10%) "
+    "at most the threshold"))
+@dataclass(frozen=True)
+class MaxID(GateCheck):
+    """Rank-interval disclosure ID on the numeric variables, in percent.
+
+    References
+    ----------
+    Domingo-Ferrer, J. and Torra, V. (2001). A quantitative comparison of disclosure control
+    methods for microdata. In *Confidentiality, Disclosure and Data Access*, North-Holland, 111-133.
+    """
+
+    percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of values",
+                           label="largest interval disclosure", symbol="ID",
+                           help="percent of original values inside the rank intervals of the released ones")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_id(original, released, results, self.percent)
+
+
 def check_max_id(original: Microdata, released: Microdata, results: Sequence[StepResult],
                  threshold: float) -> GateOutcome:
     X, Xm, names = _numeric_pair(original, released, "max_id")
@@ -66,4 +98,4 @@ def check_max_id(original: Microdata, released: Microdata, results: Sequence[Ste
     return GateOutcome("max_id", threshold, {"id": r.value, "primed": r.primed}, ok, detail)
 
 
-__all__ = ["check_max_dld", "check_max_id"]
+__all__ = ["MaxDLD", "MaxID", "check_max_dld", "check_max_id"]

@@ -13,25 +13,13 @@ average (marketer).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from .._validation import check_float
 from ..errors import InputError
 from ..microdata import Microdata
-from ..registry import GateOutcome, register_gate_check
+from ..params import param
+from ..registry import GateCheck, GateOutcome, register_gate_check
 from ..result import StepResult
-
-
-def _validate_count(name: str):
-    def validate(value: Any) -> float:
-        return check_float("the gate", name, value, low=0.0)
-    return validate
-
-
-def _validate_prob(name: str):
-    def validate(value: Any) -> float:
-        return check_float("the gate", name, value, low=0.0, high=1.0, low_open=True)
-    return validate
 
 
 def _loglinear(released: Microdata, gate: str):
@@ -58,19 +46,67 @@ def _tau_check(name: str, attr: str, what: str):
     return check
 
 
-check_max_tau1 = register_gate_check(
-    "max_tau1", _validate_count("max_tau1"),
+check_max_tau1 = _tau_check("max_tau1", "tau1", "expected population uniques")
+check_max_tau2 = _tau_check("max_tau2", "tau2", "expected correct matches")
+
+
+@register_gate_check("max_tau1", requires=("weight",), description=(
     "tau1, the expected number of sample uniques that are population unique (log-linear model), "
-    "at most the threshold")(_tau_check("max_tau1", "tau1", "expected population uniques"))
-check_max_tau2 = register_gate_check(
-    "max_tau2", _validate_count("max_tau2"),
+    "at most the threshold"))
+@dataclass(frozen=True)
+class MaxTau1(GateCheck):
+    """tau1 of the log-linear model: expected sample uniques that are population unique.
+
+    References
+    ----------
+    Skinner, C. J. and Shlomo, N. (2008). Assessing identification risk in survey microdata
+    using log-linear models. *JASA* 103(483), 989-1001 (tau_1).
+    """
+
+    tau1: float = param(kind="float", low=0.0, unit="records", symbol="tau_1", label="largest tau1",
+                        help="expected number of sample uniques that are population unique")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_tau1(original, released, results, self.tau1)
+
+
+@register_gate_check("max_tau2", requires=("weight",), description=(
     "tau2, the expected number of correct matches of sample uniques (log-linear model), at most "
-    "the threshold")(_tau_check("max_tau2", "tau2", "expected correct matches"))
+    "the threshold"))
+@dataclass(frozen=True)
+class MaxTau2(GateCheck):
+    """tau2 of the log-linear model: expected correct matches of sample uniques.
+
+    References
+    ----------
+    Skinner, C. J. and Shlomo, N. (2008). Assessing identification risk in survey microdata
+    using log-linear models. *JASA* 103(483), 989-1001 (tau_2).
+    """
+
+    tau2: float = param(kind="float", low=0.0, unit="records", symbol="tau_2", label="largest tau2",
+                        help="expected number of correct matches of sample uniques")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_tau2(original, released, results, self.tau2)
 
 
-@register_gate_check("max_population_uniques", _validate_count("max_population_uniques"),
-                     "estimated number of population uniques (Dankar et al.'s rule over the Zayatz, "
-                     "Pitman and SNB models) at most the threshold")
+@register_gate_check("max_population_uniques", requires=("weight",), description=(
+    "estimated number of population uniques (Dankar et al.'s rule over the Zayatz, Pitman and "
+    "SNB models) at most the threshold"))
+@dataclass(frozen=True)
+class MaxPopulationUniques(GateCheck):
+    """Estimated population uniques (Dankar et al.'s choice among the Zayatz, Pitman and SNB models)."""
+
+    count: float = param(kind="float", low=0.0, unit="records", label="largest number of population uniques",
+                         help="estimated number of records unique in the population")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_population_uniques(original, released, results, self.count)
+
+
 def check_max_population_uniques(original: Microdata, released: Microdata,
                                  results: Sequence[StepResult], threshold: float) -> GateOutcome:
     from .population import microdata_population_uniques
@@ -107,19 +143,66 @@ def _attacker_check(name: str, model: str, stat: str):
     return check
 
 
-check_max_prosecutor_risk = register_gate_check(
-    "max_prosecutor_risk", _validate_prob("max_prosecutor_risk"),
-    "highest prosecutor risk 1/f_k at most the threshold")(
-    _attacker_check("max_prosecutor_risk", "prosecutor", "highest"))
-check_max_journalist_risk = register_gate_check(
-    "max_journalist_risk", _validate_prob("max_journalist_risk"),
-    "highest journalist risk 1/F_k (F_k from the weights) at most the threshold")(
-    _attacker_check("max_journalist_risk", "journalist", "highest"))
-check_max_marketer_risk = register_gate_check(
-    "max_marketer_risk", _validate_prob("max_marketer_risk"),
-    "marketer risk (expected share of records re-identified) at most the threshold")(
-    _attacker_check("max_marketer_risk", "marketer", "average"))
+check_max_prosecutor_risk = _attacker_check("max_prosecutor_risk", "prosecutor", "highest")
+check_max_journalist_risk = _attacker_check("max_journalist_risk", "journalist", "highest")
+check_max_marketer_risk = _attacker_check("max_marketer_risk", "marketer", "average")
 
 
-__all__ = ["check_max_journalist_risk", "check_max_marketer_risk", "check_max_population_uniques",
-           "check_max_prosecutor_risk", "check_max_tau1", "check_max_tau2"]
+def _attacker_param(label: str, help: str):
+    return param(kind="float", low=0.0, high=1.0, low_open=True, unit="probability", label=label,
+                 help=help)
+
+
+@register_gate_check("max_prosecutor_risk",
+                     description="highest prosecutor risk 1/f_k at most the threshold")
+@dataclass(frozen=True)
+class MaxProsecutorRisk(GateCheck):
+    """Prosecutor risk: the intruder knows the target is in the file.
+
+    See :mod:`sdckit.risk.attacker` (El Emam 2013, ch. 11-14).
+    """
+
+    risk: float = _attacker_param("largest prosecutor risk", "highest 1/f_k over the records")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_prosecutor_risk(original, released, results, self.risk)
+
+
+@register_gate_check("max_journalist_risk", description=(
+    "highest journalist risk 1/F_k (F_k from the weights) at most the threshold"))
+@dataclass(frozen=True)
+class MaxJournalistRisk(GateCheck):
+    """Journalist risk: the target is in the population the file samples.
+
+    See :mod:`sdckit.risk.attacker` (El Emam 2013, ch. 11-14).
+    """
+
+    risk: float = _attacker_param("largest journalist risk",
+                                  "highest 1/F_k over the records (F_k from the weights)")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_journalist_risk(original, released, results, self.risk)
+
+
+@register_gate_check("max_marketer_risk", description=(
+    "marketer risk (expected share of records re-identified) at most the threshold"))
+@dataclass(frozen=True)
+class MaxMarketerRisk(GateCheck):
+    """Marketer risk: the expected share of records re-identified.
+
+    See :mod:`sdckit.risk.attacker` (El Emam 2013, ch. 11-14).
+    """
+
+    risk: float = _attacker_param("largest marketer risk", "expected share of records re-identified")
+
+    def check(self, original: Microdata, released: Microdata,
+              results: Sequence[StepResult]) -> GateOutcome:
+        return check_max_marketer_risk(original, released, results, self.risk)
+
+
+__all__ = ["MaxJournalistRisk", "MaxMarketerRisk", "MaxPopulationUniques", "MaxProsecutorRisk",
+           "MaxTau1", "MaxTau2", "check_max_journalist_risk", "check_max_marketer_risk",
+           "check_max_population_uniques", "check_max_prosecutor_risk", "check_max_tau1",
+           "check_max_tau2"]

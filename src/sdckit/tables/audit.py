@@ -38,17 +38,41 @@ def suppressed_components(table: Table, suppressed: np.ndarray) -> list[np.ndarr
     Cells of different components share no relation, so the attacker's feasible set is the
     product of the components' sets: each component can be audited on its own small model.
     """
-    from scipy.sparse.csgraph import connected_components
-
     cells = np.flatnonzero(suppressed)
     if cells.size == 0:
         return []
     ms = table.relations.tocsc()[:, cells]
-    link = (abs(ms).T @ abs(ms)).tocsr()  # cells x cells: 1 where they share a relation
-    _, label = connected_components(link, directed=False)
+    link = (abs(ms).T @ abs(ms)).tocoo()  # cells x cells: nonzero where they share a relation
+    label = component_labels(cells.size, link.row, link.col)
     order = np.argsort(label, kind="stable")
     split = np.flatnonzero(np.diff(label[order])) + 1
     return [cells[g] for g in np.split(order, split)]
+
+
+def component_labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Connected components of the undirected graph on ``n`` nodes with edges ``(u[e], v[e])``:
+    each node's label is the smallest node of its component.
+
+    Vectorised union-find: every root hooks onto the smallest root it has an edge to, then pointer
+    jumping flattens the forest; rounds repeat until no edge joins two roots (a component's
+    largest root always hooks, so each round merges). Here instead of
+    ``scipy.sparse.csgraph.connected_components``, whose import (scipy.sparse.linalg, scipy.linalg)
+    costs a table command more CPU than its audit.
+    """
+    parent = np.arange(n)
+    u = np.asarray(u, dtype=np.intp)
+    v = np.asarray(v, dtype=np.intp)
+    while True:
+        pu, pv = parent[u], parent[v]
+        join = pu != pv
+        if not join.any():
+            return parent
+        np.minimum.at(parent, np.maximum(pu[join], pv[join]), np.minimum(pu[join], pv[join]))
+        while True:  # parent[x] <= x always, so the jumps end at the roots
+            up = parent[parent]
+            if np.array_equal(up, parent):
+                break
+            parent = up
 
 
 def a_priori_bounds(table: Table, lower=None, upper=None) -> tuple[np.ndarray, np.ndarray]:

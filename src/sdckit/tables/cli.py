@@ -9,7 +9,10 @@ with the :class:`~sdckit.tables.spec.TableRun`. Bad input raises an
 
 from __future__ import annotations
 
-from .spec import TableRun, run_table_spec
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .spec import TableRun
 
 __all__ = ["table_command", "argus_command"]
 
@@ -24,6 +27,7 @@ def argus_command(arb_path) -> dict:
 def table_command(spec_path: str) -> tuple[dict, TableRun]:
     """Run the table spec at ``spec_path``; write the published table and the HTML report atomically."""
     from ..progress import task
+    from .spec import run_table_spec
 
     with task("table protection"):  # a bar on a terminal after 2 s, events for listeners
         run = run_table_spec(spec_path)

@@ -17,12 +17,13 @@ Example::
     n = 3
 
     [protection]
-    method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm
+    method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm | dp
     # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120
     cost = "value"                    # value | freq | log | unity | tauargus (tau-Argus scaling)
     time_limit = 60
     # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
     # rounding: base = 3; rounding = "optimal" | "unbiased"; seed = 12345 (kept out of outputs)
+    # dp (differential privacy, sdckit.dp.run): mechanism = "gaussian"; rho = 0.5; [budget] max_rho = 0.5
 
     [output]
     table = "published.csv"           # defaults: <spec>_published.csv and <spec>_report.html
@@ -62,7 +63,7 @@ from .table import Hierarchy, Table
 
 __all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
 
-METHODS = ("optimal", "modular", "heuristic", "hypercube", "rounding", "margins", "ckm")
+METHODS = ("optimal", "modular", "heuristic", "hypercube", "rounding", "margins", "ckm", "dp")
 _SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression,
                 "hypercube": HypercubeSuppression}
 _SECTIONS = {
@@ -71,7 +72,11 @@ _SECTIONS = {
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
-                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons"},
+                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons",
+                   # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
+                   "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
+                   "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
+    "budget": {"max_rho", "max_epsilon", "delta", "conversion"},  # method "dp" (sdckit.dp.run.BUDGET_KEYS)
     "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code"},
 }
 
@@ -265,9 +270,14 @@ def run_table_spec(path: str | Path) -> TableRun:
     method = prot.get("method", "optimal")
     if method not in METHODS:
         raise SpecError(f"protection.method: must be one of {', '.join(METHODS)}; got {method!r}")
+    if "budget" in spec and method != "dp":
+        raise SpecError(f"budget: a privacy budget goes with method = 'dp', not {method!r}; remove [budget]")
     if method == "ckm":  # cell key method: see sdckit.tables.ckm.run
         from .ckm.run import run_ckm
         return run_ckm(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
+    if method == "dp":  # differential privacy: see sdckit.dp.run
+        from ..dp.run import run_dp
+        return run_dp(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
     rules_spec = _get(spec, "rules", "spec", list, [])
     rules = []
     for k, r in enumerate(rules_spec):

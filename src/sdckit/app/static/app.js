@@ -82,7 +82,7 @@ async function refreshStrip() {
     if (seq !== stripSeq) return;
     const rk = r.risk_after;
     if (!rk || rk.empty) { el.innerHTML = `<span class="pill">set key variables to see the risk</span>`; return; }
-    const gate = r.passed === null ? "no gate set" : (r.passed ? "gate passed" : "gate FAILED");
+    const gate = r.verdict_kind === "not checked" ? "gate NOT CHECKED" : (r.passed === null ? "no gate set" : (r.passed ? "gate passed" : "gate FAILED"));
     el.innerHTML = `<span class="pill">after ${r.n_steps} steps</span>
       <span class="pill">uniques <b>${fmt(rk.n_sample_uniques)}</b></span>
       <span class="pill">f<sub>k</sub>&lt;3 <b>${fmt(rk.k_violations["3"])}</b></span>
@@ -365,7 +365,7 @@ async function renderSteps(el) {
     if (v) renderStepBody($(".body", card), v);
   });
   if (res.gate && res.gate.length) {
-    box.insertAdjacentHTML("beforeend", `<div class="card"><h3>Gate</h3>${gateHtml(res.gate)}</div>`);
+    box.insertAdjacentHTML("beforeend", `<div class="card"><h3>Gate</h3>${gateHtml(res.gate, res.verdict)}</div>`);
   }
 }
 
@@ -401,9 +401,10 @@ async function groupCategories(btn) {
   $$("input[data-i]", box).forEach((inp) => inp.oninput = write);
 }
 
-function gateHtml(gate) {
+function gateHtml(gate, verdict) {
   const ok = gate.every((g) => g.passed);
-  return `<div class="verdict ${ok ? "ok" : "fail"}">${ok ? "✔ the release passes its gate" : "✘ the gate fails"}</div>
+  const unchecked = verdict && verdict.startsWith("NOT CHECKED");
+  return `<div class="verdict ${ok && !unchecked ? "ok" : "fail"}">${unchecked ? esc(verdict) : (ok ? "✔ the release passes its gate" : "✘ the gate fails")}</div>
     <table class="grid"><tr><th>threshold</th><th>set</th><th>measured</th><th>verdict</th><th>detail</th></tr>
     ${gate.map((g) => `<tr><td>${esc(g.name)}</td><td>${esc(summaryValue(g.threshold))}</td><td class="small">${esc(summaryValue(g.value))}</td>
       <td class="${g.passed ? "ok" : "fail"}">${g.passed ? "passed" : "FAILED"}</td><td class="small">${esc(g.detail)}</td></tr>`).join("")}</table>`;
@@ -607,7 +608,7 @@ async function renderRelease(el) {
     S.variables = null; S.suggestions = null; go("steps");
   };
   const res = await getResults();
-  $("#gateverdict").innerHTML = res.gate.length ? gateHtml(res.gate) : `<p class="muted">no thresholds set: a release needs at least one you can defend.</p>`;
+  $("#gateverdict").innerHTML = res.gate.length ? gateHtml(res.gate, res.verdict) : (res.verdict ? `<div class="verdict fail">${esc(res.verdict)}</div>` : `<p class="muted">no thresholds set: a release needs at least one you can defend (or none = "why").</p>`);
 }
 
 /* ------------------------------------------------------------------ 8 tables */

@@ -10,12 +10,13 @@ TU Delft (DIAM) and Universite Pierre et Marie Curie; sections 2-4.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..._validation import check_float
 from ...errors import InputError
-from ...registry import GateOutcome, register_gate_check
+from ...params import param
+from ...registry import GateCheck, GateOutcome, register_gate_check
 from ..builders import joint_codes, register_matrix_method
 from ..matrix import TransitionMatrix
 from ..recognition import normalize_combinations, recognition_check
@@ -61,13 +62,25 @@ def _build_optimal(step, context):
     return m, ev
 
 
-def _validate_alpha(value):
-    return check_float("the gate", "max_recognition_ratio", value, low=0.0, high=1.0, low_open=True,
-                       high_open=True)
+@register_gate_check("max_recognition_ratio")
+@dataclass(frozen=True)
+class MaxRecognitionRatio(GateCheck):
+    """Condition C1 (Cator et al.): every spontaneous-recognition ratio <= alpha.
+
+    References
+    ----------
+    Cator, E., Hensbergen, A. and Rozenholc, Y. Statistical disclosure control using PRAM,
+    eq. (1) (condition C1).
+    """
+
+    alpha: float = param(kind="float", low=0.0, high=1.0, low_open=True, high_open=True,
+                         symbol="alpha", unit="ratio", label="largest recognition ratio",
+                         help="every spontaneous-recognition ratio of eq. (1) must be at most alpha")
+
+    def check(self, original, released, results) -> GateOutcome:
+        return check_max_recognition_ratio(original, released, results, self.alpha)
 
 
-@register_gate_check("max_recognition_ratio", _validate_alpha,
-                     "condition C1 (Cator et al.): every spontaneous-recognition ratio <= alpha")
 def check_max_recognition_ratio(original, released, results, threshold):
     """The largest C1 ratio of the release, recomputed by the exact checker.
 

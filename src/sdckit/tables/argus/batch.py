@@ -33,7 +33,6 @@ from ...result import jsonable
 from ..modular import ModularSuppression
 from ..rounding import ControlledRounding
 from ..rules import DominanceRule, PPercentRule, ThresholdRule, primary_cells
-from ..hypercube import HypercubeSuppression
 from ..suppression import OptimalSuppression
 from ..table import Table
 from .meta import ArgusMetadata, read_argus_data, read_rda
@@ -392,7 +391,10 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
     opts = {}
     if kind == "OPT" and len(a) > 1:
         opts["time_limit"] = float(a[1])
-    method = {"OPT": OptimalSuppression, "MOD": ModularSuppression, "GH": HypercubeSuppression}[kind]
+    if kind == "GH":  # the hypercube's numba kernels load only for a GH job
+        from ..hypercube import HypercubeSuppression as method
+    else:
+        method = {"OPT": OptimalSuppression, "MOD": ModularSuppression}[kind]
     res = (method(**opts) if kind == "GH" else method(cost="tauargus", **opts)).apply(t, prim)
     j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
                  "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary)}

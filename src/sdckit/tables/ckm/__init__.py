@@ -14,9 +14,35 @@ Statistics. UNECE/Eurostat Work Session on Statistical Data Confidentiality.
 Enderle, T., Giessing, S. & Tent, R. (2018). Designing confidentiality on the fly. *PSD 2018*.
 """
 
-from .cellkey import CKMResult, add_record_keys, cell_keys, ckm_frequency, perturb_frequencies, record_keys
-from .magnitude import FlexParams, ckm_magnitude, perturb_magnitudes
-from .ptable import KEY_SCALE, PTable, load_ptable
+# The names load on first use (PEP 562): importing one module of this package does not import
+# the others (a command pays only for what it uses).
+_EXPORTS = {
+    "CKMResult": "cellkey", "add_record_keys": "cellkey", "cell_keys": "cellkey",
+    "ckm_frequency": "cellkey", "perturb_frequencies": "cellkey", "record_keys": "cellkey",
+    "FlexParams": "magnitude", "ckm_magnitude": "magnitude", "perturb_magnitudes": "magnitude",
+    "KEY_SCALE": "ptable", "PTable": "ptable", "load_ptable": "ptable",
+}
 
-__all__ = ["PTable", "load_ptable", "KEY_SCALE", "CKMResult", "add_record_keys", "record_keys", "cell_keys",
-           "ckm_frequency", "perturb_frequencies", "FlexParams", "ckm_magnitude", "perturb_magnitudes"]
+__all__ = [
+    "PTable", "load_ptable", "KEY_SCALE", "CKMResult", "add_record_keys", "record_keys",
+    "cell_keys", "ckm_frequency", "perturb_frequencies", "FlexParams", "ckm_magnitude",
+    "perturb_magnitudes",
+]
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+    from importlib.util import find_spec
+
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # resolved once
+        return value
+    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
+        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,731 @@
+"""Classification and regression trees for synthesis and propensity scores (numba).
+
+The tree follows CART as rpart grows it (Breiman, Friedman, Olshen & Stone 1984; Therneau &
+Atkinson, "An introduction to recursive partitioning using the RPART routines", sections 3-4),
+which is what synthpop's ``syn.cart`` and ``utility.gen(method = "cart")`` fit:
+
+* splits chosen by the largest decrease of the node's impurity: the sum of squares for a
+  numeric outcome, the Gini index for a categorical one (CART book, sections 4.3 and 8.3);
+* a split is allowed only when each child keeps at least ``min_leaf`` records (rpart's
+  ``minbucket``), and a node is split only when it holds at least ``min_split`` records
+  (rpart's ``minsplit``, ``3 * minbucket`` when only ``minbucket`` is given) and lies at depth
+  below ``max_depth`` (30);
+* complexity pruning while growing: with ``alpha = cp * R(root)``, the risk ``R`` being the
+  sum of squares (regression) or the number of misclassified records (classification), a
+  subtree whose cost-complexity ``(R(node) - R(subtree)) / (splits in subtree)`` is at most
+  ``alpha`` is collapsed into a leaf, children bounded by their parent's complexity (the
+  weakest-link rule of the CART book, section 3.3, applied as the tree is built);
+* a categorical predictor is split into two groups of categories: for a numeric or a binary
+  outcome the categories are ordered by their mean outcome and cut like an ordered variable,
+  which finds the best of all groupings (CART book, Theorem 4.5); for an outcome with more
+  than two classes every grouping is tried when at most ``EXHAUSTIVE_CATEGORIES`` categories
+  are present (rpart tries every grouping whatever their number), otherwise the categories are ordered along the first principal component of
+  their class proportions (Coppersmith, Hong & Hosking 1999, section 3), a near-optimal
+  ordering (also used when trying every grouping would cost more than four passes over the
+  node's records; in a node too small for the component to cost less than its records, the
+  categories are ordered by the share of the node's most frequent class);
+* a category not present in a node during growing follows the larger child.
+
+Predictors arrive binned, one row of uint8 bins per record (``xb[row, feature]``, so that
+a record's predictors share a cache line): an ordered predictor as the rank of its value among
+at most 255 cut points (exact when it has at most 256 distinct values, quantile cut points otherwise),
+a categorical one as its category code (at most 256 categories; :mod:`sdckit.synth.models`
+orders a predictor with more categories by its mean outcome and bins it as ordered).
+
+Each node holds its records contiguously in ``order`` (the training rows grouped by node),
+so a leaf's donors are ``order[start:end]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+#: a multi-class outcome: every grouping of a categorical predictor's categories is tried
+#: when at most this many are present in the node (2^(c-1) - 1 groupings)
+EXHAUSTIVE_CATEGORIES = 10
+#: power iterations for the first principal component of the class proportions
+PC_ITERATIONS = 20
+#: most bins of a predictor (a category bitset holds 256 bits)
+MAX_BINS = 256
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A grown tree: node arrays, and the training rows grouped by node."""
+
+    feature: np.ndarray      # int32, -1 at a leaf
+    threshold: np.ndarray    # int32: ordered split, left when bin <= threshold
+    mask: np.ndarray         # uint64 (nodes, 4): categorical split, left when the bit is set
+    left: np.ndarray         # int32
+    right: np.ndarray        # int32
+    start: np.ndarray        # int64: node's rows are order[start:end]
+    end: np.ndarray
+    order: np.ndarray        # int64 training rows grouped by node
+    n_nodes: int
+
+    @property
+    def leaves(self) -> np.ndarray:
+        """The ids of the leaves reachable from the root."""
+        return _reachable_leaves(self.feature, self.left, self.right)
+
+    def apply(self, xb: np.ndarray, is_cat: np.ndarray) -> np.ndarray:
+        """The leaf of every row of a binned predictor matrix (rows x features)."""
+        return _apply(self.feature, self.threshold, self.mask, self.left, self.right,
+                      np.ascontiguousarray(xb), is_cat)
+
+
+@numba.njit(cache=True)
+def _reachable_leaves(feature, left, right):
+    out = np.empty(feature.shape[0], dtype=np.int32)
+    stack = np.empty(feature.shape[0] + 1, dtype=np.int32)
+    top, k = 0, 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if feature[node] < 0:
+            out[k] = node
+            k += 1
+        else:
+            stack[top] = right[node]
+            stack[top + 1] = left[node]
+            top += 2
+    return out[:k]
+
+
+@numba.njit(cache=True, nogil=True)
+def _apply(feature, threshold, mask, left, right, xb, is_cat):
+    n = xb.shape[0]
+    out = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        node = 0
+        while feature[node] >= 0:
+            f = feature[node]
+            b = xb[i, f]
+            if is_cat[f]:
+                go_left = (mask[node, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
+                node = left[node] if go_left else right[node]
+            else:
+                node = left[node] if b <= threshold[node] else right[node]
+        out[i] = node
+    return out
+
+
+# ----------------------------------------------------------------------------- node statistics
+@numba.njit(cache=True)
+def _node_risk_reg(y, order, start, end):
+    s = 0.0
+    for i in range(start, end):
+        s += y[order[i]]
+    m = s / (end - start)
+    ss = 0.0
+    for i in range(start, end):
+        d = y[order[i]] - m
+        ss += d * d
+    return ss, s
+
+
+@numba.njit(cache=True)
+def _node_risk_cls(yc, order, start, end, counts):
+    counts[:] = 0
+    for i in range(start, end):
+        counts[yc[order[i]]] += 1
+    mx = 0
+    for k in range(counts.shape[0]):
+        if counts[k] > mx:
+            mx = counts[k]
+    return float(end - start - mx)
+
+
+# ----------------------------------------------------------------------------- split search
+# ----------------------------------------------------------------------------- split search
+@numba.njit(cache=True, nogil=True, inline="always")
+def _insertion_sort(a, k):
+    """Sort ``a[:k]`` in place (small k: no call or allocation overhead)."""
+    for i in range(1, k):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_prefix(a, k):
+    if k <= 48:
+        _insertion_sort(a, k)
+    else:
+        a[:k].sort()
+
+
+@numba.njit(cache=True, nogil=True)
+def _order_by(score, k, out):
+    """``out[:k]`` = positions 0..k-1 ordered by ``score`` (stable)."""
+    for i in range(k):
+        out[i] = i
+    if k > 48:
+        o = np.argsort(score[:k], kind="mergesort")
+        for i in range(k):
+            out[i] = o[i]
+        return
+    for i in range(1, k):
+        v = out[i]
+        sv = score[v]
+        j = i - 1
+        while j >= 0 and score[out[j]] > sv:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = v
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan_order(seq, keys, bin_start, bin_n, cnt_row, kk, totc, leftc, stot, n, min_leaf):
+    """Cut an ordering ``seq`` of the bins after each position: the best Gini decrease
+    (times n) and where. Left and right sums of squared class counts are updated for the
+    classes of the moved bin only."""
+    leftc[:] = 0
+    sl = 0.0
+    sr = stot
+    nl = 0
+    base = stot / n
+    best_gain = 0.0
+    best_at = -1
+    d = seq.shape[0]
+    for jj in range(d - 1):
+        j = seq[jj]
+        for q in range(bin_start[j], bin_start[j + 1]):
+            c = keys[q] % kk
+            m = cnt_row[keys[q]]
+            a = leftc[c]
+            bcount = totc[c] - a
+            sl += float(m) * (2.0 * a + m)
+            sr += float(m) * (m - 2.0 * bcount)
+            leftc[c] = a + m
+        nl += bin_n[j]
+        nr = n - nl
+        if nl < min_leaf:
+            continue
+        if nr < min_leaf:
+            break
+        gain = sl / nl + sr / nr - base
+        if gain > best_gain:
+            best_gain = gain
+            best_at = jj
+    return best_gain, best_at
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_pc_order(props, weights, d, kk):
+    """Categories ordered along the first principal component of their class proportions
+    (weighted by counts): power iteration on the weighted covariance (Coppersmith et al.)."""
+    mean = np.zeros(kk)
+    wsum = 0.0
+    for j in range(d):
+        wsum += weights[j]
+        for c in range(kk):
+            mean[c] += weights[j] * props[j, c]
+    for c in range(kk):
+        mean[c] /= wsum
+    v = np.empty(kk)
+    for c in range(kk):
+        v[c] = 1.0 + 0.01 * c  # a fixed start: the result is deterministic
+    proj = np.empty(d)
+    for _ in range(PC_ITERATIONS):
+        for j in range(d):
+            s = 0.0
+            for c in range(kk):
+                s += (props[j, c] - mean[c]) * v[c]
+            proj[j] = s * weights[j]
+        w = np.zeros(kk)
+        for j in range(d):
+            for c in range(kk):
+                w[c] += proj[j] * (props[j, c] - mean[c])
+        nrm = 0.0
+        for c in range(kk):
+            nrm += w[c] * w[c]
+        if nrm == 0.0:
+            break
+        nrm = np.sqrt(nrm)
+        for c in range(kk):
+            v[c] = w[c] / nrm
+    for j in range(d):
+        s = 0.0
+        for c in range(kk):
+            s += (props[j, c] - mean[c]) * v[c]
+        proj[j] = s
+    return np.argsort(proj, kind="mergesort")
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_cls(xb, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, nt, bnk, tbins,
+                nb, totc, leftc, best, best_cats):
+    """Best Gini split of a classification node. One pass over the node's records fills, for
+    every feature, the counts keyed ``bin * K + class`` (``cnt``), the keys and the bins seen
+    (``touched``, ``tbins``) and the number of keys per bin (``bnk``); each feature's keys are
+    then grouped by bin with a counting sort, the bins ordered and cut. Returns the number of
+    categories sent left (categorical split, in ``best_cats``)."""
+    n = end - start
+    p = xb.shape[1]
+    totc[:] = 0
+    nt[:] = 0
+    nb[:] = 0
+    for i in range(start, end):
+        r = order[i]
+        c = yc[r]
+        totc[c] += 1
+        for f in range(p):
+            b = np.int64(xb[r, f])
+            key = b * kk + c
+            if cnt[f, key] == 0:
+                touched[f, nt[f]] = key
+                nt[f] += 1
+                if bnk[f, b] == 0:
+                    tbins[f, nb[f]] = b
+                    nb[f] += 1
+                bnk[f, b] += 1
+            cnt[f, key] += 1
+    stot = 0.0
+    for c in range(kk):
+        stot += float(totc[c]) * float(totc[c])
+    base = stot / n
+    best_gain = 0.0
+    best_f = -1
+    best_t = -1
+    n_best = 0
+    bin_start = np.empty(MAX_BINS + 1, dtype=np.int64)
+    bin_id = np.empty(MAX_BINS, dtype=np.int64)
+    bin_n = np.empty(MAX_BINS, dtype=np.int64)
+    seq_buf = np.empty(MAX_BINS, dtype=np.int64)
+    rate = np.empty(MAX_BINS)
+    fill = np.empty(MAX_BINS, dtype=np.int64)
+    keys = np.empty(touched.shape[1], dtype=np.int64)
+    for f in range(p):
+        k = nt[f]
+        d = nb[f]
+        for j in range(d):
+            bin_id[j] = tbins[f, j]
+        _sort_prefix(bin_id, d)
+        pos = 0
+        for j in range(d):
+            b = bin_id[j]
+            bin_start[j] = pos
+            fill[b] = pos
+            pos += bnk[f, b]
+            bin_n[j] = 0
+        bin_start[d] = pos
+        for j in range(k):
+            key = touched[f, j]
+            b = key // kk
+            keys[fill[b]] = key
+            fill[b] += 1
+        for j in range(d):
+            for q in range(bin_start[j], bin_start[j + 1]):
+                bin_n[j] += cnt[f, keys[q]]
+        if d >= 2:
+            if not is_cat[f] or kk == 2:
+                if is_cat[f]:
+                    for j in range(d):
+                        c0 = 0
+                        for q in range(bin_start[j], bin_start[j + 1]):
+                            if keys[q] % kk == 0:
+                                c0 = cnt[f, keys[q]]
+                        rate[j] = c0 / bin_n[j]
+                    _order_by(rate, d, seq_buf)
+                else:
+                    for j in range(d):
+                        seq_buf[j] = j
+                seq = seq_buf[:d]
+                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], kk, totc, leftc, stot, n,
+                                    min_leaf)
+                if at >= 0 and g > best_gain:
+                    best_gain = g
+                    best_f = f
+                    if is_cat[f]:
+                        n_best = at + 1
+                        for q in range(at + 1):
+                            best_cats[q] = bin_id[seq[q]]
+                        best_t = -1
+                    else:
+                        best_t = bin_id[at]
+            elif d <= EXHAUSTIVE_CATEGORIES and (1 << (d - 1)) * k <= 4 * n * d:
+                # every grouping: a Gray code over the first d-1 categories (the last stays right)
+                leftc[:] = 0
+                side = np.zeros(d, dtype=np.int64)
+                sl = 0.0
+                sr = stot
+                nl = 0
+                for step in range(1, 1 << (d - 1)):
+                    j = 0
+                    s = step
+                    while (s & 1) == 0:
+                        s >>= 1
+                        j += 1
+                    sign = 1 if side[j] == 0 else -1
+                    side[j] = 1 - side[j]
+                    for q in range(bin_start[j], bin_start[j + 1]):
+                        c = keys[q] % kk
+                        m = cnt[f, keys[q]] * sign
+                        a = leftc[c]
+                        bcount = totc[c] - a
+                        sl += float(m) * (2.0 * a + m)
+                        sr += float(m) * (m - 2.0 * bcount)
+                        leftc[c] = a + m
+                    nl += bin_n[j] * sign
+                    nr = n - nl
+                    if nl < min_leaf or nr < min_leaf:
+                        continue
+                    gain = sl / nl + sr / nr - base
+                    if gain > best_gain:
+                        best_gain = gain
+                        best_f = f
+                        best_t = -1
+                        n_best = 0
+                        for q in range(d):
+                            if side[q] == 1:
+                                best_cats[n_best] = bin_id[q]
+                                n_best += 1
+            else:
+                if d * kk * PC_ITERATIONS <= 2 * n:
+                    props = np.zeros((d, kk))
+                    wts = np.empty(d)
+                    for j in range(d):
+                        wts[j] = bin_n[j]
+                        for q in range(bin_start[j], bin_start[j + 1]):
+                            props[j, keys[q] % kk] = cnt[f, keys[q]] / bin_n[j]
+                    seq = _first_pc_order(props, wts, d, kk)
+                else:
+                    # a small node: order by the share of the node's most frequent class
+                    cmax = 0
+                    for c in range(kk):
+                        if totc[c] > totc[cmax]:
+                            cmax = c
+                    for j in range(d):
+                        cm = 0
+                        for q in range(bin_start[j], bin_start[j + 1]):
+                            if keys[q] % kk == cmax:
+                                cm = cnt[f, keys[q]]
+                        rate[j] = cm / bin_n[j]
+                    _order_by(rate, d, seq_buf)
+                    seq = seq_buf[:d]
+                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], kk, totc, leftc, stot, n,
+                                    min_leaf)
+                if at >= 0 and g > best_gain:
+                    best_gain = g
+                    best_f = f
+                    best_t = -1
+                    n_best = at + 1
+                    for q in range(at + 1):
+                        best_cats[q] = bin_id[seq[q]]
+        for j in range(k):
+            cnt[f, touched[f, j]] = 0
+        for j in range(d):
+            bnk[f, bin_id[j]] = 0
+    best[0] = best_gain
+    best[1] = best_f
+    best[2] = best_t
+    return n_best
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_reg(xb, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt, best, best_cats):
+    """Best least-squares split of a regression node (one pass over its records for every
+    feature, then each feature's bins ordered and cut). Returns the number of categories sent
+    left (categorical split, in ``best_cats``)."""
+    n = end - start
+    p = xb.shape[1]
+    nt[:] = 0
+    tot = 0.0
+    for i in range(start, end):
+        r = order[i]
+        v = y[r]
+        tot += v
+        for f in range(p):
+            b = xb[r, f]
+            if cnt[f, b] == 0:
+                touched[f, nt[f]] = b
+                nt[f] += 1
+            cnt[f, b] += 1
+            sm[f, b] += v
+    base = tot * tot / n
+    best_gain = 0.0
+    best_f = -1
+    best_t = -1
+    n_best = 0
+    score = np.empty(MAX_BINS, dtype=np.float64)
+    catbuf = np.empty(MAX_BINS, dtype=np.int64)
+    o = np.empty(MAX_BINS, dtype=np.int64)
+    bins = np.empty(MAX_BINS, dtype=np.int64)
+    for f in range(p):
+        k = nt[f]
+        if k >= 2:
+            for j in range(k):
+                bins[j] = touched[f, j]
+            _sort_prefix(bins, k)
+            if is_cat[f]:
+                for j in range(k):
+                    score[j] = sm[f, bins[j]] / cnt[f, bins[j]]
+                _order_by(score, k, o)
+                for j in range(k):
+                    catbuf[j] = bins[o[j]]
+                for j in range(k):
+                    bins[j] = catbuf[j]
+            nl = 0
+            sl = 0.0
+            for j in range(k - 1):
+                b = bins[j]
+                nl += cnt[f, b]
+                sl += sm[f, b]
+                nr = n - nl
+                if nl < min_leaf:
+                    continue
+                if nr < min_leaf:
+                    break
+                sr = tot - sl
+                gain = sl * sl / nl + sr * sr / nr - base
+                if gain > best_gain:
+                    best_gain = gain
+                    best_f = f
+                    if is_cat[f]:
+                        n_best = j + 1
+                        for q in range(j + 1):
+                            best_cats[q] = bins[q]
+                        best_t = -1
+                    else:
+                        best_t = b
+        for j in range(k):
+            cnt[f, touched[f, j]] = 0
+            sm[f, touched[f, j]] = 0.0
+    best[0] = best_gain
+    best[1] = best_f
+    best[2] = best_t
+    return n_best
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp, max_depth,
+          rows):
+    n = rows.shape[0]
+    p = xb.shape[1]
+    cap = 2 * (n // max(min_leaf, 1)) + 3
+    feature = np.full(cap, -1, dtype=np.int32)
+    threshold = np.full(cap, -1, dtype=np.int32)
+    mask = np.zeros((cap, 4), dtype=np.uint64)
+    left = np.full(cap, -1, dtype=np.int32)
+    right = np.full(cap, -1, dtype=np.int32)
+    start = np.zeros(cap, dtype=np.int64)
+    end = np.zeros(cap, dtype=np.int64)
+    risk = np.zeros(cap)
+    bound = np.zeros(cap)      # rpart's "complexity" handed down by the parent, then the node's cp
+    tempcp = np.zeros(cap)
+    nsplit = np.zeros(cap, dtype=np.int64)
+    sumrisk = np.zeros(cap)
+    depth = np.zeros(cap, dtype=np.int32)
+    order = rows.copy()
+    buf = np.empty(n, dtype=np.int64)
+
+    kk = max(n_classes, 1)
+    counts = np.zeros(kk, dtype=np.int64)
+    nt = np.zeros(p, dtype=np.int64)
+    best_cats = np.zeros(MAX_BINS, dtype=np.int64)
+    if classification:
+        cnt = np.zeros((p, MAX_BINS * kk), dtype=np.int64)
+        touched = np.empty((p, min(max(n, 1), MAX_BINS * kk)), dtype=np.int64)
+        bnk = np.zeros((p, MAX_BINS), dtype=np.int64)
+        tbins = np.empty((p, MAX_BINS), dtype=np.int64)
+        nb = np.zeros(p, dtype=np.int64)
+        totc = np.zeros(kk, dtype=np.int64)
+        leftc = np.zeros(kk, dtype=np.int64)
+        sm = np.zeros((1, 1))
+    else:
+        cnt = np.zeros((p, MAX_BINS), dtype=np.int64)
+        touched = np.empty((p, MAX_BINS), dtype=np.int64)
+        bnk = np.zeros((1, 1), dtype=np.int64)
+        tbins = np.empty((1, 1), dtype=np.int64)
+        nb = np.zeros(1, dtype=np.int64)
+        totc = np.zeros(1, dtype=np.int64)
+        leftc = np.zeros(1, dtype=np.int64)
+        sm = np.zeros((p, MAX_BINS), dtype=np.float64)
+    best = np.zeros(3)
+
+    start[0] = 0
+    end[0] = n
+    if classification:
+        risk[0] = _node_risk_cls(yc, order, 0, n, counts)
+    else:
+        risk[0] = _node_risk_reg(y, order, 0, n)[0]
+    alpha = cp * risk[0]
+    bound[0] = risk[0]
+    n_nodes = 1
+
+    stack_node = np.empty(cap, dtype=np.int32)
+    stack_phase = np.empty(cap, dtype=np.int8)
+    top = 0
+    stack_node[0] = 0
+    stack_phase[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        phase = stack_phase[top]
+        if phase == 0:
+            nn = end[node] - start[node]
+            t = risk[node]
+            if bound[node] < t:
+                t = bound[node]
+            split_ok = nn >= min_split and t > alpha and depth[node] < max_depth
+            n_cats = 0
+            if split_ok:
+                if classification:
+                    n_cats = _search_cls(xb, is_cat, yc, kk, order, start[node], end[node], min_leaf,
+                                         cnt, touched, nt, bnk, tbins, nb, totc, leftc, best, best_cats)
+                else:
+                    n_cats = _search_reg(xb, is_cat, y, order, start[node], end[node], min_leaf,
+                                         cnt, sm, touched, nt, best, best_cats)
+                scale = risk[node] if risk[node] > 0 else 1.0
+                split_ok = best[1] >= 0 and best[0] > 1e-12 * scale
+            if not split_ok:
+                bound[node] = alpha
+                nsplit[node] = 0
+                sumrisk[node] = risk[node]
+                continue
+            f = int(best[1])
+            feature[node] = f
+            # the split: rows to the left first
+            s0 = start[node]
+            e0 = end[node]
+            if is_cat[f]:
+                for q in range(n_cats):
+                    c = best_cats[q]
+                    mask[node, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            else:
+                threshold[node] = int(best[2])
+            nl = 0
+            nr = 0
+            for i in range(s0, e0):
+                r = order[i]
+                b = xb[r, f]
+                if is_cat[f]:
+                    gl = (mask[node, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
+                else:
+                    gl = b <= threshold[node]
+                if gl:
+                    order[s0 + nl] = r
+                    nl += 1
+                else:
+                    buf[nr] = r
+                    nr += 1
+            for i in range(nr):
+                order[s0 + nl + i] = buf[i]
+            if is_cat[f]:
+                # categories absent from this node follow the larger child
+                if nl >= nr:
+                    present = np.zeros(MAX_BINS, dtype=np.bool_)
+                    for i in range(s0, e0):
+                        present[xb[order[i], f]] = True
+                    for c in range(MAX_BINS):
+                        if not present[c]:
+                            mask[node, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+            else:
+                pass  # an ordered split sends every value to a side already
+            lc = n_nodes
+            rc = n_nodes + 1
+            n_nodes += 2
+            left[node] = lc
+            right[node] = rc
+            start[lc] = s0
+            end[lc] = s0 + nl
+            start[rc] = s0 + nl
+            end[rc] = e0
+            depth[lc] = depth[node] + 1
+            depth[rc] = depth[node] + 1
+            for c in (lc, rc):
+                if classification:
+                    risk[c] = _node_risk_cls(yc, order, start[c], end[c], counts)
+                else:
+                    risk[c] = _node_risk_reg(y, order, start[c], end[c])[0]
+            tempcp[node] = t
+            bound[lc] = t - alpha
+            stack_node[top] = node
+            stack_phase[top] = 1
+            stack_node[top + 1] = lc
+            stack_phase[top + 1] = 0
+            top += 2
+        elif phase == 1:
+            lc = left[node]
+            t = (risk[node] - sumrisk[lc]) / (nsplit[lc] + 1)
+            t2 = risk[node] - risk[lc]
+            if t < t2:
+                t = t2
+            if t > bound[node]:
+                t = bound[node]
+            rc = right[node]
+            bound[rc] = t - alpha
+            stack_node[top] = node
+            stack_phase[top] = 2
+            stack_node[top + 1] = rc
+            stack_phase[top + 1] = 0
+            top += 2
+        else:
+            lc = left[node]
+            rc = right[node]
+            lr = sumrisk[lc]
+            ls = nsplit[lc]
+            rr = sumrisk[rc]
+            rs = nsplit[rc]
+            t = (risk[node] - (lr + rr)) / (ls + rs + 1)
+            if bound[rc] > bound[lc]:
+                if t > bound[lc]:
+                    lr = risk[lc]
+                    ls = 0
+                    t = (risk[node] - (lr + rr)) / (ls + rs + 1)
+                    if t > bound[rc]:
+                        rr = risk[rc]
+                        rs = 0
+            elif t > bound[rc]:
+                rr = risk[rc]
+                rs = 0
+                t = (risk[node] - (lr + rr)) / (ls + rs + 1)
+                if t > bound[lc]:
+                    lr = risk[lc]
+                    ls = 0
+            cpn = (risk[node] - (lr + rr)) / (ls + rs + 1)
+            bound[node] = cpn
+            if cpn <= alpha:
+                feature[node] = -1   # collapsed: the subtree below is dropped
+                nsplit[node] = 0
+                sumrisk[node] = risk[node]
+            else:
+                nsplit[node] = ls + rs + 1
+                sumrisk[node] = lr + rr
+    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), mask[:n_nodes].copy(),
+            left[:n_nodes].copy(), right[:n_nodes].copy(), start[:n_nodes].copy(),
+            end[:n_nodes].copy(), order, n_nodes)
+
+
+def grow_tree(xb: np.ndarray, is_cat: np.ndarray, *, y: np.ndarray | None = None,
+              y_class: np.ndarray | None = None, n_classes: int = 0, min_leaf: int = 5,
+              min_split: int | None = None, cp: float = 1e-8, max_depth: int = 30,
+              rows: np.ndarray | None = None) -> Tree:
+    """Grow a tree on binned predictors ``xb`` (rows x features, uint8 bins).
+
+    Give ``y`` (float, regression) or ``y_class`` (int codes ``0..n_classes-1``). ``rows``
+    restricts the fit to some rows (default: all). ``min_split`` defaults to ``3 * min_leaf``.
+    """
+    n_all = xb.shape[0]
+    rows = np.arange(n_all, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    classification = y_class is not None
+    yr = np.zeros(1) if y is None else np.ascontiguousarray(y, dtype=np.float64)
+    yc = np.zeros(1, dtype=np.int64) if y_class is None else np.ascontiguousarray(y_class, dtype=np.int64)
+    min_split = 3 * min_leaf if min_split is None else min_split
+    out = _grow(np.ascontiguousarray(xb, dtype=np.uint8), np.ascontiguousarray(is_cat, dtype=np.bool_),
+                yr, yc, int(n_classes), classification, int(min_split), int(min_leaf), float(cp),
+                int(max_depth), rows)
+    return Tree(*out)
+
+
+__all__ = ["Tree", "grow_tree", "EXHAUSTIVE_CATEGORIES", "MAX_BINS"]
