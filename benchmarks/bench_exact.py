@@ -25,6 +25,14 @@ Cases (one JSON line each):
   printed with each case). ``baseline_seconds`` and ``baseline_cpu_seconds`` are Barvinok's
   wall and CPU time when it finishes. ``--frontier 5x5_total_300,6x6_total_300`` runs only the
   named cases of this kind and stops.
+* ``count_prediction`` — the accuracy of the cost prediction that ``count_tables_exact`` checks
+  against ``time_limit`` and ``max_memory_gb`` before a count starts
+  (:func:`sdckit.tables.count.predict_count_cost`): per case and method, ``predicted_cpu_seconds``
+  beside the measured ``cpu_seconds`` (``time.process_time``), their ``ratio`` (actual /
+  predicted), ``predicted_memory_gb`` beside ``peak_mb`` (tracemalloc for the row DP; the
+  compiled methods' arrays are numpy, so tracemalloc sees them too) and the load average.
+  Baseline: the time of the prediction itself (``baseline_seconds``), which is what a refused
+  count costs. ``--prediction`` runs only these cases.
 * ``sis_20x20`` — sequential importance sampling of the 20 x 20 table at total 2,000 (same
   seeded margins): estimate, standard error, ESS, seconds. Baseline: the uniform-column
   proposal with the same number of samples (its ESS shows why the default proposal is used).
@@ -243,8 +251,52 @@ def bench_sis(n_samples: int) -> None:
          baseline_ess=round(base.ess, 2), baseline_log10_estimate=round(base.log10_estimate, 4))
 
 
+def bench_prediction(quick: bool) -> None:
+    import os
+
+    from sdckit.tables import count_dp, count_ie
+    from sdckit.tables.count import predict_count_cost, row_dp_count
+
+    run = {"kostka": lambda r, c: count_dp.kostka_count(r, c), "ie-mitm": count_ie.ie_mitm_count,
+           "row-dp": lambda r, c: row_dp_count(r, c, time_limit=120)}
+    cases = [((4, 4), 300, ("kostka", "ie-mitm", "row-dp")), ((5, 5), 100, ("kostka", "row-dp")),
+             ((6, 6), 60, ("kostka", "row-dp")), ((8, 8), 40, ("kostka", "row-dp")), ((10, 4), 100, ("ie-mitm", "row-dp")),
+             ((5, 5), 200, ("kostka",)), ((7, 7), 100, ("kostka",)), ((10, 10), 60, ("kostka",))]
+    if not quick:
+        cases += [((7, 7), 50, ("row-dp",)), ((6, 6), 150, ("kostka",)), ((8, 8), 70, ("kostka",)),
+                  ((10, 10), 80, ("kostka",)), ((10, 10), 100, ("kostka",))]
+    count_dp.kostka_count([3, 3, 3], [3, 3, 3])  # load the compiled kernels
+    count_ie.ie_mitm_count([3, 3, 3], [3, 3, 3])
+    for shape, total, methods in cases:
+        t = random_table(shape, total, seed=0)
+        r, c = t.sum(1).tolist(), t.sum(0).tolist()
+        b0 = time.process_time()
+        cost = predict_count_cost(r, c)
+        pred_cpu = time.process_time() - b0
+        for m in methods:
+            sec, gb = cost[m]
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                run[m](r, c)
+                status = "exact"
+            except CountTimeout:
+                status = "timeout"
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            peak = peak_mb(lambda: run[m](r, c)) if m == "row-dp" and cpu < 5 else None
+            emit(case="count_prediction", method=m, n=int(np.prod(shape)), shape=list(shape), total=total,
+                 status=status, seconds=wall, cpu_seconds=round(cpu, 4), predicted_cpu_seconds=round(sec, 4),
+                 ratio=round(cpu / sec, 3) if sec > 0 else None, predicted_memory_gb=round(gb, 6), peak_mb=peak,
+                 baseline_seconds=round(pred_cpu, 5), load=round(os.getloadavg()[0], 2))
+
+
 def main() -> None:
     import sys
+
+    if "--prediction" in sys.argv:
+        sys.argv.remove("--prediction")
+        args = parse_args(__doc__)
+        bench_prediction(args.quick)
+        return
 
     only = None  # --frontier NAME[,NAME...]: only these frontier_count cases (e.g. 5x5_total_300)
     if "--frontier" in sys.argv:
@@ -264,6 +316,7 @@ def main() -> None:
     if only is not None:
         return
     bench_sis(500 if args.quick else 2000)
+    bench_prediction(args.quick)
     if args.quick:
         counts = [(4, 135, 20), (6, 60, 10), (8, 40, 10)]
         three = [((3, 3, 3), 60), ((4, 3, 3), 60)]

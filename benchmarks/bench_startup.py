@@ -28,9 +28,10 @@ set. ``met`` compares ``cpu_seconds`` with ``target`` (CPU, so that the verdict 
 on the machine's load; ``load1`` is the 1-minute load average when the case ran). Each case also
 times, in the same run, the floor of its process: the interpreter with the packages the command
 cannot do without (``baseline_cpu_seconds``, e.g. ``import pandas`` for risk), and the
-interpreter alone (``interpreter`` line). ``bytecode`` says whether the installed packages'
-bytecode is compiled (the Makefile's warm-up compiles it; where PYTHONDONTWRITEBYTECODE is set
-and it is not, every command compiles pandas, numba... from source again).
+interpreter alone (``interpreter`` line). ``bytecode_share`` is the share of the main packages'
+modules whose bytecode is compiled (the Makefile's warm-up compiles all of it; where
+PYTHONDONTWRITEBYTECODE is set and it is not, every command compiles pandas, numba... from
+source again).
 """
 
 from __future__ import annotations
@@ -86,12 +87,18 @@ def best_of(argv: list[str], repeat: int, **kw) -> dict:
     return min(runs, key=lambda r: r["cpu_seconds"])
 
 
-def bytecode_compiled() -> bool:
-    """Whether pandas' modules have compiled bytecode next to them (the environment's state)."""
-    spec = importlib.util.find_spec("pandas")
-    if spec is None or spec.origin is None:
-        return False
-    return Path(importlib.util.cache_from_source(spec.origin)).is_file()
+def bytecode_share(packages=("typer", "pydantic", "numpy", "pandas", "numba", "scipy", "sdckit")) -> float:
+    """The share of the main packages' modules that have compiled bytecode (the environment's state)."""
+    have = total = 0
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for folder in spec.submodule_search_locations:
+            for src in Path(folder).rglob("*.py"):
+                total += 1
+                have += Path(importlib.util.cache_from_source(str(src))).is_file()
+    return round(have / total, 3) if total else 0.0
 
 
 def cases(work: Path) -> list[dict]:
@@ -127,7 +134,7 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     sdckit = sdckit_command()
     base_env = dict(os.environ)
-    common = {"bytecode": "compiled" if bytecode_compiled() else "not compiled",
+    common = {"bytecode_share": bytecode_share(),
               "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))}
     with tempfile.TemporaryDirectory(prefix="sdckit-bench-startup-") as tmp:
         work = Path(tmp)

@@ -108,7 +108,7 @@ def mark_id(folder: Path) -> str | None:
     return None if m is None else m["run_id"]
 
 
-def write_in_child(fn, *, kill_at: str | None = None, no_exchange: bool = False) -> int:
+def write_in_child(fn, *, kill_at: str | None = None, no_exchange: bool = False, timeout: float = 600) -> int:
     """Run ``fn()`` in a forked child; with ``kill_at`` the child ends at that switch point as a
     SIGKILL would end it (``os._exit``: no clean-up, no finally). Returns the child's exit status."""
     pid = os.fork()
@@ -123,5 +123,16 @@ def write_in_child(fn, *, kill_at: str | None = None, no_exchange: bool = False)
         except BaseException:  # noqa: BLE001 - the child reports by its exit status only
             code = 3
         os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:  # a hung child fails the test instead of the suite
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError(f"the child process did not end within {timeout} s")
+        time.sleep(0.02)

@@ -628,9 +628,15 @@ def test_the_dask_writer_signs_and_switches_the_pair_as_one(tmp_path, monkeypatc
     first = run_id(tmp_path / "release")
     res = verify_release(tmp_path / "release", key=pub)
     assert res.ok and res.authenticity["ok"], res.problems
-    code = write_in_child(lambda: protect_with_dask(spec, n_workers=1, processes=False, progress=False),
-                          kill_at="internal_switched")
-    assert code == KILL_EXIT
+    import subprocess
+    import sys
+
+    # a fresh process (forking one that ran a Dask cluster can deadlock), ended at the switch point
+    killed = subprocess.run([sys.executable, "-c", "import sys; from sdckit.engine.run import protect_with_dask; "
+                             "protect_with_dask(sys.argv[1], n_workers=1, processes=False, progress=False)", str(spec)],
+                            env={**os.environ, "SDCKIT_TEST_KILL_AT": "internal_switched", "SDCKIT_PROGRESS": "0"},
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert killed.returncode == KILL_EXIT, killed.stderr[-2000:]
     assert mark_id(tmp_path / "release") == first != mark_id(tmp_path / "release-internal")
     res = verify_release(tmp_path / "release", key=pub)
     assert res.ok, res.problems
@@ -643,3 +649,47 @@ def test_the_dask_writer_signs_and_switches_the_pair_as_one(tmp_path, monkeypatc
     capsys.readouterr()
     assert main(["protect", str(spec), "--engine", "dask", "--key", str(key)]) == 2
     assert "set signing_key" in capsys.readouterr().err
+
+
+def test_a_kill_between_the_two_folder_switches_never_shows_a_mixed_pair(tmp_path):
+    """The issue's case, found without the switch points: the writing process is ended right
+    after the first folder of the pair was switched (the internal one). Earlier sdckit left run
+    B's internal folder (its seeds and row order) beside run A's public release, and verify
+    passed. Which run each folder belongs to is read from its content: the public data file
+    against the same release written elsewhere, the internal report's seed."""
+    import shutil
+
+    import sdckit.io.atomic as atomic
+    from sdckit.report.verify import verify_release
+    from tests.release_helpers import persons as small_persons
+
+    data = small_persons(tmp_path)
+    run_a, run_b = small_run(data, 11), small_run(data, 12)
+    work = tmp_path / "work"
+    run_a.write(work / "rel")
+    run_b.write(tmp_path / "ref" / "rel")
+    data_of = {sha(work / "rel" / "released.csv"): 11, sha(tmp_path / "ref" / "rel" / "released.csv"): 12}
+    shutil.rmtree(tmp_path / "ref")
+
+    def killed_after_first_switch():
+        real_rename, real_exchange = os.rename, atomic._exchange
+
+        def once(fn):
+            def call(a, b, *args, **kw):
+                out = fn(a, b, *args, **kw)
+                if "staging" in str(a) and out is not False and not str(b).endswith(("old-release", "previous")):
+                    os._exit(KILL_EXIT)  # as SIGKILL: no clean-up
+                return out
+            return call
+
+        atomic._exchange = once(real_exchange)
+        os.rename = once(real_rename)
+        run_b.write(work / "rel", overwrite=True)
+
+    assert write_in_child(killed_after_first_switch) == KILL_EXIT
+    res = verify_release(work / "rel")
+    public_run = data_of.get(sha(work / "rel" / "released.csv"))
+    internal = json.loads((work / "rel-internal" / "internal_report.json").read_text())
+    internal_run = int(internal["seeds"]["root"]["entropy"])
+    assert public_run == internal_run, f"public folder of run {public_run}, internal folder of run {internal_run}"
+    assert res.ok, res.problems

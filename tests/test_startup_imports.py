@@ -118,3 +118,28 @@ def test_argus_batch_imports_no_reports_or_unused_kernels(tmp_path):
     assert proc.returncode == 0, proc.stderr[-500:]
     bad = {"numba", "llvmlite", "sklearn"} | REPORTS | WEB_AND_SCALE  # MOD needs no hypercube kernels
     assert not names & bad, sorted(names & bad)
+
+
+LAZY_PACKAGES = ["sdckit", "sdckit.risk", "sdckit.lattice", "sdckit.io", "sdckit.utility", "sdckit.explore",
+                 "sdckit.tables.argus", "sdckit.tables.ckm", "sdckit.engine", "sdckit.pram"]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_public_name_of_a_lazy_package_resolves(package):
+    """A package's ``__init__`` loads its names on first use: each name in ``__all__`` is there,
+    and is the very object its module defines."""
+    import importlib
+
+    if package == "sdckit.engine":
+        pytest.importorskip("dask")
+    pkg = importlib.import_module(package)
+    for name in pkg.__all__:
+        value = getattr(pkg, name)
+        if package == "sdckit" and name == "__version__":
+            assert isinstance(value, str) and value
+            continue
+        home = importlib.import_module(value.__module__) if hasattr(value, "__module__") else None
+        assert home is None or getattr(home, name, value) is value, f"{package}.{name}"
+        assert name in dir(pkg)
+    with pytest.raises(AttributeError):
+        getattr(pkg, "no_such_name")

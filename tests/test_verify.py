@@ -518,3 +518,26 @@ def test_a_mutated_certificate_exits_0_only_when_unchanged_else_5_never_1(signed
     with_key, without_key = codes
     assert with_key == (0 if unchanged else 5), (where, op)
     assert without_key in ((0,) if unchanged else (0, 5)), (where, op)
+
+
+def test_sdckit_demo_key_then_verify_key(tmp_path, monkeypatch, capsys):
+    """`sdckit demo --key steward.key` writes a signed demo release that `sdckit verify --key
+    steward.pub` passes, authenticity included; a key inside the demo's folders is refused."""
+    from sdckit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SDCKIT_PROGRESS", "0")
+    assert main(["keygen", "steward"]) == 0
+    (tmp_path / "sdckit-demo").mkdir()
+    shutil.copy(tmp_path / "steward.key", tmp_path / "sdckit-demo" / "steward.key")
+    capsys.readouterr()
+    assert main(["demo", "--key", "sdckit-demo/steward.key", "--json"]) == 2
+    assert "never be written into a release" in capsys.readouterr().err
+    shutil.rmtree(tmp_path / "sdckit-demo")
+    assert main(["demo", "--key", "steward.key", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["verify", "sdckit-demo", "--key", "steward.pub", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] and doc["authenticity"] == {"checked": True, "ok": True,
+                                                 "key_fingerprint": doc["authenticity"]["key_fingerprint"]}
+    assert any("sdckit-demo-internal/internal_certificate.json: signed" in c["check"] for c in doc["checks"])

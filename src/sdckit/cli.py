@@ -310,6 +310,8 @@ def table(
     seed: Annotated[Optional[int], typer.Option("--seed", help="perturb: random seed (a secret; not printed); count --estimate: sampling seed.")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="count: estimate by sequential importance sampling (estimate, std_error, ess).")] = False,
     samples: Annotated[int, typer.Option("--samples", help="count --estimate: number of sampled tables.")] = 10_000,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="count: CPU seconds; a count predicted to take longer is refused at once.")] = 600.0,
+    max_memory: Annotated[float, typer.Option("--max-memory", help="count: GB; a count predicted to need more memory is refused at once.")] = 2.0,
     model: Annotated[str, typer.Option("--model", help="posterior: rule near zero, no-change (default) or skip-cycle.")] = "no-change",
     argus: Annotated[Optional[Path], typer.Option("--argus", help="Run a tau-Argus batch file (.arb) instead of a spec.")] = None,
     as_json: JsonOpt = False,
@@ -342,13 +344,14 @@ def table(
             if not rows or not cols:
                 raise InputError("sdckit table count needs --rows and --cols (comma-separated sums)")
             out = count_command(parse_ints(rows, "--rows"), parse_ints(cols, "--cols"), estimate=estimate,
-                                n_samples=samples, seed=seed)
+                                n_samples=samples, seed=seed, time_limit=time_limit, max_memory_gb=max_memory)
             if as_json:
                 _emit(out)
             else:
                 typer.echo(f"about {out['estimate']} tables have these margins (standard error {out['std_error']}, "
                            f"ESS {out['ess']})" if estimate else
-                           f"{int(out['count']):,} tables have these margins ({out['method']}, {out['seconds']} s)")
+                           f"{int(out['count']):,} tables have these margins ({out['method']}, {out['cpu_seconds']} CPU s, "
+                           f"predicted {out['predicted_cpu_seconds']})")
             return
         if table_file is None:
             raise InputError(f"sdckit table {target} needs --table FILE.csv (integer cells, one row per line)")
@@ -541,9 +544,10 @@ app.command("attack")(__import__("sdckit.attacks.cli", fromlist=["attack_command
 
 @app.command("warm", hidden=True)
 def warm(as_json: JsonOpt = False) -> None:
-    """Compile the numba kernels of risk (with SUDA2), anonymise and table count into numba's
-    on-disk cache, on the bundled census sample and small margins. The Makefile runs it once after
-    installing, so that a user's first command loads the kernels instead of compiling them."""
+    """Compile the numba kernels of risk (with SUDA2), anonymise, the demo's masking steps and
+    table count into numba's on-disk cache, on the bundled census sample and small margins. The
+    Makefile runs it once after installing, so that a user's first command loads the kernels
+    instead of compiling them."""
     import shutil
     import tempfile
 
@@ -583,6 +587,19 @@ def warm(as_json: JsonOpt = False) -> None:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
+    def step_kernels() -> None:  # the masking steps of the bundled demo release and its sweep
+        from .io.files import read_microdata
+        from .registry import build_step
+
+        md = read_microdata(data, key_vars=keys + ["Country of Birth"])
+        for method, params in (
+                ("pram", {"variables": ["Marital Status"], "matrix": "invariant", "min_diagonal": 0.9}),
+                ("local_suppression", {"k": 3}),
+                ("record_swap", {"swap_rate": 0.1, "hierarchy": ["Region"], "similar": ["Sex", "Age"],
+                                 "risk_variables": ["Marital Status", "Country of Birth"],
+                                 "allow_across_top": True, "k_anonymity": 3})):
+            build_step(method, params).apply(md, rng=0)
+
     def count_kernels() -> None:
         from .tables.exact_cli import count_command
 
@@ -592,7 +609,8 @@ def warm(as_json: JsonOpt = False) -> None:
         count_command([20, 55, 25, 35], [50, 35, 30, 20], estimate=True, n_samples=200, seed=1)
 
     done = {}
-    for name, fn in (("risk", risk_kernels), ("anonymise", anonymise_kernels), ("table count", count_kernels)):
+    for name, fn in (("risk", risk_kernels), ("anonymise", anonymise_kernels), ("protect steps", step_kernels),
+                     ("table count", count_kernels)):
         t0 = time.process_time()
         fn()
         done[name] = round(time.process_time() - t0, 2)

@@ -57,6 +57,9 @@ def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
 #: wider ranges (identifiers, amounts) go through pandas' hash table.
 _COUNT_SPAN = 1 << 24
 
+#: records counted to see whether every value of a narrow integer range occurs
+_SAMPLE = 1 << 16
+
 #: pandas >= 3 copies on write: a shallow copy of the caller's frame is then as safe as a deep
 #: one (a later change to either frame copies the changed block first) and costs nothing.
 _COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
@@ -65,8 +68,10 @@ _COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
 def _encode_integers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Codes and sorted distinct values of an integer array by counting, with no hash table
     and no sort: the range [lo, hi] is counted once (``bincount``) and a code is the rank of
-    the value among the values present. None when the range is too wide for a count table.
-    The same result as ``pd.factorize(values, sort=True)``, at the cost of a bincount."""
+    the value among the values present; for a narrow range whose every value shows up in a
+    sample of 65,536 records, no count is needed (the code is the value minus lo). None when
+    the range is too wide for a count table. The same result as
+    ``pd.factorize(values, sort=True)``, at the cost of a min, a max and one pass."""
     n = values.shape[0]
     if n == 0 or values.dtype == np.uint64:
         return None
@@ -74,13 +79,21 @@ def _encode_integers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
     span = hi - lo + 1
     if span > _COUNT_SPAN or span > 4 * n + 1024:
         return None
+    codes = np.empty(n, dtype=np.int32)
+    if n > 4 * _SAMPLE and span <= _SAMPLE // 8:
+        # every value of [lo, hi] seen in a sample of the records occurs in the data: then
+        # the codes are the values minus lo and the whole column is not counted
+        step = n // _SAMPLE
+        seen = np.bincount(np.subtract(values[::step], lo, dtype=np.intp), minlength=span)
+        if seen.all():
+            np.subtract(values, lo, out=codes, dtype=np.int64, casting="unsafe")
+            return codes, np.arange(lo, hi + 1).astype(values.dtype, copy=False)
     if values.dtype == np.intp and lo >= 0 and hi < 2 * span + 1024:
         counts = np.bincount(values, minlength=hi + 1)[lo:]      # the values index the table
         index, base = values, 0
     else:
         index, base = np.subtract(values, lo, dtype=np.intp), lo  # one pass, no overflow
         counts = np.bincount(index, minlength=span)
-    codes = np.empty(n, dtype=np.int32)
     if counts.all():                                              # every value of the range occurs
         np.subtract(index, lo - base, out=codes, dtype=np.int64, casting="unsafe")
         return codes, np.arange(lo, hi + 1).astype(values.dtype, copy=False)
@@ -108,6 +121,20 @@ def _encode(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
             return fast[0], pd.Index(fast[1])
     codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
     return codes.astype(np.int32, copy=False), pd.Index(uniques)
+
+
+def value_codes(values: pd.Series) -> tuple[np.ndarray, int]:
+    """Codes of a column's values, equal where the values are equal (``-1`` = missing), and the
+    number of distinct non-missing values: what record comparisons need (not the sorted
+    categories of a key). Integers are counted (no hash table); other values go through one
+    unsorted ``pd.factorize``."""
+    dtype = values.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        fast = _encode_integers(values.to_numpy())
+        if fast is not None:
+            return fast[0], int(fast[1].shape[0])
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
+    return codes, len(uniques)
 
 
 def _decode_arrow_strings(dtype: Any, cats: pd.Index, codes: np.ndarray):
@@ -211,12 +238,13 @@ class Microdata:
     # ------------------------------------------------------------------ validation
     @staticmethod
     def _check_roles(data: pd.DataFrame, roles: dict, where: str) -> None:
-        cols = [str(c) for c in data.columns]
+        columns = data.columns
         seen: dict[str, str] = {}
         for role, value in roles.items():
             names = _as_tuple(value)
             for name in names:
-                if name not in data.columns:
+                if name not in columns:
+                    cols = [str(c) for c in columns]
                     raise InputError(
                         f"{where}: the {role} column {name!r} does not exist; {close_names(name, cols)}")
                 if name in seen and seen[name] != role:
@@ -227,7 +255,8 @@ class Microdata:
                     raise InputError(f"{where}: column {name!r} is listed twice in {role}.")
                 seen[name] = role
         for name in roles["numeric_vars"]:
-            if not pd.api.types.is_numeric_dtype(data[name]) or pd.api.types.is_bool_dtype(data[name]):
+            dtype = data[name].dtype
+            if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
                 bad = pd.to_numeric(data[name], errors="coerce").isna() & data[name].notna()
                 example = data[name][bad].iloc[0] if bad.any() else data[name].dtype
                 raise InputError(
@@ -264,6 +293,8 @@ class Microdata:
             raise InputError(f"{where}: weight column {name!r} holds non-numeric values "
                              f"(e.g. {bad.iloc[0]!r} in row {bad.index[0]}); weights must be numbers > 0.")
         values = col.to_numpy(dtype=float, na_value=np.nan)
+        if values.size and values.min() > 0 and values.max() < np.inf:
+            return                          # all finite and > 0 (a NaN fails both tests)
         miss = np.flatnonzero(np.isnan(values))
         if miss.size:
             raise InputError(f"{where}: weight column {name!r} is missing in {miss.size} records "

@@ -17,7 +17,8 @@ from sdckit.cli import main
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("attack_cli")
-    df = pd.read_csv(resources.files("sdckit") / "data" / "uk_census2011_teaching_10k.csv").drop(columns=["Person ID"])
+    df = pd.read_csv(resources.files("sdckit") / "data" / "uk_census2011_teaching_10k.csv")
+    df = df.drop(columns=["Person ID"])
     perm = np.random.default_rng(9).permutation(len(df))
     for i, name in enumerate(("original", "control", "independent")):
         df.iloc[perm[i * 1500:(i + 1) * 1500]].to_csv(d / f"{name}.csv", index=False)
@@ -27,7 +28,8 @@ def files(tmp_path_factory):
 def test_json(files, capsys):
     rc = main(["attack", str(files / "original.csv"), str(files / "independent.csv"), "--control",
                str(files / "control.csv"), "--secret", "Health", "--aux", "Region,Sex,Age,Marital Status",
-               "--n-attacks", "100", "--n-repeats", "2", "--html", str(files / "attacks.html"), "--json"])
+               "--n-attacks", "100", "--n-targets", "200", "--n-repeats", "2",
+               "--html", str(files / "attacks.html"), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0
     assert [a["attack"] for a in out["attacks"]] == ["singling_out", "linkability", "inference",

@@ -53,7 +53,7 @@ def test_gate_runs_the_attacks_with_the_published_recodes(files):
             # a relative control_file is taken from the input file's folder
             "max_inference": {"risk": 1.0, "control_file": "control.csv", "secret": ["Health"],
                               "n_attacks": 200},
-            "max_mia_auc": {"auc": 0.75, "control_file": "control.csv", "n_attacks": 200, "n_repeats": 3}}
+            "max_mia_auc": {"auc": 0.75, "control_file": "control.csv", "n_targets": 300, "n_repeats": 3}}
     run = Release(md, steps, gate=gate, rng=1).run()
     out = {o.name: o for o in run.gate}
     so = out["max_singling_out"]

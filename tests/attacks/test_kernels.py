@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sdckit.attacks.encode import encode_frames, missing_as_code
 from sdckit.attacks.kernels import (OP_EQ, OP_GE, OP_GT, OP_ISNULL, OP_LE, OP_LT, OP_NE, OP_NOTNULL,
                                     count_matches, log_density, nearest)
-from sdckit.attacks.neighbours import nearest_released
+from sdckit.attacks.neighbours import nearest_released, split_kinds
 from sdckit.attacks.singling import Predicates, expected_singles
 
 
@@ -46,7 +46,10 @@ def test_nearest_finds_the_k_smallest_distances(seed, k):
     q, _ = _mixed(rng, 7)
     inv = np.where(is_num, 0.25, 1.0)
     full = _gower_matrix(q, cand, is_num, inv)
-    idx, dist = nearest(missing_as_code(q, is_num), missing_as_code(cand, is_num), is_num, inv, k)
+    cols = np.arange(q.shape[1])
+    q_cat, q_num = split_kinds(q, cols, is_num, inv)
+    c_cat, c_num = split_kinds(cand, cols, is_num, inv)
+    idx, dist = nearest(q_cat, q_num, c_cat, c_num, k)
     np.testing.assert_allclose(dist, np.sort(full, axis=1)[:, :k], atol=1e-12)
     np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), dist, atol=1e-12)
     # ties: the first candidate row at the k-th distance is kept (the caller permutes rows)
@@ -164,4 +167,5 @@ def test_indexed_counting_equals_the_scan(seed):
     vals[rng.random(vals.shape) < 0.2] += 0.5  # values absent from the data, too
     preds = Predicates(cols, ops, vals, rng.integers(1, width + 1, nq))
     for stop in (2, 10**9):
-        assert np.array_equal(preds.counts(Records(data, index=True), stop), preds.counts(Records(data, index=False), stop))
+        indexed = preds.counts(Records(data, index=True), stop)
+        assert np.array_equal(indexed, preds.counts(Records(data, index=False), stop))

@@ -57,6 +57,7 @@ matrix = "invariant"
 min_diagonal = 0.8
 [gate]
 min_diagonal = 0.8
+max_individual_risk = 1.0
 [output]
 directory = "rel"
 data = "out.csv"
@@ -106,7 +107,8 @@ def step_spec(method: str, **params) -> str:
     body = {**REQUIRED.get(method, {}), **params}
     lines = "".join(f"{k} = {_toml_value(v)}\n" for k, v in body.items())
     head = REL.split("[[steps]]")[0]
-    return head + f"[[steps]]\nmethod = \"{method}\"\n{lines}[output]\ndirectory = \"rel\"\ndata = \"out.csv\"\n"
+    return (head + f"[[steps]]\nmethod = \"{method}\"\n{lines}[gate]\nmax_individual_risk = 1.0\n"
+            "[output]\ndirectory = \"rel\"\ndata = \"out.csv\"\n")
 
 
 def _out_of_range_cases() -> list[tuple]:

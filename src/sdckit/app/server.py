@@ -454,7 +454,8 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
     def post_release(request, body):
         need_data()
         state = copy.deepcopy(session.state)
-        session.validate(state)  # its files and folders checked again, as they are now
+        session.validate(state)
+        session.check_paths(state, release=True)  # its files and folders checked again, as they are now
         text = session.spec_toml(state)
 
         def work(job: Job) -> dict:
@@ -468,7 +469,7 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
                     ProgressEvents(lambda ev: job.on_event(ev) if ev.name == "release steps" else None, bars=False):
                 spec_path = Path(tmp) / "release.toml"
                 spec_path.write_text(text, "utf-8")
-                session.check_paths(state)  # once more right before reading and writing
+                session.check_paths(state, release=True)  # once more right before reading and writing
                 run, paths = _protect(spec_path, signing_key)  # exactly what `sdckit protect` runs
             job.done = job.total = job.total or 1
             job.message = "written"

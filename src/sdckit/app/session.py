@@ -316,13 +316,22 @@ class Session:
         self.check_paths(state)
         return spec_from_dict(_spec_only(state), base_dir=self.workdir)
 
-    def check_paths(self, state: dict) -> None:
+    def check_paths(self, state: dict, *, release: bool = False) -> None:
         """Refuse a state that names a file to read outside the read roots (the input, a step's
         file) or an output folder outside the output root; each is resolved again (links
-        followed) on every call, so a check at release time sees the files as they are then."""
+        followed) on every call, so a check at release time sees the files as they are then.
+
+        The input (already read into memory) must still be a readable file only for a
+        ``release``; otherwise it need only lie inside the read roots.
+        """
         inp = state.get("input")
         if isinstance(inp, dict) and "path" in inp:
-            self.files.check_read(inp["path"], base=self.workdir, what="input.path")
+            if release:
+                self.files.check_read(inp["path"], base=self.workdir, what="input.path")
+            elif self.files.readable_root(self.files.resolve(inp["path"], base=self.workdir,
+                                                             what="input.path")) is None:
+                raise PathRefused(f"input.path {str(inp['path'])[:80]!r}: is outside the folders this "
+                                  "workbench reads")
         out = state.get("output")
         if isinstance(out, dict):
             if "directory" in out:

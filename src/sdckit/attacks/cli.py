@@ -13,6 +13,10 @@ from typing import Annotated, Optional
 import typer
 
 
+#: the attacks run by default (sdckit.attacks.ATTACKS, spelled here so that --help loads nothing)
+ALL_ATTACKS = "singling_out,linkability,inference,membership"
+
+
 def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
@@ -27,7 +31,8 @@ def _scalar(text: str):
 
 
 def attack_command(
-    original: Annotated[Path, typer.Argument(help="The records the release was made from (CSV, Parquet, SPSS, Stata).")],
+    original: Annotated[Path, typer.Argument(help="The records the release was made from (CSV, Parquet, SPSS, "
+                                             "Stata).")],
     released: Annotated[Path, typer.Argument(help="The released file (masked or synthetic).")],
     control: Annotated[Path, typer.Option("--control", help="Records of the same population that the release "
                                           "was not made from (same columns as the original).")],
@@ -41,7 +46,7 @@ def attack_command(
     link_b: Annotated[Optional[str], typer.Option("--link-b", help="Linkability: the second file's columns "
                                                   "(default: the rest of --aux).")] = None,
     attacks: Annotated[str, typer.Option("--attacks", help="Which attacks, comma-separated: singling_out, "
-                                         "linkability, inference, membership.")] = "singling_out,linkability,inference,membership",
+                                         "linkability, inference, membership.")] = ALL_ATTACKS,
     n_attacks: Annotated[int, typer.Option("--n-attacks", help="Targets or predicates per attack (Anonymeter's "
                                            "n_attacks).")] = 500,
     mode: Annotated[str, typer.Option("--mode", help="Singling out: multivariate or univariate.")] = "multivariate",
@@ -49,8 +54,10 @@ def attack_command(
     n_neighbors: Annotated[int, typer.Option("--n-neighbors", help="Linkability: records looked up per part.")] = 1,
     mia: Annotated[str, typer.Option("--mia", help="Membership inference: distance, density or both "
                                      "(comma-separated).")] = "distance,density",
-    n_repeats: Annotated[int, typer.Option("--n-repeats", help="Membership inference: seeded repeats behind "
-                                           "the interval.")] = 5,
+    n_targets: Annotated[int, typer.Option("--n-targets", help="Membership inference: members and "
+                                           "non-members scored.")] = 1000,
+    n_repeats: Annotated[int, typer.Option("--n-repeats", help="Membership inference: disjoint seeded groups "
+                                           "of targets behind the interval.")] = 5,
     numeric: Annotated[Optional[str], typer.Option("--numeric", help="Numeric columns (default: every column "
                                                    "with numbers in all three files, less --categorical).")] = None,
     categorical: Annotated[Optional[str], typer.Option("--categorical", help="Columns to treat as categories "
@@ -86,7 +93,7 @@ def attack_command(
                          aux=_split(aux) or None, secret=_split(secret) or None,
                          aux_a=_split(link_a) or None, aux_b=_split(link_b) or None, attacks=chosen,
                          n_attacks=n_attacks, mode=mode, n_cols=n_cols, n_neighbors=n_neighbors,
-                         mia_methods=methods, n_repeats=n_repeats, numeric=_split(numeric) or None,
+                         mia_methods=methods, n_targets=n_targets, n_repeats=n_repeats, numeric=_split(numeric) or None,
                          categorical=_split(categorical) or None, rng=seed)
     if html_out is not None:
         from ..io.atomic import atomic_write_text, guard_target

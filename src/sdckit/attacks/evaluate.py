@@ -26,7 +26,7 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
                 aux_a: Sequence[str] | None = None, aux_b: Sequence[str] | None = None,
                 attacks: Sequence[str] = ATTACKS, n_attacks: int = 500, mode: str = "multivariate",
                 n_cols: int = 3, n_neighbors: int = 1, mia_methods: Sequence[str] = ("distance", "density"),
-                n_repeats: int = 5, fpr: float = 0.01, numeric: Sequence[str] | None = None,
+                n_targets: int = 1000, n_repeats: int = 5, fpr: float = 0.01, numeric: Sequence[str] | None = None,
                 categorical: Sequence[str] | None = None, confidence: float = 0.95,
                 rng=None) -> AttackReport:
     """Run the attacks on a release and collect their results.
@@ -46,13 +46,12 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
     attacks : sequence of str
         Any of ``"singling_out"``, ``"linkability"``, ``"inference"``, ``"membership"``.
     n_attacks : int
-        Targets or predicates per attack (Anonymeter's ``n_attacks``); membership inference
-        scores this many members and non-members per repeat.
+        Targets or predicates per attack (Anonymeter's ``n_attacks``).
     mode, n_cols
         Singling out (see :func:`~sdckit.attacks.singling_out`).
     n_neighbors : int
         Linkability (see :func:`~sdckit.attacks.linkability`).
-    mia_methods, n_repeats, fpr
+    mia_methods, n_targets, n_repeats, fpr
         Membership inference (see :func:`~sdckit.attacks.membership_inference`).
     numeric, categorical : sequence of str, optional
         Which columns are numeric (see :func:`~sdckit.attacks.encode.encode_frames`).
@@ -94,7 +93,7 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
                                      confidence=confidence, rng=child, encoded=enc))
     if "membership" in attacks:
         for m, child in zip(mia_methods, streams["membership"].spawn(len(mia_methods))):
-            results.append(membership_inference(original, released, control, method=m, n_targets=n_attacks,
+            results.append(membership_inference(original, released, control, method=m, n_targets=n_targets,
                                                 n_repeats=n_repeats, fpr=fpr, confidence=confidence, rng=child,
                                                 encoded=enc))
     return AttackReport(tuple(results), len(as_frame(released, "released")), len(as_frame(original, "original")),

@@ -26,29 +26,24 @@ TILE = 2048
 OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_ISNULL, OP_NOTNULL = range(8)
 
 
-@numba.njit(cache=True, inline="always")
-def _term_distance(a, b, is_num, inv_range):  # pragma: no cover - compiled
-    if is_num:
-        if a != a or b != b:                   # a missing value
-            return 0.0 if (a != a and b != b) else 1.0
-        t = abs(a - b) * inv_range
-        return t if t < 1.0 else 1.0
-    return 0.0 if a == b else 1.0              # categories: missing is coded -1, never NaN
-
-
 @numba.njit(cache=True, parallel=True)
-def nearest(queries, candidates, is_num, inv_range, k):  # pragma: no cover - compiled
+def nearest(q_cat, q_num, c_cat, c_num, k):  # pragma: no cover - compiled
     """The ``k`` nearest candidates of each query: (indices, distances), nearest first.
 
-    Categorical columns hold codes with missing values coded -1 (not NaN); numeric columns
-    hold NaN for a missing value. A candidate replaces the current k-th only when strictly nearer, so among candidates at
+    Categorical columns come as integer codes (``q_cat``, ``c_cat``; a missing value is one
+    more code, e.g. -1), numeric columns as values already divided by their range (``q_num``,
+    ``c_num``; NaN for missing). The categorical mismatches of a candidate are counted in one
+    pass (a loop the compiler vectorises); the numeric terms are added one by one and the
+    candidate abandoned as soon as its distance reaches the current k-th (put the most
+    discriminating numeric columns first).
+
+    A candidate replaces the current k-th only when strictly nearer, so among candidates at
     the same distance the one with the smaller row index wins: the caller permutes the
-    candidate rows at random to break ties at random. The distance of a candidate is
-    abandoned as soon as its partial sum reaches the current k-th distance (put the most
-    discriminating columns first).
+    candidate rows at random to break ties at random.
     """
-    nq, d = queries.shape
-    n = candidates.shape[0]
+    nq, dc = q_cat.shape
+    dn = q_num.shape[1]
+    n = c_cat.shape[0]
     best_d = np.full((nq, k), np.inf)
     best_i = np.full((nq, k), -1, np.int64)
     n_chunks = min(nq, 64)
@@ -61,10 +56,24 @@ def nearest(queries, candidates, is_num, inv_range, k):  # pragma: no cover - co
                 worst = best_d[i, k - 1]
                 if worst == 0.0:
                     continue  # k candidates at distance 0 already: none can be nearer
+                qc = q_cat[i]
+                qn = q_num[i]
                 for j in range(t0, t1):
-                    s = 0.0
-                    for c in range(d):
-                        s += _term_distance(queries[i, c], candidates[j, c], is_num[c], inv_range[c])
+                    cc = c_cat[j]
+                    m = 0
+                    for c in range(dc):
+                        m += qc[c] != cc[c]
+                    s = float(m)
+                    if s >= worst:
+                        continue
+                    for c in range(dn):
+                        a = qn[c]
+                        b = c_num[j, c]
+                        if a != a or b != b:          # a missing value
+                            s += 0.0 if (a != a and b != b) else 1.0
+                        else:
+                            t = abs(a - b)
+                            s += t if t < 1.0 else 1.0
                         if s >= worst:
                             break
                     if s < worst:

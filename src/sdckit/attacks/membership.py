@@ -16,10 +16,10 @@ non-members control records of the same population. Two attacks need no shadow m
 A record the release copied, or fitted too closely, scores higher than a comparable record it
 never saw. The attack's power is read as the area under the ROC curve (AUC; 0.5 is chance)
 and the true-positive rate at a small false-positive rate (ties between scores count as a
-random choice, by interpolating the ROC curve). Each of ``n_repeats`` seeded repeats draws its
-own targets (and its own reference and released samples); the figures are the means over the
-repeats with Student-t intervals. Those intervals cover the attack's own sampling, not the
-chance that made the files.
+random choice, by interpolating the ROC curve). The scored targets are split at random
+(seeded) into ``n_repeats`` disjoint groups; the figures are the means over the groups with
+Student-t intervals. Those intervals cover the attack's own sampling, not the chance that made
+the files.
 
 References
 ----------
@@ -108,7 +108,7 @@ def _kernels(sample: np.ndarray, is_num: np.ndarray, smoothing: float):
 
 
 def membership_inference(original: FrameLike, released: FrameLike, control: FrameLike, *,
-                         method: str = "distance", n_targets: int = 500, n_repeats: int = 5,
+                         method: str = "distance", n_targets: int = 1000, n_repeats: int = 5,
                          fpr: float = 0.01, columns: Sequence[str] | None = None,
                          numeric: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
                          max_sample: int = 20_000, smoothing: float = 0.1, confidence: float = 0.95,
@@ -122,16 +122,20 @@ def membership_inference(original: FrameLike, released: FrameLike, control: Fram
         same population.
     method : {"distance", "density"}
     n_targets : int
-        Members and non-members scored per repeat (each capped at what the files hold).
+        Members and non-members scored (each capped at what the files hold; for
+        ``"density"`` at most half the control records, the rest being the reference).
     n_repeats : int
-        Seeded repeats (>= 2): the interval comes from their spread.
+        Disjoint seeded groups the targets are split into (>= 2): the interval comes from the
+        spread of their figures.
     fpr : float
         False-positive rate at which the true-positive rate is read.
     columns, numeric, categorical
         The columns the intruder compares (default: all shared) and their kinds.
     max_sample : int
         ``"density"``: records of the release and of the reference sample the densities are
-        estimated from, at most (a random sample of each when there are more).
+        estimated from, at most (a random sample of each when there are more). A sample of a
+        large release rarely holds a member's own released record, so on large files the
+        distance attack is the sharper one.
     smoothing : float
         ``"density"``: the kernel's weight on other categories (Aitchison & Aitken's lambda).
     confidence : float
@@ -156,33 +160,35 @@ def membership_inference(original: FrameLike, released: FrameLike, control: Fram
     if method == "density" and n_c < 2:
         raise InputError("membership inference by density: needs at least 2 control records (a reference "
                          "sample and non-member targets).")
-    aucs, tprs = [], []
     gen = as_generator(rng)
-    n_m = n_n = 0
-    for child in gen.spawn(n_repeats):
-        n_m = min(n_targets, n_o)
-        members = ori[child.choice(n_o, n_m, replace=False)]
-        if method == "distance":
-            n_n = min(n_targets, n_c)
-            nonmembers = con[child.choice(n_c, n_n, replace=False)]
-            _, dist = nearest_released(enc, np.concatenate([members, nonmembers]), cols, 1, child)
-            score = -dist[:, 0]
-        else:
-            perm = child.permutation(n_c)
-            n_ref = min(n_c // 2, max_sample)
-            reference = con[perm[:n_ref]][:, cols]
-            pool = perm[n_c // 2:]
-            n_n = min(n_targets, pool.size)
-            nonmembers = con[child.choice(pool, n_n, replace=False)]
-            rel_sample = rel[child.choice(n_r, min(n_r, max_sample), replace=False)][:, cols]
-            is_num = enc.is_numeric[cols]
-            log_match, log_mismatch, width = _kernels(np.concatenate([rel_sample, reference]), is_num, smoothing)
-            targets = missing_as_code(np.concatenate([members, nonmembers])[:, cols], is_num)
-            score = (log_density(targets, missing_as_code(rel_sample, is_num), is_num, log_match, log_mismatch, width)
-                     - log_density(targets, missing_as_code(reference, is_num), is_num, log_match, log_mismatch,
-                                   width))
-        aucs.append(auc_score(score[:n_m], score[n_m:]))
-        tprs.append(tpr_at_fpr(score[:n_m], score[n_m:], fpr))
+    n_m = min(n_targets, n_o)
+    members = ori[gen.choice(n_o, n_m, replace=False)]
+    if method == "distance":
+        n_n = min(n_targets, n_c)
+        nonmembers = con[gen.choice(n_c, n_n, replace=False)]
+        _, dist = nearest_released(enc, np.concatenate([members, nonmembers]), cols, 1, gen)
+        score = -dist[:, 0]
+    else:
+        perm = gen.permutation(n_c)
+        n_n = min(n_targets, n_c // 2)          # the rest of the control records: the reference
+        nonmembers = con[perm[:n_n]]
+        reference = con[perm[n_n:n_n + max_sample]][:, cols]
+        rel_sample = rel[gen.choice(n_r, min(n_r, max_sample), replace=False)][:, cols]
+        is_num = enc.is_numeric[cols]
+        log_match, log_mismatch, width = _kernels(np.concatenate([rel_sample, reference]), is_num, smoothing)
+        targets = missing_as_code(np.concatenate([members, nonmembers])[:, cols], is_num)
+        score = (log_density(targets, missing_as_code(rel_sample, is_num), is_num, log_match, log_mismatch, width)
+                 - log_density(targets, missing_as_code(reference, is_num), is_num, log_match, log_mismatch,
+                               width))
+    if min(n_m, n_n) < n_repeats:
+        raise InputError(f"membership inference: {n_m} members and {n_n} non-members cannot be split into "
+                         f"{n_repeats} groups; lower n_repeats or give more records.")
+    aucs, tprs = [], []
+    split_m = np.array_split(gen.permutation(n_m), n_repeats)
+    split_n = np.array_split(n_m + gen.permutation(n_n), n_repeats)
+    for gm, gn in zip(split_m, split_n):  # disjoint seeded splits of the scored targets
+        aucs.append(auc_score(score[gm], score[gn]))
+        tprs.append(tpr_at_fpr(score[gm], score[gn], fpr))
     auc, auc_ci = _mean_ci(np.array(aucs), confidence)
     tpr, tpr_ci = _mean_ci(np.array(tprs), confidence)
     settings = {"columns": [enc.columns[i] for i in cols]}

@@ -140,17 +140,18 @@ class MembershipResult:
         ``"distance"`` (distance to the closest released record) or ``"density"`` (ratio of
         the release's density to a reference density).
     auc : float
-        Mean area under the ROC curve over the repeats (0.5: no better than chance).
+        Mean area under the ROC curve over the groups (0.5: no better than chance).
     auc_ci : (float, float)
-        Its interval at ``confidence`` from the repeats (Student's t).
+        Its interval at ``confidence`` from the groups (Student's t).
     fpr : float
         The false-positive rate at which the true-positive rate is read.
     tpr : float
         Mean true-positive rate at ``fpr``; ``tpr_ci`` its interval.
     n_members, n_nonmembers : int
-        Targets per repeat (training records, control records).
+        Targets scored (training records, control records), split into ``n_repeats``
+        disjoint groups.
     aucs, tprs : tuple of float
-        Per repeat.
+        Per group.
     """
 
     method: str
@@ -196,7 +197,7 @@ class MembershipResult:
                 f"of {self.auc:.3f} ({100 * self.confidence:.0f}% interval {lo:.3f} to {hi:.3f}; 0.5 is "
                 f"chance, 1 is certainty), and it finds {_pct(self.tpr)} of the members ({tlo:.3f} to "
                 f"{thi:.3f}) when it may accuse {_pct(self.fpr)} of non-members wrongly "
-                f"(mean of {self.n_repeats} seeded repeats).")
+                f"(mean of {self.n_repeats} seeded groups of targets).")
 
     def describe(self) -> str:
         return self.sentence()
@@ -263,4 +264,5 @@ def attack_result(attack: str, *, n_success: int, n_attacks: int, n_control: flo
     return AttackResult(attack, risk, ci, confidence, train.value, train.error, control.value,
                         control.error, base.value, base.error, int(n_attacks), int(n_success),
                         int(n_control_attacks), float(n_control), int(n_baseline_attacks),
-                        int(n_baseline), raw, excess_risk_error(train, control), dict(settings), tuple(notes), seconds, cpu_seconds)
+                        int(n_baseline), raw, excess_risk_error(train, control), dict(settings), tuple(notes),
+                        seconds, cpu_seconds)

@@ -341,9 +341,11 @@ def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *
         raise InputError("singling out: needs control records (records the release was not made from).")
     cols = enc.index(columns) if columns is not None else np.arange(len(enc.columns))
     is_num = enc.is_numeric[cols]
+    # the release is searched many times while predicates are written: sorted column orders
+    # pay off there; the original and control records are counted once or twice (a scan)
     rel = Records(unique_rows(enc.released[:, cols]))
-    ori = Records(unique_rows(enc.original[:, cols]))
-    con = Records(unique_rows(enc.control[:, cols]))
+    ori = Records(unique_rows(enc.original[:, cols]), index=False)
+    con = Records(unique_rows(enc.control[:, cols]), index=False)
     notes: list[str] = []
     if mode == "multivariate":
         preds, attempts = _multivariate(rel, is_num, n_attacks, n_cols, max_attempts, gen)

@@ -231,9 +231,9 @@ class MaxMiaAuc(GateCheck):
     control_file: str | None = param(None, kind="path", nullable=True, help=_CONTROL_HELP)
     method: str = param("distance", kind="choice", choices=("distance", "density"),
                         help="distance to the closest released record, or the density ratio (DOMIAS)")
-    n_attacks: int = param(500, kind="int", low=10, help="members and non-members scored per repeat",
+    n_targets: int = param(1000, kind="int", low=10, help="members and non-members scored", advanced=True)
+    n_repeats: int = param(5, kind="int", low=2, help="disjoint seeded groups of targets behind the interval",
                            advanced=True)
-    n_repeats: int = param(5, kind="int", low=2, help="seeded repeats behind the interval", advanced=True)
     na_values: tuple = param((), kind="any", help="codes of the control file that mean missing, as [input] na_values",
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
@@ -246,7 +246,7 @@ class MaxMiaAuc(GateCheck):
         from .membership import membership_inference
 
         original, control = _load(self, original, released, results)
-        res = membership_inference(original, released, control, method=self.method, n_targets=self.n_attacks,
+        res = membership_inference(original, released, control, method=self.method, n_targets=self.n_targets,
                                    n_repeats=self.n_repeats, rng=self.seed)
         return _outcome(self, self.auc, res, "auc", res.auc_ci[1])
 

@@ -58,12 +58,19 @@ def _dd_cross(X):  # pragma: no cover - compiled
                 b = X[i, g]
             else:
                 k = g - p
-                b = X[i, k // p] * X[i, k % p]
+                r, c = k // p, k % p
+                if c < r:                  # x_r x_c = x_c x_r: the same sum, added once below
+                    continue
+                b = X[i, r] * X[i, c]
             a0 = hi[g]
             s = a0 + b                     # TwoSum(a0, b): s + e == a0 + b exactly
             bb = s - a0
             lo[g] += (a0 - (s - bb)) + (b - bb)
             hi[g] = s
+    for r in range(p):                     # the products below the diagonal are those above it
+        for c in range(r):
+            hi[p + r * p + c] = hi[p + c * p + r]
+            lo[p + r * p + c] = lo[p + c * p + r]
     return count, hi, lo
 
 
@@ -113,13 +120,17 @@ def covariance_from_sums(cross: tuple, p: int) -> np.ndarray:
     return S
 
 
-def exact_scale(X: np.ndarray, method: str = "additive") -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def exact_scale(X: np.ndarray, method: str = "additive", *,
+                moments: bool = True) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """In memory, the noise scale the Dask engine fits: means and sds (ddof = 1) of each
     column's finite values, and for ``"correlated"`` the covariance of the complete rows, from
-    the same double-double sums (so both engines scale the noise alike)."""
+    the same double-double sums (so both engines scale the noise alike). ``moments=False``
+    leaves the means and sds out (None): correlated noise scales by the covariance alone."""
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
-    ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
-    cov = None
+    means = sds = cov = None
+    if moments:
+        ms = [mean_sd(dd_moments(X[:, j])) for j in range(X.shape[1])]
+        means, sds = np.array([m for m, _ in ms]), np.array([s for _, s in ms])
     if method == "correlated":
         cov = covariance_from_sums(cross_sums(X), X.shape[1])
-    return np.array([m for m, _ in ms]), np.array([s for _, s in ms]), cov
+    return means, sds, cov

@@ -99,7 +99,8 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         if method == "correlated" and (~np.isnan(X).any(axis=1)).sum() < 2:
             raise InputError(f"{owner}: fewer than 2 records have all the variables; the covariance "
                              "matrix cannot be estimated: use kind = \"additive\" or impute.")
-        means, sd, S = exact_scale(X, method)
+        # correlated noise without Kim's transformation needs the covariance only
+        means, sd, S = exact_scale(X, method, moments=method != "correlated" or restore == "kim")
         if method == "correlated":
             sd = np.sqrt(np.diag(S))                                        # Sigma
         if not np.all(sd > 0):
@@ -149,7 +150,8 @@ def match_moments(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return X.mean(axis=0) + (Z - Z.mean(axis=0)) @ A
 
 
-def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore: str) -> dict:
+def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore: str, *,
+                corr_x: np.ndarray | None = None) -> dict:
     """Independent check of the noise on the output.
 
     Recovers the noise from (X, Y): e = Y - X (additive, correlated), Y / X - 1
@@ -158,7 +160,8 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     errors of ``level``: the sampling sd of a variance ratio is about level * sqrt(2 / m))
     and, for correlated noise, the largest difference between the correlation matrices of
     the noise and of the data (within 6 / sqrt(m)). After ``restore="exact"`` it checks the
-    means and covariance matrix instead (relative error below 1e-8).
+    means and covariance matrix instead (relative error below 1e-8). ``corr_x``: the
+    correlation matrix of complete ``X``, when the caller has it.
     """
     m = X.shape[0] if not np.isnan(X).any() else int((~np.isnan(X)).all(axis=1).sum())
     out = {"records": m}
@@ -196,7 +199,8 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     out.update(realised_ratio=(ratio * level).tolist(), tolerance=tol.tolist())
     if method == "correlated" and X.shape[1] > 1:
         if complete:
-            dc, n_rows = np.abs(np.corrcoef(E, rowvar=False) - np.corrcoef(X, rowvar=False)), E.shape[0]
+            cx = np.corrcoef(X, rowvar=False) if corr_x is None else corr_x
+            dc, n_rows = np.abs(np.corrcoef(E, rowvar=False) - cx), E.shape[0]
         else:
             rows = ~np.isnan(E).any(axis=1)
             dc = np.abs(np.corrcoef(E[rows], rowvar=False) - np.corrcoef(X[rows], rowvar=False))
@@ -276,11 +280,15 @@ class Noise:
                                                                    name=names[0], copy=False)})
         else:
             released = microdata.with_columns({v: Y[:, j] for j, v in enumerate(names)})
-        chk = check_noise(X, Y, self.level, self.kind, self.restore)
+        corr_x = None
+        if self.kind == "correlated" and self.restore != "exact" and X.shape[1] > 1 and X.shape[0] >= 3 \
+                and X.flags.c_contiguous and not np.isnan(X).any():
+            corr_x = np.corrcoef(X, rowvar=False)        # read by the check and the summary
+        chk = check_noise(X, Y, self.level, self.kind, self.restore, corr_x=corr_x)
         summary = {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
                    "noise_sd_share": float(np.sqrt(self.level)),
                    "realised_level": dict(zip(names, chk["realised_ratio"]))}
-        summary.update(complete_moments_summary(X, Y, names))
+        summary.update(complete_moments_summary(X, Y, names, corr_before=corr_x))
         if self.restore == "exact":
             g = Guarantee("moments_restored", "released means and covariance matrix equal the data's "
                           "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},

@@ -393,7 +393,11 @@ class Recode:
         top_bottom_code(x, y, *rule)
         out = microdata.with_columns({var: pd.Series(y, index=col.index, name=var, copy=False)})
         y = out.frame[var].to_numpy()
-        missing_kept, follows, changed, n_released, low, high = top_bottom_check(x, y, *rule)
+        missing_kept, follows, changed, n_released = top_bottom_check(x, y, *rule)
+        if n_released == y.shape[0]:
+            low, high = (y.min(), y.max()) if n_released else (np.nan, np.nan)
+        else:
+            low, high = (np.nanmin(y), np.nanmax(y)) if n_released else (np.nan, np.nan)
         if not (missing_kept and follows):   # the general check names what is wrong
             b_codes, b_cats, a_codes, a_cats = _encode_pair(col, out.frame[var], True)
             guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, None, self.top, self.bottom,

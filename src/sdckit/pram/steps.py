@@ -191,6 +191,29 @@ class PramResult(StepResult):
         return "".join(parts)
 
 
+def _as_written(m: TransitionMatrix) -> TransitionMatrix:
+    """The matrix with its labels as the released data file writes the values: a key read
+    with missing values is a float column, and the writer writes its whole-number codes as
+    integers (3.0 as 3), so the published labels are too, or ``sdckit verify`` and an
+    analyst's estimate would not find the released values among the matrix's categories."""
+    cats = list(m.categories)
+    if not cats:
+        return m
+    width = len(cats[0]) if isinstance(cats[0], tuple) else 0
+    parts = [[c[i] for c in cats] for i in range(width)] if width else [cats]
+
+    def whole(values) -> bool:
+        return all(isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()
+                   for v in values)
+
+    as_int = [whole(values) for values in parts]
+    if not any(as_int):
+        return m
+    fixed = [[int(v) for v in values] if conv else values for values, conv in zip(parts, as_int)]
+    labels = list(zip(*fixed)) if width else fixed[0]
+    return TransitionMatrix(tuple(labels), m.P, m.variables, m.name)
+
+
 def _slug(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
 
@@ -407,8 +430,9 @@ class Pram:
                 promised[key] = (bool(ev.get("invariant")), self.min_diagonal if self.min_diagonal is not None
                                  else ev.get("min_diagonal"))
                 stem = "pram_" + "_".join(_slug(v) for v in g) + ("" if s == "all" else f"_{_slug(label_of[s])}")
-                artifacts[stem + ".csv"] = m.to_csv()
-                artifacts[stem + ".json"] = m.to_json()
+                published = _as_written(m)
+                artifacts[stem + ".csv"] = published.to_csv()
+                artifacts[stem + ".json"] = published.to_json()
                 name = " x ".join(g) + ("" if s == "all" else f" | {label_of[s]}")
                 has = fb.sum() > 0
                 summary["matrices"][name] = {

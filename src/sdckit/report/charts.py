@@ -139,7 +139,7 @@ def _slug(text: str) -> str:
 
 def embed(chart: alt.TopLevelMixin, chart_id: str, *, caption: str = "", attrs: dict | None = None) -> str:
     """HTML for one chart: a ``div`` (id ``chart_id``), its script, and an optional caption."""
-    spec = _sorts_as_data(chart.to_dict())
+    spec = _sorts_as_data(chart.to_dict(validate=False))   # sdckit's own encodings: not validated again
     text = script_json(spec)
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", chart_id):
         raise ValueError(f"chart id {chart_id!r}: use letters, digits, '-' and '_' (see chart_id())")

@@ -86,6 +86,15 @@ def _fk_table(before, after) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _plain_codes(codes: list[np.ndarray], radices: list[int]) -> np.ndarray:
+    """sum_k c_k prod_{j>k} r_j (int64) of codes none of which is missing."""
+    out = np.asarray(codes[0]).astype(np.int64)
+    for c, r in zip(codes[1:], radices[1:]):
+        out *= r
+        out += c
+    return out
+
+
 def _uniques_due(codes: list[np.ndarray], n_categories: list[int]) -> list[int]:
     """For each key, the records unique on all keys that are not unique on the others, from the
     table of combinations: each combination's key codes are the digits of its mixed-radix code,
@@ -94,13 +103,18 @@ def _uniques_due(codes: list[np.ndarray], n_categories: list[int]) -> list[int]:
 
     n = codes[0].shape[0]
     code, product = combination_codes(codes, n_categories)
+    radices = [int(m) + 1 for m in n_categories]
+    if product <= max(DENSE_LIMIT, 4 * n) and all(c.size == 0 or c.min() >= 0 for c in codes):
+        # nothing missing: digits without the missing slot (radix = categories), a smaller table
+        radices = [max(int(m), 1) for m in n_categories]
+        code = _plain_codes(codes, radices)
+        product = int(np.prod(radices, dtype=object))
     if product <= max(DENSE_LIMIT, 4 * n):
         full = np.bincount(code, minlength=product)
         gcode = np.flatnonzero(full)
         cnt = full[gcode]
     else:
         gcode, cnt = np.unique(code, return_counts=True)
-    radices = [int(m) + 1 for m in n_categories]
     digits, rem = [], gcode
     for r in reversed(radices):                       # the digit of key j is its code + 1
         digits.append(rem % r)
@@ -304,7 +318,7 @@ def utility_section_html(run: "ReleaseRun") -> str:
 
     Every key-variable figure comes from the key codes and the counts of each category
     (:mod:`sdckit.utility.categorical`): no pass over the records in Python."""
-    from ..utility.categorical import changed_share, entropy_kept, label_codes, shares
+    from ..utility.categorical import changed_share, entropy_terms, label_codes, shares
 
     orig, rel = run.original.frame, run.released.frame
     out = []
@@ -321,7 +335,13 @@ def utility_section_html(run: "ReleaseRun") -> str:
             return seen[key][0]
 
         labels = {v: (labelled(run.original, v), labelled(run.released, v), labelled(view, v)) for v in keys}
-        total = entropy_kept([(a, b) for a, b, _ in labels.values()])
+        # H(X) and H(X | Y) of each key once: each key's figure and the total (summed in key order)
+        terms = {v: entropy_terms(a, b) for v, (a, b, _) in labels.items()}
+        h_x = h_xy = 0.0
+        for hx, hxy in terms.values():
+            h_x += hx
+            h_xy += hxy
+        total = 1.0 if h_x == 0 else float(1.0 - h_xy / h_x)
         out.append("<p>Each key variable's frequencies in the original data (recoded by the release's "
                    "published global recodings, so the bars compare like with like) and in the release. "
                    "Hellinger distance and total variation distance (TVD) are 0 for identical frequencies, "
@@ -332,7 +352,8 @@ def utility_section_html(run: "ReleaseRun") -> str:
             a_orig, b_rel, a_view = labels[v]
             pa, pb = shares(a_view, b_rel)
             h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
-            kept = entropy_kept([(a_orig, b_rel)])
+            hx, hxy = terms[v]
+            kept = 1.0 if hx == 0 else float(1.0 - hxy / hx)   # entropy_kept of this key alone
             # a record counts as changed when its value differs from the original recoded by the
             # published global recodings (a recoded label alone is not a change of the record)
             changed = changed_share(a_view, b_rel)

@@ -296,11 +296,14 @@ def _check_listing(res: VerifyResult, folder: Path, cert: dict) -> set[str]:
     for name, f in listed.items():
         parts = name.split("/")
         prefix_kinds = [found.get("/".join(parts[:i])) for i in range(1, len(parts))]
-        if any(k != "dir" for k in prefix_kinds) or found.get(name) not in ("file", None):
+        if any(k not in ("dir", None) for k in prefix_kinds):
             res.check(f"{name}: inside the folder", False, f"{name}: leaves the release folder through a symbolic "
-                      "link or is not a plain file")
+                      "link, or a part of its path is not a folder")
             continue
-        if found.get(name) is None:
+        if found.get(name) not in ("file", None):
+            res.check(f"{name}: a plain file", False, f"{name}: is not a plain file (a {found[name]})")
+            continue
+        if None in prefix_kinds or found.get(name) is None:
             res.check(f"{name} present", False, f"{name}: missing (listed in {CERTIFICATE})")
             continue
         path = folder / name
@@ -374,8 +377,7 @@ def _check_required_entries(res: VerifyResult, cert: dict) -> None:
                           f"{fname}: the published PRAM matrix is not listed in {CERTIFICATE}'s files")
 
 
-def _check_run_ids(res: VerifyResult, folder: Path, cert: dict, internal: Path | None, explicit: bool,
-                   public_key: Any) -> None:
+def _check_run_ids(res: VerifyResult, folder: Path, cert: dict, internal: Path | None, public_key: Any) -> None:
     """The public folder's mark, and the internal folder's mark and certificate, name the
     certificate's run."""
     from ..io.atomic import RELEASE_MARK, read_mark
@@ -492,7 +494,7 @@ def verify_release(folder: str | os.PathLike, *, key: Any = None, internal: str 
         return res
     intact = _check_listing(res, folder, cert)
     _check_required_entries(res, cert)
-    _check_run_ids(res, folder, cert, internal_dir, explicit, public_key)
+    _check_run_ids(res, folder, cert, internal_dir, public_key)
     _check_no_internal_files(res, folder, cert, internal_dir)
     try:
         _check_content(res, folder, cert, intact)

@@ -48,28 +48,39 @@ def combination_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int], 
                 "recode the keys to fewer categories or use fewer key variables.")
         product *= r
     # out = sum_k (c_k + 1) * prod_{j>k} r_j by Horner's rule on the raw codes, with the +1s
-    # of every key added once at the end: two passes per key instead of three
-    out = np.asarray(codes[0]).astype(np.int64)
-    shift = 1
+    # of every key added once at the end: two passes per key instead of three, in int32 while
+    # the code space fits (half the memory traffic), widened to int64 by the last addition
+    return _horner(codes, radices, 1), product
+
+
+def _horner(codes: Sequence[np.ndarray], radices: Sequence[int], plus: int) -> np.ndarray:
+    """int64 sum_k (c_k + plus) prod_{j>k} r_j; the caller has checked that the product of
+    the radices fits in int64."""
+    product = 1
+    for r in radices:
+        product *= int(r)
+    small = product < 2**31 and all(np.asarray(c).dtype.kind in "iu" and np.asarray(c).dtype.itemsize <= 4
+                                     for c in codes)
+    out = np.asarray(codes[0]).astype(np.int32 if small else np.int64)
+    shift = plus
     for c, r in zip(codes[1:], radices[1:]):
         out *= r
         out += c
-        shift = shift * r + 1
+        shift = shift * int(r) + plus
+    if small:
+        return np.add(out, shift, dtype=np.int64)
     out += shift
-    return out, product
+    return out
 
 
 def _complete_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int]) -> tuple[np.ndarray, int]:
     """Mixed-radix codes of key codes none of which is missing, radix = category count: the
     same order of combinations as :func:`combination_codes` (both are lexicographic)."""
-    out = np.asarray(codes[0]).astype(np.int64)
-    product = max(int(n_categories[0]), 1)
-    for c, m in zip(codes[1:], n_categories[1:]):
-        m = max(int(m), 1)
-        out *= m
-        out += c
+    radices = [max(int(m), 1) for m in n_categories]
+    product = 1
+    for m in radices:
         product *= m
-    return out, product
+    return _horner(codes, radices, 0), product
 
 
 @dataclass(frozen=True)

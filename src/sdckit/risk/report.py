@@ -311,7 +311,10 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
     fk_min = float(np.min(freq.counts))
     missing = None
     for v in microdata.key_vars:
-        m = microdata.codes(v) < 0
+        c = microdata.codes(v)
+        if c.size and c.min() >= 0:      # nothing missing in this key
+            continue
+        m = c < 0
         missing = m if missing is None else np.logical_or(missing, m, out=missing)
     summary = {
         "n_records": n,
@@ -328,7 +331,7 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
         "risk_method": risk_method,
         "weighted": weighted,
         "missing_alpha": float(missing_alpha),
-        "n_records_with_missing_keys": int(np.count_nonzero(missing)),
+        "n_records_with_missing_keys": 0 if missing is None else int(np.count_nonzero(missing)),
     }
     if microdata.household is not None:
         hh = household_risk(risk, _household_codes(microdata))

@@ -71,10 +71,15 @@ class Tree:
         """The ids of the leaves reachable from the root."""
         return _reachable_leaves(self.feature, self.left, self.right)
 
-    def apply(self, xb: np.ndarray, is_cat: np.ndarray) -> np.ndarray:
-        """The leaf of every row of a binned predictor matrix (rows x features)."""
-        return _apply(self.feature, self.threshold, self.mask, self.left, self.right,
-                      np.ascontiguousarray(xb), is_cat)
+    def apply(self, xb: np.ndarray, is_cat: np.ndarray, feats: np.ndarray | None = None,
+              rows: np.ndarray | None = None) -> np.ndarray:
+        """The leaf of records ``rows`` (default: all) of a binned matrix (rows x columns),
+        the tree's features being its columns ``feats`` (default: all, in order)."""
+        feats = np.arange(xb.shape[1], dtype=np.int64) if feats is None else np.asarray(feats, dtype=np.int64)
+        rows = np.arange(xb.shape[0], dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+        packed = np.column_stack([self.feature, self.threshold, self.left, self.right]).astype(np.int32)
+        return _apply(np.ascontiguousarray(packed), self.mask, np.ascontiguousarray(xb, dtype=np.uint8),
+                      feats, rows, np.ascontiguousarray(is_cat, dtype=np.bool_))
 
 
 @numba.njit(cache=True)
@@ -97,20 +102,24 @@ def _reachable_leaves(feature, left, right):
     return out[:k]
 
 
-@numba.njit(cache=True, nogil=True)
-def _apply(feature, threshold, mask, left, right, xb, is_cat):
-    n = xb.shape[0]
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _apply(packed, mask, xb, feats, rows, is_cat):
+    """The leaf of each record ``rows[i]``: ``packed`` holds per node (feature, threshold,
+    left, right), one cache line for the walk."""
+    n = rows.shape[0]
     out = np.empty(n, dtype=np.int32)
-    for i in range(n):
+    for i in numba.prange(n):
+        r = rows[i]
         node = 0
-        while feature[node] >= 0:
-            f = feature[node]
-            b = xb[i, f]
+        f = packed[0, 0]
+        while f >= 0:
+            b = xb[r, feats[f]]
             if is_cat[f]:
                 go_left = (mask[node, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
-                node = left[node] if go_left else right[node]
+                node = packed[node, 2] if go_left else packed[node, 3]
             else:
-                node = left[node] if b <= threshold[node] else right[node]
+                node = packed[node, 2] if b <= packed[node, 1] else packed[node, 3]
+            f = packed[node, 0]
         out[i] = node
     return out
 
@@ -262,7 +271,7 @@ def _first_pc_order(props, weights, d, kk):
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_cls(xb, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, nt, bnk, tbins,
+def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, nt, bnk, tbins,
                 nb, totc, leftc, best, best_cats):
     """Best Gini split of a classification node. One pass over the node's records fills, for
     every feature, the counts keyed ``bin * K + class`` (``cnt``), the keys and the bins seen
@@ -270,7 +279,7 @@ def _search_cls(xb, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, n
     then grouped by bin with a counting sort, the bins ordered and cut. Returns the number of
     categories sent left (categorical split, in ``best_cats``)."""
     n = end - start
-    p = xb.shape[1]
+    p = feats.shape[0]
     totc[:] = 0
     nt[:] = 0
     nb[:] = 0
@@ -279,7 +288,7 @@ def _search_cls(xb, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, n
         c = yc[r]
         totc[c] += 1
         for f in range(p):
-            b = np.int64(xb[r, f])
+            b = np.int64(xb[r, feats[f]])
             key = b * kk + c
             if cnt[f, key] == 0:
                 touched[f, nt[f]] = key
@@ -432,12 +441,12 @@ def _search_cls(xb, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, n
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_reg(xb, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt, best, best_cats):
+def _search_reg(xb, feats, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt, best, best_cats):
     """Best least-squares split of a regression node (one pass over its records for every
     feature, then each feature's bins ordered and cut). Returns the number of categories sent
     left (categorical split, in ``best_cats``)."""
     n = end - start
-    p = xb.shape[1]
+    p = feats.shape[0]
     nt[:] = 0
     tot = 0.0
     for i in range(start, end):
@@ -445,7 +454,7 @@ def _search_reg(xb, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt
         v = y[r]
         tot += v
         for f in range(p):
-            b = xb[r, f]
+            b = xb[r, feats[f]]
             if cnt[f, b] == 0:
                 touched[f, nt[f]] = b
                 nt[f] += 1
@@ -507,10 +516,10 @@ def _search_reg(xb, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt
 
 
 @numba.njit(cache=True, nogil=True)
-def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp, max_depth,
+def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp, max_depth,
           rows):
     n = rows.shape[0]
-    p = xb.shape[1]
+    p = feats.shape[0]
     cap = 2 * (n // max(min_leaf, 1)) + 3
     feature = np.full(cap, -1, dtype=np.int32)
     threshold = np.full(cap, -1, dtype=np.int32)
@@ -581,10 +590,10 @@ def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp,
             n_cats = 0
             if split_ok:
                 if classification:
-                    n_cats = _search_cls(xb, is_cat, yc, kk, order, start[node], end[node], min_leaf,
+                    n_cats = _search_cls(xb, feats, is_cat, yc, kk, order, start[node], end[node], min_leaf,
                                          cnt, touched, nt, bnk, tbins, nb, totc, leftc, best, best_cats)
                 else:
-                    n_cats = _search_reg(xb, is_cat, y, order, start[node], end[node], min_leaf,
+                    n_cats = _search_reg(xb, feats, is_cat, y, order, start[node], end[node], min_leaf,
                                          cnt, sm, touched, nt, best, best_cats)
                 scale = risk[node] if risk[node] > 0 else 1.0
                 split_ok = best[1] >= 0 and best[0] > 1e-12 * scale
@@ -608,7 +617,7 @@ def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp,
             nr = 0
             for i in range(s0, e0):
                 r = order[i]
-                b = xb[r, f]
+                b = xb[r, feats[f]]
                 if is_cat[f]:
                     gl = (mask[node, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
                 else:
@@ -626,7 +635,7 @@ def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp,
                 if nl >= nr:
                     present = np.zeros(MAX_BINS, dtype=np.bool_)
                     for i in range(s0, e0):
-                        present[xb[order[i], f]] = True
+                        present[xb[order[i], feats[f]]] = True
                     for c in range(MAX_BINS):
                         if not present[c]:
                             mask[node, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
@@ -710,19 +719,22 @@ def _grow(xb, is_cat, y, yc, n_classes, classification, min_split, min_leaf, cp,
 def grow_tree(xb: np.ndarray, is_cat: np.ndarray, *, y: np.ndarray | None = None,
               y_class: np.ndarray | None = None, n_classes: int = 0, min_leaf: int = 5,
               min_split: int | None = None, cp: float = 1e-8, max_depth: int = 30,
-              rows: np.ndarray | None = None) -> Tree:
-    """Grow a tree on binned predictors ``xb`` (rows x features, uint8 bins).
+              rows: np.ndarray | None = None, feats: np.ndarray | None = None) -> Tree:
+    """Grow a tree on binned predictors ``xb`` (rows x columns, uint8 bins).
 
-    Give ``y`` (float, regression) or ``y_class`` (int codes ``0..n_classes-1``). ``rows``
-    restricts the fit to some rows (default: all). ``min_split`` defaults to ``3 * min_leaf``.
+    Give ``y`` (float, regression) or ``y_class`` (int codes ``0..n_classes-1``), indexed like
+    the rows of ``xb``. ``rows`` restricts the fit to some records (default: all), ``feats``
+    to some columns (default: all; ``is_cat`` has one flag per feature used). ``min_split``
+    defaults to ``3 * min_leaf``.
     """
     n_all = xb.shape[0]
     rows = np.arange(n_all, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    feats = np.arange(xb.shape[1], dtype=np.int64) if feats is None else np.asarray(feats, dtype=np.int64)
     classification = y_class is not None
     yr = np.zeros(1) if y is None else np.ascontiguousarray(y, dtype=np.float64)
     yc = np.zeros(1, dtype=np.int64) if y_class is None else np.ascontiguousarray(y_class, dtype=np.int64)
     min_split = 3 * min_leaf if min_split is None else min_split
-    out = _grow(np.ascontiguousarray(xb, dtype=np.uint8), np.ascontiguousarray(is_cat, dtype=np.bool_),
+    out = _grow(np.ascontiguousarray(xb, dtype=np.uint8), feats, np.ascontiguousarray(is_cat, dtype=np.bool_),
                 yr, yc, int(n_classes), classification, int(min_split), int(min_leaf), float(cp),
                 int(max_depth), rows)
     return Tree(*out)

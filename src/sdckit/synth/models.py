@@ -33,6 +33,7 @@ partitions, each from its own random stream, after a single fit.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,17 +207,41 @@ class Fitted:
 
 @dataclass
 class Predictors:
-    """Predictors of some records in the two forms the models read: binned (trees) and as a
-    numeric design (regressions, built on demand)."""
+    """The predictors of some records, in the two forms the models read.
 
-    binned: np.ndarray            # uint8 (n, p): tree bins, one row per record
-    is_cat: np.ndarray            # bool (p,)
-    raw: list                     # per predictor: float values or int codes
-    n_levels: np.ndarray          # int (p,): categories of a categorical predictor, 0 otherwise
+    ``binned`` is a whole frame's matrix of tree bins (records x slots, uint8); the predictors
+    are its columns ``features`` and the records its rows ``rows`` (no copy). ``sources`` holds
+    each predictor's full column of raw values (floats, or category codes), read for the
+    regressions at ``rows`` (:attr:`raw`, :meth:`design`).
+    """
+
+    binned: np.ndarray
+    features: np.ndarray
+    rows: np.ndarray
+    is_cat: np.ndarray
+    n_levels: np.ndarray
+    sources: list
+    _raw: list | None = None
+
+    @classmethod
+    def none(cls, n: int) -> "Predictors":
+        """No predictor, ``n`` records."""
+        return cls(np.zeros((n, 0), np.uint8), np.zeros(0, np.int64), np.arange(n, dtype=np.int64),
+                   np.zeros(0, bool), np.zeros(0, np.int64), [])
 
     @property
     def n(self) -> int:
-        return int(self.binned.shape[0])
+        return int(self.rows.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.features.shape[0])
+
+    @property
+    def raw(self) -> list:
+        if self._raw is None:
+            self._raw = [src[self.rows] for src in self.sources]
+        return self._raw
 
     def design(self, keep_levels: list | None = None) -> np.ndarray:
         """Numeric predictors as they are, categorical ones as dummies (first level dropped)."""
@@ -267,17 +292,20 @@ class ConstantModel(Fitted):
 
 @dataclass
 class CartModel(Fitted):
+    """A tree and its donors: ``donors[start[leaf]:end[leaf]]`` are the observed values of
+    the records in each leaf."""
+
     tree: Tree | None = None
-    y: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    donors: np.ndarray = field(default_factory=lambda: np.zeros(0))
     smoother: Smoother | None = None
 
     def draw(self, x: Predictors, rng: np.random.Generator) -> np.ndarray:
         tree = self.tree
-        leaf = tree.apply(x.binned, x.is_cat)
+        leaf = tree.apply(x.binned, x.is_cat, x.features, x.rows)
         u = rng.random(x.n)
         size = tree.end[leaf] - tree.start[leaf]
         pos = tree.start[leaf] + np.minimum((u * size).astype(np.int64), size - 1)
-        out = self.y[tree.order[pos]]
+        out = self.donors[pos]
         if self.smoother is not None:
             out = self.smoother.apply(out, rng)
         return out
@@ -394,21 +422,28 @@ def _scaled(X: np.ndarray, scale: list | None) -> np.ndarray:
 # ----------------------------------------------------------------------------- fitting
 def fit_model(method: str, y: np.ndarray, x: Predictors, *, categorical: bool, n_classes: int,
               min_leaf: int = 5, cp: float = 1e-8, smoothing: bool = False) -> Fitted:
-    """Fit ``method`` for outcome ``y`` (codes or floats) on predictors ``x`` (same records)."""
+    """Fit ``method`` for outcome ``y`` (codes or floats, one per record of ``x.rows``) on the
+    predictors ``x``."""
     y = np.asarray(y)
     if y.shape[0] == 0:
         raise ValueError("no records to fit")
-    if method == "sample" or x.binned.shape[1] == 0:
+    if method == "sample" or x.p == 0:
         smoother = Smoother.fit(y) if smoothing and not categorical else None
-        return SampleModel("sample" if method != "constant" else method, values=y.copy(), smoother=smoother)
+        return SampleModel("sample", values=y.copy(), smoother=smoother)
     if method == "cart":
+        n_all = x.binned.shape[0]
+        y_all = np.zeros(n_all, dtype=np.int64 if categorical else np.float64)
+        y_all[x.rows] = y
         if categorical:
-            tree = grow_tree(x.binned, x.is_cat, y_class=y.astype(np.int64), n_classes=n_classes,
-                             min_leaf=min_leaf, cp=cp)
+            tree = grow_tree(x.binned, x.is_cat, y_class=y_all, n_classes=n_classes, min_leaf=min_leaf,
+                             cp=cp, rows=x.rows, feats=x.features)
         else:
-            tree = grow_tree(x.binned, x.is_cat, y=y.astype(np.float64), min_leaf=min_leaf, cp=cp)
+            tree = grow_tree(x.binned, x.is_cat, y=y_all, min_leaf=min_leaf, cp=cp, rows=x.rows,
+                             feats=x.features)
+        donors = y_all[tree.order]
         leaves = tree.leaves
-        return CartModel("cart", {"leaves": int(leaves.shape[0])}, tree=tree, y=y.copy(),
+        slim = dataclasses.replace(tree, order=np.zeros(0, dtype=np.int64))
+        return CartModel("cart", {"leaves": int(leaves.shape[0])}, tree=slim, donors=donors,
                          smoother=Smoother.fit(y) if smoothing and not categorical else None)
     levels = x.levels_present()
     X = np.column_stack([np.ones(x.n), x.design(levels)])
@@ -447,27 +482,46 @@ def fit_model(method: str, y: np.ndarray, x: Predictors, *, categorical: bool, n
     raise ValueError(f"unknown method {method!r}")
 
 
-def usable_predictors(x: Predictors, y: np.ndarray, eps: float = 1e-5, max_cor: float = 0.99999) -> np.ndarray:
+def usable_predictors(x: Predictors, y: np.ndarray, eps: float = 1e-5, max_cor: float = 0.99999,
+                      chunk: int = 65536) -> np.ndarray:
     """Which predictors to use: not constant (variance > eps on their numeric codes), not an
     almost exact copy of the outcome (correlation < max_cor), and no set of them almost
     collinear (the smallest eigenvalue of their correlation matrix over the largest > eps;
     the predictor loading most on the smallest eigenvector leaves first). This is synthpop's
-    ``remove.lindep.syn``, applied before every model."""
-    p = len(x.raw)
+    ``remove.lindep.syn``, applied before every model. The moments are accumulated over
+    blocks of records (no copy of the whole predictor matrix)."""
+    p = x.p
     if p == 0:
         return np.zeros(0, dtype=bool)
-    cols = np.vstack([np.asarray(v, dtype=np.float64) for v in x.raw])
-    var = cols.var(axis=1, ddof=1) if cols.shape[1] > 1 else np.zeros(p)
-    keep = var > eps
+    n = x.n
     yv = np.asarray(y, dtype=np.float64)
-    if keep.any() and yv.var() > 0:
-        c = np.corrcoef(np.vstack([cols[keep], yv]))[-1, :-1]
+    # centred cross-products of [predictors, y], block by block around a first-block shift
+    shift = None
+    s1 = np.zeros(p + 1)
+    s2 = np.zeros((p + 1, p + 1))
+    for a in range(0, n, chunk):
+        rows = x.rows[a:a + chunk]
+        block = np.empty((p + 1, rows.shape[0]))
+        for j, src in enumerate(x.sources):
+            block[j] = src[rows]
+        block[p] = yv[a:a + chunk]
+        if shift is None:
+            shift = block.mean(axis=1)
+        block -= shift[:, None]
+        s1 += block.sum(axis=1)
+        s2 += block @ block.T
+    cov = (s2 - np.outer(s1, s1) / n) / max(n - 1, 1)
+    var = np.diag(cov).copy()
+    keep = var[:p] > eps
+    if keep.any() and var[p] > 0:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = cov[:p, p] / np.sqrt(var[:p] * var[p])
         ok = np.where(np.isnan(c), True, c < max_cor)
-        idx = np.flatnonzero(keep)
-        keep[idx[~ok]] = False
+        keep &= ok
     while keep.sum() > 1:
         idx = np.flatnonzero(keep)
-        cx = np.corrcoef(cols[idx])
+        sd = np.sqrt(var[idx])
+        cx = cov[np.ix_(idx, idx)] / np.outer(sd, sd)
         w, v = np.linalg.eigh(cx)
         if w[0] / w[-1] >= eps:
             break

@@ -266,10 +266,11 @@ class Synthesiser:
         column and the rule broken."""
         return Plan.build(self, frame, key_vars=tuple(key_vars))
 
-    def fit(self, data: Any) -> "FittedSynthesis":
-        """Fit every variable's model on the original records (a DataFrame or Microdata)."""
+    def fit(self, data: Any, *, n_jobs: int = 1) -> "FittedSynthesis":
+        """Fit every variable's model on the original records (a DataFrame or Microdata);
+        ``n_jobs`` threads fit variables side by side (the result does not depend on it)."""
         frame, keys = _frame_and_keys(data)
-        return FittedSynthesis.fit(self.plan(frame, key_vars=keys), frame, data)
+        return FittedSynthesis.fit(self.plan(frame, key_vars=keys), frame, data, n_jobs=n_jobs)
 
 
 def _frame_and_keys(data: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -417,32 +418,41 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------- fitted chain
+# ----------------------------------------------------------------------------- fitted chain
 @dataclass
 class VariableModel:
     """The fitted models of one variable within one stratum."""
 
     name: str
     method: str
-    predictors: tuple[str, ...]        # the predictor slots used (after dropping unusable ones)
-    value: Fitted | None = None        # values (codes for a categorical variable)
-    status: Fitted | None = None       # numeric variable: its status
+    predictors: tuple[str, ...] = ()          # predictor slots used (after dropping unusable ones)
+    value: Fitted | None = None               # values (codes for a categorical variable)
+    status: Fitted | None = None              # numeric variable with missing values: its status
     status_predictors: tuple[str, ...] = ()
     n_fit: int = 0
 
 
 class _Slots:
     """Predictor slots: a categorical column is one slot; a numeric column is its value slot
-    (``name``) and, with a status, a categorical status slot (``name#status``)."""
+    (``name``) and, with a status, a categorical status slot (``name#status``). Every slot is
+    one column of a frame's matrix of tree bins."""
 
     def __init__(self, enc: Mapping[str, Column]) -> None:
         self.enc = enc
+        self.names: list[str] = []
+        for c in enc:
+            self.names.extend(self.slots(c))
+        self.index = {s: j for j, s in enumerate(self.names)}
 
     def slots(self, col: str) -> list[str]:
         c = self.enc[col]
         return [col] if c.categorical or c.status is None else [col, col + "#status"]
 
     def is_cat(self, slot: str) -> bool:
-        return slot.endswith("#status") or self.enc[slot].categorical
+        if slot.endswith("#status"):
+            return True
+        c = self.enc[slot]
+        return c.categorical and c.n_levels <= MAX_BINS
 
     def n_levels(self, slot: str) -> int:
         if slot.endswith("#status"):
@@ -453,13 +463,17 @@ class _Slots:
 @dataclass
 class _Frame:
     """Encoded records (original or synthetic): per column codes, or values (+ status), and
-    the tree bins of every slot."""
+    the matrix of tree bins (records x slots)."""
 
     n: int
+    binned: np.ndarray
     codes: dict = field(default_factory=dict)
     values: dict = field(default_factory=dict)
     status: dict = field(default_factory=dict)
-    bins: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, n: int, sl: _Slots) -> "_Frame":
+        return cls(n, np.zeros((n, len(sl.names)), dtype=np.uint8))
 
     def raw(self, slot: str) -> np.ndarray:
         if slot.endswith("#status"):
@@ -467,46 +481,57 @@ class _Frame:
         return self.codes[slot] if slot in self.codes else self.values[slot]
 
     def take(self, rows: np.ndarray) -> "_Frame":
-        return _Frame(int(rows.shape[0]), {k: v[rows] for k, v in self.codes.items()},
+        return _Frame(int(rows.shape[0]), self.binned[rows],
+                      {k: v[rows] for k, v in self.codes.items()},
                       {k: v[rows] for k, v in self.values.items()},
-                      {k: v[rows] for k, v in self.status.items()},
-                      {k: v[rows] for k, v in self.bins.items()})
+                      {k: v[rows] for k, v in self.status.items()})
 
 
-def _predictors(frame: _Frame, slots: Sequence[str], sl: _Slots, rows: np.ndarray | None = None) -> Predictors:
-    p = len(slots)
-    n = frame.n if rows is None else int(rows.shape[0])
-    binned = np.empty((n, p), dtype=np.uint8)
-    raw = []
-    for j, s in enumerate(slots):
-        b, r = frame.bins[s], frame.raw(s)
-        if rows is not None:
-            b, r = b[rows], r[rows]
-        binned[:, j] = b
-        raw.append(r)
-    return Predictors(binned, np.array([sl.is_cat(s) for s in slots], dtype=bool), raw,
-                      np.array([sl.n_levels(s) for s in slots], dtype=np.int64))
+def _predictors(frame: _Frame, slots: Sequence[str], sl: _Slots, rows: np.ndarray) -> Predictors:
+    return Predictors(frame.binned, np.array([sl.index[s] for s in slots], dtype=np.int64),
+                      np.asarray(rows, dtype=np.int64),
+                      np.array([sl.is_cat(s) for s in slots], dtype=bool),
+                      np.array([sl.n_levels(s) for s in slots], dtype=np.int64),
+                      [frame.raw(s) for s in slots])
 
 
-def _decoded(enc: Mapping[str, Column], frame: _Frame, names: Sequence[str]) -> dict:
+def _decoded(enc: Mapping[str, Column], frame: _Frame, names: Sequence[str],
+             rows: np.ndarray | None = None) -> dict:
     out = {}
     for c in names:
         col = enc[c]
         if col.categorical:
-            out[c] = col.decode(codes=frame.codes[c])
+            codes = frame.codes[c]
+            out[c] = col.decode(codes=codes if rows is None else codes[rows])
         else:
-            out[c] = col.decode(values=frame.values[c], status=frame.status.get(c))
+            v, st = frame.values[c], frame.status.get(c)
+            if rows is not None:
+                v = v[rows]
+                st = None if st is None else st[rows]
+            out[c] = col.decode(values=v, status=st)
     return out
 
 
-def _set_bins(enc: Mapping[str, Column], frame: _Frame, col: str) -> None:
+def _set_bins(enc: Mapping[str, Column], sl: _Slots, frame: _Frame, col: str,
+              rows: np.ndarray | None = None) -> None:
+    """Bin column ``col`` (all records, or ``rows`` only) into the frame's matrix."""
     c = enc[col]
+    j = sl.index[col]
     if c.categorical:
-        frame.bins[col] = c.bins(frame.codes[col])
+        src = frame.codes[col]
     else:
-        frame.bins[col] = c.bins(frame.values[col])
-        if c.status is not None:
-            frame.bins[col + "#status"] = frame.status[col].astype(np.uint8)
+        src = frame.values[col]
+    if rows is None:
+        frame.binned[:, j] = c.bins(src)
+    else:
+        frame.binned[rows, j] = c.bins(src[rows])
+    if not c.categorical and c.status is not None:
+        js = sl.index[col + "#status"]
+        st = frame.status[col]
+        if rows is None:
+            frame.binned[:, js] = st.astype(np.uint8)
+        else:
+            frame.binned[rows, js] = st[rows].astype(np.uint8)
 
 
 def _encode_value(col: Column, value: Any) -> tuple[str, Any]:
@@ -521,16 +546,17 @@ def _encode_value(col: Column, value: Any) -> tuple[str, Any]:
                          f"{', '.join(repr(x) for x in labels[:10])}{' ...' if len(labels) > 10 else ''}.")
     v = float(value)
     if col.status_labels and v in [x for x in col.status_labels if x is not None]:
-        return "status", [x for x in col.status_labels].index(v) + 1
+        return "status", list(col.status_labels).index(v) + 1
     return "value", v
 
 
 @dataclass
 class _Chain:
-    """The fitted models of one stratum, in visit order."""
+    """The fitted models of one stratum, in visit order, and for each rule the original
+    records that meet it (the values a record falls back to)."""
 
     models: list
-    rule_pools: dict      # rule source -> pool of original target values meeting the rule
+    rule_pools: dict
 
 
 @dataclass
@@ -538,11 +564,13 @@ class FittedSynthesis:
     """Models fitted on the original records; :meth:`draw` makes synthetic files from them.
 
     ``chains`` maps each stratum (a tuple of labels; ``()`` without strata) to its fitted
-    models; ``stratum_rows`` to the original rows of the stratum.
+    models; ``stratum_rows`` to the original rows of the stratum. Fitting draws no random
+    number, so one fit serves any number of draws (of any size, by partitions).
     """
 
     plan: Plan
     encoded: dict
+    slots: _Slots
     original: _Frame
     chains: dict
     stratum_rows: dict
@@ -552,7 +580,7 @@ class FittedSynthesis:
 
     # ------------------------------------------------------------------ fit
     @classmethod
-    def fit(cls, plan: Plan, frame: pd.DataFrame, source: Any = None) -> "FittedSynthesis":
+    def fit(cls, plan: Plan, frame: pd.DataFrame, source: Any = None, *, n_jobs: int = 1) -> "FittedSynthesis":
         enc: dict[str, Column] = {}
         for c in plan.columns:
             key = None
@@ -561,7 +589,8 @@ class FittedSynthesis:
             enc[c] = encode_column(c, frame[c], categorical=plan.categorical[c],
                                    missing_codes=plan.missing_codes.get(c, ()), key=key)
         n = int(frame.shape[0])
-        orig = _Frame(n)
+        sl = _Slots(enc)
+        orig = _Frame.empty(n, sl)
         for c, col in enc.items():
             if col.categorical:
                 orig.codes[c] = col.codes
@@ -569,41 +598,34 @@ class FittedSynthesis:
                 orig.values[c] = col.values
                 if col.status is not None:
                     orig.status[c] = col.status
-            _set_bins(enc, orig, c)
+            _set_bins(enc, sl, orig, c)
         # strata
         if plan.strata:
             key = np.zeros(n, dtype=np.int64)
             for c in plan.strata:
                 key = key * (enc[c].n_levels + 1) + enc[c].codes
             uniq, inv = np.unique(key, return_inverse=True)
-            strata_rows = {}
-            labels = {}
+            order = np.argsort(inv, kind="stable")
+            bounds = np.searchsorted(inv[order], np.arange(uniq.shape[0] + 1))
+            strata_rows, labels = {}, {}
             for i in range(uniq.shape[0]):
-                rows = np.flatnonzero(inv == i)
+                rows = order[bounds[i]:bounds[i + 1]]
                 lab = tuple(enc[c].categories[enc[c].codes[rows[0]]] for c in plan.strata)
                 strata_rows[lab] = rows
                 labels[lab] = {c: enc[c].codes[rows[0]] for c in plan.strata}
         else:
-            strata_rows = {(): np.arange(n)}
+            strata_rows = {(): np.arange(n, dtype=np.int64)}
             labels = {(): {}}
-        decoded_all = None
-        if plan.rules or plan.passive:
-            decoded_all = _decoded(enc, orig, plan.columns)
+        decoded = _decoded(enc, orig, plan.columns) if (plan.rules or plan.passive) else None
         notes = []
         for var, e in plan.passive.items():
-            got = e.evaluate(decoded_all, n)
-            have = decoded_all[var]
-            diff = _n_different(got, have)
+            diff = _n_different(e.evaluate(decoded, n), decoded[var])
             if diff:
                 notes.append(f"the formula of {var!r} ({e.source}) differs from the original values in "
                              f"{diff} of {n} records")
-        chains = {}
-        sl = _Slots(enc)
-        for lab, rows in strata_rows.items():
-            sub = orig.take(rows) if plan.strata else orig
-            dec = {k: v[rows] for k, v in decoded_all.items()} if decoded_all is not None and plan.strata else decoded_all
-            chains[lab] = _fit_chain(plan, enc, sub, dec, sl)
-        return cls(plan, enc, orig, chains, strata_rows, labels, n, notes)
+        chains = {lab: _fit_chain(plan, enc, sl, orig, rows, decoded, n_jobs)
+                  for lab, rows in strata_rows.items()}
+        return cls(plan, enc, sl, orig, chains, strata_rows, labels, n, notes)
 
     # ------------------------------------------------------------------ draw
     def allocation(self, k: int) -> dict:
@@ -624,11 +646,11 @@ class FittedSynthesis:
 
         With the original size, synthetic record ``i`` takes the stratum (and the values of
         any kept column) of original record ``i``; with another size the kept columns must be
-        strata only, and the records come stratum after stratum.
+        strata only, and the records come stratum after stratum. Each stratum draws from its
+        own child of ``rng`` (:meth:`draw_stratum`).
         """
         k = self.n_original if k is None else check_int("FittedSynthesis", "k", k, min_value=1)
-        plan = self.plan
-        non_strata_kept = [c for c in plan.kept if c not in plan.strata]
+        non_strata_kept = [c for c in self.plan.kept if c not in self.plan.strata]
         if k != self.n_original and non_strata_kept:
             raise InputError(f"k = {k} differs from the {self.n_original} original records, but "
                              f"{non_strata_kept[0]!r} is kept (not synthesised); a file of another size "
@@ -637,25 +659,33 @@ class FittedSynthesis:
         labs = list(self.stratum_rows)
         streams = dict(zip(labs, ss.spawn(len(labs))))
         alloc = self.allocation(k)
-        parts = []
-        checks = []
+        parts, checks = [], []
         for lab in labs:
-            m = alloc[lab]
-            if m == 0:
+            if alloc[lab] == 0:
                 continue
-            if k == self.n_original:
-                out_rows = self.stratum_rows[lab]
-                given = self.original.take(out_rows)
-            else:
-                out_rows = None
-                given = _Frame(m)
-                for c, code in self.stratum_labels[lab].items():
-                    given.codes[c] = np.full(m, code, dtype=np.int64)
-                    _set_bins(self.encoded, given, c)
-            syn, chk = _draw_chain(plan, self.encoded, self.chains[lab], given, m, streams[lab])
-            parts.append((lab, out_rows, syn))
+            rows = self.stratum_rows[lab] if k == self.n_original else None
+            syn, chk = self.draw_stratum(lab, alloc[lab], streams[lab], rows=rows)
+            parts.append((lab, rows, syn))
             checks.append(chk)
         return SynthesisDraw(self, k, parts, checks, record)
+
+    def draw_stratum(self, lab: tuple, m: int, ss: np.random.SeedSequence, *,
+                     rows: np.ndarray | None = None) -> tuple["_Frame", dict]:
+        """Draw ``m`` records of stratum ``lab`` from the stream ``ss`` (one child per variable).
+
+        ``rows`` (original rows, one per synthetic record) supply the kept columns' values.
+        A partition of a large file is one call with its own stream: the draw of a record
+        depends on that record's earlier variables only, so partitions need no exchange.
+        """
+        sl = self.slots
+        if rows is not None:
+            given = self.original.take(np.asarray(rows, dtype=np.int64))
+        else:
+            given = _Frame.empty(m, sl)
+            for c, code in self.stratum_labels[lab].items():
+                given.codes[c] = np.full(m, code, dtype=np.int64)
+                _set_bins(self.encoded, sl, given, c)
+        return _draw_chain(self.plan, self.encoded, sl, self.chains[lab], given, m, ss)
 
 
 def _n_different(a: np.ndarray, b: np.ndarray) -> int:
@@ -681,91 +711,93 @@ def _rule_rows(rules: Sequence[Rule], decoded: Mapping[str, np.ndarray], n: int)
     return hit
 
 
-def _fit_chain(plan: Plan, enc: Mapping[str, Column], orig: _Frame, decoded: Mapping | None,
-               sl: _Slots) -> _Chain:
-    models = []
+def _fit_chain(plan: Plan, enc: Mapping[str, Column], sl: _Slots, orig: _Frame, rows: np.ndarray,
+               decoded: Mapping | None, n_jobs: int = 1) -> _Chain:
+    """Fit the models of one stratum (its original ``rows``). Each variable's fit reads the
+    original records only, so the variables are fitted independently (``n_jobs`` threads:
+    the trees release the interpreter lock)."""
+    m = rows.shape[0]
+    dec = None if decoded is None else {k: v[rows] for k, v in decoded.items()}
     pools = {}
-    n = orig.n
-    for var in plan.sequence:
-        col = enc[var]
-        method = plan.methods[var]
-        if method == "passive":
-            models.append(VariableModel(var, "passive", ()))
-            continue
-        assign = [r for r in plan.rules if r.target == var and r.assigns]
-        fit_rows = np.arange(n)
-        if assign:
-            fit_rows = np.flatnonzero(~_rule_rows(assign, decoded, n))
-        for r in plan.rules:
-            if r.target == var:
-                ok = np.flatnonzero(np.asarray(r.condition.evaluate(decoded, n), dtype=bool)
-                                    & np.asarray(r.consequent.evaluate(decoded, n), dtype=bool))
-                pools[r.source] = ok
-        slots = [s for c in plan.predictors(var) for s in sl.slots(c)]
-        if method == "sample":
-            slots = []
-        vm = VariableModel(var, method, (), n_fit=int(fit_rows.shape[0]))
-        if fit_rows.shape[0] == 0:
-            # every record is fixed by a rule: the rule's value is all there is
-            vm.method = "rule"
-            models.append(vm)
-            continue
-        if col.categorical:
-            y = orig.codes[var][fit_rows]
-            vm.value, vm.predictors = _fit_one(method, y, orig, slots, sl, fit_rows, True, col.n_levels,
-                                               plan, var)
-        else:
-            status = orig.status.get(var)
-            if status is not None:
-                st = status[fit_rows]
-                n_st = len(col.status_labels) + 1
-                st_method = method if method in ("cart", "sample") else "cart"
-                if len(slots) == 0:
-                    st_method = "sample"
-                vm.status, vm.status_predictors = _fit_one(st_method, st, orig, slots, sl, fit_rows, True,
-                                                           n_st, plan, var)
-                val_rows = fit_rows[st == OBSERVED]
-            else:
-                val_rows = fit_rows
-            if val_rows.shape[0] == 0:
-                vm.value = ConstantModel("constant", value=0.0)
-            else:
-                y = orig.values[var][val_rows]
-                vm.value, vm.predictors = _fit_one(method, y, orig, slots, sl, val_rows, False, 0, plan, var)
-        models.append(vm)
+    for r in plan.rules:
+        ok = np.flatnonzero(np.asarray(r.condition.evaluate(dec, m), dtype=bool)
+                            & np.asarray(r.consequent.evaluate(dec, m), dtype=bool))
+        pools[r.source] = rows[ok]
+
+    def fit_var(var: str) -> VariableModel:
+        return _fit_variable(plan, enc, sl, orig, rows, dec, var)
+
+    if n_jobs > 1 and len(plan.sequence) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            models = list(pool.map(fit_var, plan.sequence))
+    else:
+        models = [fit_var(v) for v in plan.sequence]
     return _Chain(models, pools)
 
 
+def _fit_variable(plan: Plan, enc: Mapping[str, Column], sl: _Slots, orig: _Frame, rows: np.ndarray,
+                  dec: Mapping | None, var: str) -> VariableModel:
+    col = enc[var]
+    method = plan.methods[var]
+    if method == "passive":
+        return VariableModel(var, "passive")
+    assign = [r for r in plan.rules if r.target == var and r.assigns]
+    fit_rows = rows
+    if assign:
+        fit_rows = rows[~_rule_rows(assign, dec, rows.shape[0])]
+    slots = [] if method == "sample" else [s for c in plan.predictors(var) for s in sl.slots(c)]
+    vm = VariableModel(var, method, n_fit=int(fit_rows.shape[0]))
+    if fit_rows.shape[0] == 0:
+        vm.method = "rule"   # every record is fixed by a rule: the rule's value is all there is
+        return vm
+    if col.categorical:
+        vm.value, vm.predictors = _fit_one(method, orig.codes[var][fit_rows], orig, slots, sl, fit_rows,
+                                           True, col.n_levels, plan, var)
+        return vm
+    status = orig.status.get(var)
+    val_rows = fit_rows
+    if status is not None:
+        st = status[fit_rows]
+        st_method = method if method in ("cart", "sample") else "cart"
+        vm.status, vm.status_predictors = _fit_one(st_method, st, orig, slots, sl, fit_rows, True,
+                                                   len(col.status_labels) + 1, plan, var, smooth=False)
+        val_rows = fit_rows[st == OBSERVED]
+    if val_rows.shape[0] == 0:
+        vm.value = ConstantModel("constant", value=0.0)
+    else:
+        vm.value, vm.predictors = _fit_one(method, orig.values[var][val_rows], orig, slots, sl, val_rows,
+                                           False, 0, plan, var)
+    return vm
+
+
 def _fit_one(method: str, y: np.ndarray, orig: _Frame, slots: list, sl: _Slots, rows: np.ndarray,
-             categorical: bool, n_levels: int, plan: Plan, var: str) -> tuple[Fitted, tuple]:
+             categorical: bool, n_levels: int, plan: Plan, var: str, smooth: bool = True) -> tuple[Fitted, tuple]:
+    smoothing = smooth and var in plan.smoothing
     if np.unique(y).shape[0] == 1:
         return ConstantModel("constant", value=y[0]), ()
     if slots and method != "sample":
-        x = _predictors(orig, slots, sl, rows)
-        keep = usable_predictors(x, y)
+        keep = usable_predictors(_predictors(orig, slots, sl, rows), y)
         slots = [s for s, k in zip(slots, keep) if k]
     if not slots or method == "sample":
-        m = fit_model("sample", y, Predictors(np.zeros((y.shape[0], 0), np.uint8), np.zeros(0, bool), [],
-                                              np.zeros(0, np.int64)),
-                      categorical=categorical, n_classes=n_levels, smoothing=var in plan.smoothing)
-        return m, ()
-    x = _predictors(orig, slots, sl, rows)
-    m = fit_model(method, y, x, categorical=categorical, n_classes=n_levels, min_leaf=plan.min_leaf,
-                  cp=plan.cp, smoothing=var in plan.smoothing)
+        return fit_model("sample", y, Predictors.none(y.shape[0]), categorical=categorical,
+                         n_classes=n_levels, smoothing=smoothing), ()
+    m = fit_model(method, y, _predictors(orig, slots, sl, rows), categorical=categorical,
+                  n_classes=n_levels, min_leaf=plan.min_leaf, cp=plan.cp, smoothing=smoothing)
     return m, tuple(slots)
 
 
 def _draw_values(model: Fitted, preds: tuple, syn: _Frame, sl: _Slots, rows: np.ndarray,
                  gen: np.random.Generator) -> np.ndarray:
-    x = _predictors(syn, preds, sl, rows) if preds else Predictors(
-        np.zeros((rows.shape[0], 0), np.uint8), np.zeros(0, bool), [], np.zeros(0, np.int64))
+    x = _predictors(syn, preds, sl, rows) if preds else Predictors.none(rows.shape[0])
     return model.draw(x, gen)
 
 
-def _draw_chain(plan: Plan, enc: Mapping[str, Column], chain: _Chain, given: _Frame, m: int,
+def _draw_chain(plan: Plan, enc: Mapping[str, Column], sl: _Slots, chain: _Chain, given: _Frame, m: int,
                 ss: np.random.SeedSequence) -> tuple[_Frame, dict]:
     """Draw ``m`` records of one stratum; ``given`` holds the kept columns' values."""
-    syn = _Frame(m)
+    syn = _Frame.empty(m, sl)
     for c in plan.kept:
         if c in given.codes:
             syn.codes[c] = given.codes[c]
@@ -775,27 +807,22 @@ def _draw_chain(plan: Plan, enc: Mapping[str, Column], chain: _Chain, given: _Fr
                 syn.status[c] = given.status[c]
         else:
             continue
-        for s in _Slots(enc).slots(c):
-            if s in given.bins:
-                syn.bins[s] = given.bins[s]
-    sl = _Slots(enc)
+        for s in sl.slots(c):
+            syn.binned[:, sl.index[s]] = given.binned[:, sl.index[s]]
     gens = [np.random.default_rng(c) for c in ss.spawn(len(plan.sequence))]
-    all_rows = np.arange(m)
     redraws = {}
     for vm, gen in zip(chain.models, gens):
         var = vm.name
         col = enc[var]
         if vm.method == "passive":
             e = plan.passive[var]
-            val = e.evaluate(_decoded(enc, syn, e.columns), m)
-            _store_passive(col, syn, val)
-            _set_bins(enc, syn, var)
+            _store_passive(col, syn, e.evaluate(_decoded(enc, syn, e.columns), m))
+            _set_bins(enc, sl, syn, var)
             continue
         assign = [r for r in plan.rules if r.target == var and r.assigns]
         fixed = np.zeros(m, dtype=bool)
         if assign:
-            dec = _decoded(enc, syn, sorted({c for r in assign for c in r.condition.columns}))
-            fixed = _rule_rows(assign, dec, m)
+            fixed = _rule_rows(assign, _decoded(enc, syn, sorted({c for r in assign for c in r.condition.columns})), m)
         free = np.flatnonzero(~fixed)
         if col.categorical:
             codes = np.zeros(m, dtype=np.int64)
@@ -818,16 +845,13 @@ def _draw_chain(plan: Plan, enc: Mapping[str, Column], chain: _Chain, given: _Fr
                 syn.status[var] = status
         # assignment rules (synthpop's rvalues), in order: the last one that applies wins
         for r in assign:
-            dec = _decoded(enc, syn, r.condition.columns)
-            hit = np.asarray(r.condition.evaluate(dec, m), dtype=bool)
+            hit = np.asarray(r.condition.evaluate(_decoded(enc, syn, r.condition.columns), m), dtype=bool)
             if hit.any():
                 _assign(col, syn, var, hit, r.value)
-        _set_bins(enc, syn, var)
-        # other rules: draw the breaking records again
+        _set_bins(enc, sl, syn, var)
         general = [r for r in plan.rules if r.target == var and not r.assigns]
         if general:
-            n_re = _enforce(plan, enc, chain, vm, general, syn, sl, gen)
-            redraws[var] = n_re
+            redraws[var] = _enforce(enc, sl, chain, vm, general, syn, gen)
     return syn, {"redraws": redraws}
 
 
@@ -870,13 +894,11 @@ def _store_passive(col: Column, syn: _Frame, val: np.ndarray) -> None:
             status[hit] = s
         syn.status[var] = status
         v = np.where(status == OBSERVED, v, 0.0)
-    else:
-        v = np.where(np.isnan(v), 0.0, v) if np.isnan(v).any() else v
     syn.values[var] = v
 
 
-def _enforce(plan: Plan, enc: Mapping[str, Column], chain: _Chain, vm: VariableModel, rules: list,
-             syn: _Frame, sl: _Slots, gen: np.random.Generator) -> int:
+def _enforce(enc: Mapping[str, Column], sl: _Slots, chain: _Chain, vm: VariableModel, rules: list,
+             syn: _Frame, gen: np.random.Generator) -> int:
     """Draw again the records where a rule fails (up to MAX_REDRAWS times), then give the
     remaining ones a value of the original records that meet the rule."""
     var = vm.name
@@ -894,8 +916,8 @@ def _enforce(plan: Plan, enc: Mapping[str, Column], chain: _Chain, vm: VariableM
     total = 0
     bad = failing()
     for _ in range(MAX_REDRAWS):
-        if bad.size == 0:
-            return total
+        if bad.size == 0 or vm.method == "rule":
+            break
         total += int(bad.size)
         if col.categorical:
             syn.codes[var][bad] = _draw_values(vm.value, vm.predictors, syn, sl, bad, gen)
@@ -908,19 +930,22 @@ def _enforce(plan: Plan, enc: Mapping[str, Column], chain: _Chain, vm: VariableM
             syn.values[var][bad] = 0.0
             if obs.size:
                 syn.values[var][obs] = _draw_values(vm.value, vm.predictors, syn, sl, obs, gen)
-        _set_bins(enc, syn, var)
+        _set_bins(enc, sl, syn, var, bad)
         bad = failing()
-    # fall back to the original values that meet the rules
+    pool = np.unique(np.concatenate([chain.rule_pools.get(r.source, np.zeros(0, np.int64)) for r in rules]))
     for _ in range(MAX_REDRAWS):
-        if bad.size == 0:
-            return total
-        pool = np.unique(np.concatenate([chain.rule_pools.get(r.source, np.zeros(0, np.int64)) for r in rules]))
-        if pool.size == 0:
+        if bad.size == 0 or pool.size == 0:
             break
+        # fall back to the values of original records that meet the rules
         pick = pool[gen.integers(0, pool.size, bad.size)]
         total += int(bad.size)
-        _copy_original(col, syn, var, bad, pick, enc)
-        _set_bins(enc, syn, var)
+        if col.categorical:
+            syn.codes[var][bad] = col.codes[pick]
+        else:
+            syn.values[var][bad] = col.values[pick]
+            if col.status is not None:
+                syn.status[var][bad] = col.status[pick]
+        _set_bins(enc, sl, syn, var, bad)
         bad = failing()
     if bad.size:
         raise InputError(f"rules: {len(bad)} synthetic records still break "
@@ -928,16 +953,6 @@ def _enforce(plan: Plan, enc: Mapping[str, Column], chain: _Chain, vm: VariableM
                          "rule holds in the original data and that its variables come before "
                          f"{var!r} in visit_sequence.")
     return total
-
-
-def _copy_original(col: Column, syn: _Frame, var: str, rows: np.ndarray, orig_rows: np.ndarray,
-                   enc: Mapping[str, Column]) -> None:
-    if col.categorical:
-        syn.codes[var][rows] = col.codes[orig_rows]
-    else:
-        syn.values[var][rows] = col.values[orig_rows]
-        if col.status is not None:
-            syn.status[var][rows] = col.status[orig_rows]
 
 
 # ----------------------------------------------------------------------------- output

@@ -150,6 +150,23 @@ class AuditResult:
     def n_unprotected(self) -> int:
         return int((~self.protected).sum())
 
+    @property
+    def status(self) -> str:
+        """``"exact"`` (every suppressed cell's interval computed, every primary protected) or
+        ``"failed"``. This audit has no budget, so it is never a sample."""
+        return "exact" if self.ok else "failed"
+
+    @property
+    def rule(self) -> str:
+        return "every suppressed cell's interval computed (two attacker LPs per cell)"
+
+    def statement(self) -> str:
+        """The verdict in words."""
+        n = int(self.cells.size)
+        if self.ok:
+            return f"Audited all {n:,} suppressed cells exactly: every sensitive cell is protected"
+        return f"Audited all {n:,} suppressed cells exactly: {self.n_unprotected:,} NOT protected; the pattern is NOT safe"
+
     def interval(self, cell: int) -> tuple[float, float]:
         k = int(np.searchsorted(self.cells, cell))
         if k >= self.cells.size or self.cells[k] != cell:
@@ -167,7 +184,9 @@ class AuditResult:
         return df
 
     def to_dict(self) -> dict:
-        return {"n_suppressed": int(self.cells.size), "ok": self.ok, "n_unprotected": self.n_unprotected,
+        return {"n_suppressed": int(self.cells.size), "ok": self.ok, "status": self.status,
+                "rule": self.rule, "statement": self.statement(),
+                "n_unprotected": self.n_unprotected,
                 "integer": self.integer, "n_lps": self.n_lps, "seconds": round(self.seconds, 4),
                 "intervals": [{"codes": list(lab) if self.labels else None, "lower": jsonable(lo),
                                "upper": jsonable(hi), "protected": bool(p)}
@@ -190,7 +209,9 @@ class AuditResult:
             f"<tr><td>{html.escape(' / '.join(self.labels[k]) if self.labels else str(self.cells[k]))}</td>"
             f"<td>{self.lower[k]:g}</td><td>{self.upper[k]:g}</td>"
             f"<td>{'yes' if self.protected[k] else 'NO'}</td></tr>" for k in range(self.cells.size))
-        return ("<table class='audit'><tr><th>suppressed cell</th><th>min</th><th>max</th>"
+        return (f"<p class='{'audit' if self.ok else 'audit not-proven'}'><strong>Audit: {self.status}.</strong> "
+                f"{html.escape(self.statement())}.</p>"
+                "<table class='audit'><tr><th>suppressed cell</th><th>min</th><th>max</th>"
                 f"<th>protected</th></tr>{rows}</table>")
 
 

@@ -12,10 +12,13 @@ direction at a time (``max y_p`` or ``min y_p`` on one HiGHS model whose objecti
 changes, so each solve starts from the last basis), and every optimal ``y`` is also kept as a
 proof for the *other* primaries of the component: a primary q whose level that ``y`` already
 reaches (``y_q >= a_q + UPL_q``) needs no LP of its own in that direction. The LPs run in a
-seeded random order within a budget of solves and seconds. When the budget runs out the
-remaining primaries are *not audited* and the result says ``mode = "sampled"``, with how many
-were audited and how many were left out (the audited ones are then a uniform random sample
-plus those proven on the way).
+seeded random order within a budget of solves (``max_lps``) and of CPU seconds
+(``cpu_budget``, :func:`time.process_time`: never wall time, so a loaded machine cannot turn an
+exact audit into a sample). When the budget runs out the remaining primaries are *not audited*
+and the result says ``status = "sampled"``, with how many were audited, how many were left out
+and the sampling rule (the audited ones are then a uniform random sample plus those proven on
+the way). A sampled audit never reads as passed: ``ok`` is True only for ``status == "exact"``
+with every primary protected; ``status = "failed"`` when an audited primary is not protected.
 
 The verdict of every audited primary is exact (an LP optimum or a feasible table), not an
 estimate.
@@ -62,6 +65,10 @@ class ProtectionAudit:
     mode : {"exact", "sampled"}
         ``"exact"`` when every primary was audited; ``"sampled"`` when the budget ran out and a
         random sample of the primaries was audited.
+    max_lps, cpu_budget : int, float
+        The budget the audit ran under (LP solves, CPU seconds).
+    stopped_by : {"", "lps", "cpu"}
+        What ended a sampled audit (empty when it ran to the end).
     """
 
     cells: np.ndarray
@@ -79,11 +86,45 @@ class ProtectionAudit:
     seconds: float
     integer: bool = False
     labels: tuple = field(default=(), repr=False)
+    max_lps: int | None = None
+    cpu_budget: float | None = None
+    stopped_by: str = ""
+    cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        """No audited primary fails (with ``mode == "sampled"`` this covers the audited sample only)."""
-        return bool(self.protected[self.audited].all())
+        """Every primary audited (``mode == "exact"``) and protected: the pattern is proven safe.
+
+        A sampled audit is never ok, whatever its sample shows (see :attr:`status`).
+        """
+        return self.mode == "exact" and bool(self.protected.all())
+
+    @property
+    def status(self) -> str:
+        """``"failed"`` (an audited primary is not protected), else ``"exact"`` or ``"sampled"``."""
+        return "failed" if self.n_unprotected else self.mode
+
+    @property
+    def rule(self) -> str:
+        """How the audited primaries were chosen, in words."""
+        if self.mode == "exact":
+            return "every sensitive cell audited (one attacker LP per cell and direction, or a table proving it)"
+        budget = {"lps": f"the budget of {self.max_lps:,} LP solves",
+                  "cpu": f"the budget of {self.cpu_budget:g} CPU seconds"}.get(self.stopped_by, "the budget")
+        return ("a random sample: sensitive cells taken in a seeded random order until "
+                f"{budget} ran out, plus those proven on the way by another cell's attacker table")
+
+    def statement(self) -> str:
+        """The verdict in words: what was audited and whether the pattern is proven safe."""
+        n = int(self.cells.size)
+        if self.status == "failed":
+            scope = (f"all {n:,}" if self.mode == "exact" else f"{self.n_audited:,} of {n:,}")
+            return (f"Audited {scope} sensitive cells: {self.n_unprotected:,} NOT protected; "
+                    "the pattern is NOT safe")
+        if self.mode == "sampled":
+            return (f"Audited {self.n_audited:,} of {n:,} sensitive cells (a random sample; "
+                    f"{self.n_not_audited:,} not audited): the pattern is NOT proven safe")
+        return f"Audited all {n:,} sensitive cells exactly: every one is protected"
 
     @property
     def n_unprotected(self) -> int:
@@ -110,23 +151,29 @@ class ProtectionAudit:
         return self.detail_frame()[lambda d: d["audited"]].reset_index(drop=True)
 
     def to_dict(self) -> dict:
-        return {"kind": "protection audit", "mode": self.mode, "ok": self.ok, "n_primary": int(self.cells.size),
-                "n_audited": self.n_audited, "n_not_audited": self.n_not_audited,
+        return {"kind": "protection audit", "status": self.status, "mode": self.mode, "ok": self.ok,
+                "n_primary": int(self.cells.size), "n_audited": self.n_audited, "n_not_audited": self.n_not_audited,
+                "rule": self.rule, "statement": self.statement(),
                 "n_unprotected": self.n_unprotected, "n_shared_proofs": self.n_shared_proofs,
-                "n_components": self.n_components, "n_lps": self.n_lps, "seconds": round(self.seconds, 4)}
+                "n_components": self.n_components, "n_lps": self.n_lps, "max_lps": self.max_lps,
+                "cpu_budget": self.cpu_budget, "stopped_by": self.stopped_by or None,
+                "cpu_seconds": round(self.cpu_seconds, 4), "seconds": round(self.seconds, 4)}
 
     def describe(self) -> str:
-        how = ("every primary audited exactly" if self.mode == "exact" else
-               f"SAMPLED: {self.n_audited} of {self.cells.size} primaries audited, {self.n_not_audited} not audited")
-        return (f"protection audit ({self.n_components} components, {self.n_lps} LPs, {self.seconds:.2f} s; {how}): "
-                + ("no audited primary fails" if self.ok else f"{self.n_unprotected} primaries NOT protected"))
+        return (f"protection audit ({self.n_components} components, {self.n_lps} LPs, {self.cpu_seconds:.2f} CPU s; "
+                f"{self.status}): {self.statement()}"
+                + ("" if self.mode == "exact" else f"\n  sampling rule: {self.rule}"))
 
     def report_html(self) -> str:
-        return f"<p class='audit'>{html.escape(self.describe())}</p>"
+        cls = "audit" if self.ok else "audit not-proven"
+        return (f"<p class='{cls}'><strong>Audit: {html.escape(self.status)}.</strong> "
+                f"{html.escape(self.statement())}.</p>"
+                + ("" if self.mode == "exact" else f"<p class='audit-rule'>Sampling rule: {html.escape(self.rule)}.</p>")
+                + f"<p class='audit-detail'>{html.escape(self.describe().splitlines()[0])}</p>")
 
 
 def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upper_bound=None,
-                     max_lps: int = 20_000, time_budget: float = 120.0, rng=0,
+                     max_lps: int | None = 20_000, cpu_budget: float | None = 120.0, rng=0,
                      tol: float = 1e-6) -> ProtectionAudit:
     """Audit the protection levels of the suppressed primaries (module docstring).
 
@@ -137,12 +184,23 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         Cells not published (primaries included).
     primary : Primary
         Protection levels (sliding levels are checked as ``reach_up + reach_down``).
-    max_lps, time_budget : int, float
-        Budget of the per-primary LPs.
+    max_lps : int or None
+        Budget of per-primary LP solves (None: no limit). Deterministic: the same table, pattern
+        and ``rng`` give the same verdict on any machine.
+    cpu_budget : float or None
+        Budget in CPU seconds of this process (:func:`time.process_time`, never wall time, so
+        that a loaded machine cannot change the verdict); None: no limit.
     rng : seed
         Order of the per-primary LPs (the sample when the budget runs out).
+
+    Returns
+    -------
+    ProtectionAudit
+        ``status`` is ``"exact"``, ``"sampled"`` (budget ran out; ``ok`` is then False) or
+        ``"failed"``.
     """
     t0 = time.perf_counter()
+    c0 = time.process_time()
     suppressed = np.asarray(suppressed, bool)
     lb, ub = a_priori_bounds(table, lower_bound, upper_bound)
     cells_all = np.flatnonzero(suppressed & primary.sensitive)
@@ -170,11 +228,17 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
     order = gen.permutation(len(jobs)) if jobs else np.zeros(0, int)
     built: dict = {}
     n_lps = n_shared = 0
+    stopped_by = ""
     for o in order:
         k, g, d = jobs[o]
         if (up_done if d == 0 else dn_done)[g]:
             continue
-        if n_lps >= max_lps or time.perf_counter() - t0 > time_budget:
+        # the budget: LP solves and CPU seconds of this process, never wall time
+        if max_lps is not None and n_lps >= max_lps:
+            stopped_by = "lps"
+            break
+        if cpu_budget is not None and time.process_time() - c0 > cpu_budget:
+            stopped_by = "cpu"
             break
         if k not in built:
             mask, prim = models[k]
@@ -220,4 +284,6 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
     labels = tuple(table.cell_codes(c) for c in cells_all) if n <= 5000 else ()
     mode = "exact" if audited.all() else "sampled"
     return ProtectionAudit(cells_all, a_all, up_reach, dn_reach, up_req, dn_req, protected, audited,
-                           mode, n_comp, n_lps, n_shared, time.perf_counter() - t0, False, labels)
+                           mode, n_comp, n_lps, n_shared, time.perf_counter() - t0, False, labels,
+                           max_lps=max_lps, cpu_budget=cpu_budget, stopped_by="" if mode == "exact" else stopped_by,
+                           cpu_seconds=time.process_time() - c0)

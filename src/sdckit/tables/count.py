@@ -48,7 +48,8 @@ import numpy as np
 from ..errors import InputError, SDCError
 from ._compositions import bounded_compositions
 
-__all__ = ["CountTimeout", "FibreTooLarge", "CountResult", "count_tables", "count_tables_exact", "row_dp_count", "count_tables_3way", "count_bounded",
+__all__ = ["CountTimeout", "FibreTooLarge", "CountResult", "count_tables", "count_tables_exact", "row_dp_count",
+           "predict_count_cost", "row_dp_work", "row_dp_seconds", "count_tables_3way", "count_bounded",
            "count_rounded", "count_suppressed", "enumerate_tables", "enumerate_bounded",
            "bounded_compositions", "check_margins", "as_count_array"]
 
@@ -138,7 +139,7 @@ def _row_fills(r: int, cols: tuple[int, ...], deadline: float | None = None) -> 
     states: dict[tuple[int, tuple[int, ...]], int] = {(r, ()): 1}
     rest = sum(cols)
     for c in cols:
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             raise CountTimeout("counting tables did not finish within its time limit; raise the limit or sample")
         rest -= c
         nxt: dict[tuple[int, tuple[int, ...]], int] = {}
@@ -158,7 +159,7 @@ def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
     rows, cols : sequence of int
         Row and column sums (non-negative integers with the same total).
     time_limit : float, optional
-        Seconds; :class:`CountTimeout` is raised when exceeded.
+        CPU seconds (:func:`time.process_time`); :class:`CountTimeout` is raised when exceeded.
 
     Returns
     -------
@@ -186,7 +187,7 @@ def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
     if len(c) > len(r):
         r, c = c, r
     r = tuple(sorted(r))
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = None if time_limit is None else time.process_time() + time_limit
     memo: dict[tuple[int, tuple[int, ...]], int] = {}
 
     def f(i: int, state: tuple[int, ...]) -> int:
@@ -203,9 +204,9 @@ def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
         if left == 3:
             memo[key] = total = _three_rows(r[i], r[i + 1], state)
             return total
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             raise CountTimeout(f"counting tables with margins rows={list(r)}, cols={list(c)} "
-                               f"did not finish within {time_limit} s ({len(memo)} states done); "
+                               f"did not finish within {time_limit} CPU s ({len(memo)} states done); "
                                "raise the time limit or sample the tables instead")
         total = sum(mult * f(i + 1, nxt) for nxt, mult in _row_fills(r[i], state, deadline).items())
         memo[key] = total
@@ -215,6 +216,91 @@ def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
 
 
 _METHODS = ("auto", "kostka", "ie-mitm", "row-dp")
+
+#: default limits of :func:`count_tables_exact` (and ``sdckit table count``)
+DEFAULT_TIME_LIMIT = 600.0
+DEFAULT_MAX_MEMORY_GB = 2.0
+
+# Work units of row_dp_work per CPU second (fitted on bench_exact.py's ``count_prediction``
+# cases; see docs/methods/table_counting.md).
+ROW_DP_RATE = 4.0e6
+# bytes per memoised state of the row DP: the key tuple, the dict slot and the Python integer
+_ROW_DP_STATE_BYTES = 240
+
+
+def _bounded_partitions(n: int, k: int, b: int) -> np.ndarray:
+    """``p[s]``, s = 0..n: partitions of ``s`` into at most ``k`` parts each at most ``b``
+    (the coefficients of the Gaussian binomial ``[k + b choose k]_q``, as floats: an estimate).
+
+    ``prod_{i=1..k} (1 - q^(b+i)) / (1 - q^i)`` truncated at degree ``n`` (Andrews 1976, Thm 3.1).
+    """
+    p = np.zeros(n + 1)
+    p[0] = 1.0
+    for i in range(1, k + 1):
+        m = b + i
+        if m <= n:  # times (1 - q^(b+i))
+            p[m:] = p[m:] - p[:n + 1 - m].copy()
+        for s in range(i, n + 1):  # divided by (1 - q^i): running sums with step i
+            p[s] += p[s - i]
+    return np.maximum(p, 0.0)
+
+
+def row_dp_work(rows, cols) -> tuple[float, float]:
+    """Predicted ``(work, states)`` of :func:`row_dp_count`: the memoised states are bounded by
+    the partitions of each level's remaining total into at most ``C`` parts no larger than the
+    largest column sum; each state's row fillings cost at most the compositions of the row sum
+    into ``C`` parts and at most the states of the next level, times ``C`` columns. An upper
+    bound rather than a fit (sorted states merge sooner than it assumes)."""
+    r, c = check_margins(rows, cols)
+    if len(c) > len(r):
+        r, c = c, r
+    r = sorted(x for x in r)
+    C, n, b = len(c), sum(r), max(c) if c else 0
+    if len(r) <= 3 or C <= 1:
+        return float(C * (n + 1)), 0.0
+    p = _bounded_partitions(n, C, b)
+    left = n
+    levels = []
+    for i in range(len(r) - 2):  # states with 3 or more rows left
+        levels.append(float(p[left]))
+        left -= r[i]
+    work = states = 0.0
+    for i in range(len(levels) - 1):
+        fills = min(float(math.comb(r[i] + C - 1, C - 1)), levels[i + 1])
+        work += levels[i] * fills * C
+        states += levels[i]
+    return float(work), float(states)
+
+
+def row_dp_seconds(rows, cols) -> float:
+    """Predicted CPU seconds of :func:`row_dp_count` (:func:`row_dp_work` / ``ROW_DP_RATE``)."""
+    return row_dp_work(rows, cols)[0] / ROW_DP_RATE
+
+
+def predict_count_cost(rows, cols, method: str = "auto") -> dict:
+    """Predicted CPU seconds and memory (GB) of each exact method for these margins.
+
+    Returns ``{method: (seconds, gigabytes)}`` for ``"kostka"``, ``"ie-mitm"`` (``inf`` when
+    neither side has at most four entries) and ``"row-dp"``, or for ``method`` alone.
+    The predictions are work models calibrated on CPU time (see ``bench_exact.py``,
+    ``count_prediction``, for their accuracy); they run in well under a second.
+    """
+    from . import count_dp, count_ie
+
+    r, c = check_margins(rows, cols)
+    rn = [x for x in r if x]
+    cn = [x for x in c if x]
+    out = {}
+    if method in ("auto", "kostka"):
+        out["kostka"] = (count_dp.kostka_seconds(rn, cn), count_dp.kostka_memory(rn, cn) / 1e9)
+    if method in ("auto", "ie-mitm"):
+        sec = count_ie.ie_mitm_seconds(rn, cn)
+        k = count_dp.n_primes_for(rn, cn) if rn and cn else 1
+        out["ie-mitm"] = (sec, 0.0 if not math.isfinite(sec) else 16.0 * (sum(rn) + 1) * k / 1e9)
+    if method in ("auto", "row-dp"):
+        work, states = row_dp_work(rn, cn)
+        out["row-dp"] = (work / ROW_DP_RATE, states * (_ROW_DP_STATE_BYTES + 8 * len(cn)) / 1e9)
+    return out
 
 
 @dataclass(frozen=True)
@@ -233,20 +319,31 @@ class CountResult:
         ``"trivial"`` (one row or column, or a zero total).
     seconds : float
         Wall time of the count.
+    cpu_seconds : float
+        CPU time of the count (:func:`time.process_time`).
+    predicted_seconds, predicted_gb : float
+        The prediction the limits were checked against before the count started.
     """
 
     count: int
     method: str
     seconds: float
+    cpu_seconds: float = float("nan")
+    predicted_seconds: float = float("nan")
+    predicted_gb: float = float("nan")
 
     def to_dict(self) -> dict:
         """``count`` as a JSON number up to ``2**53`` and as a decimal string above (exact)."""
         c = self.count if self.count <= 2 ** 53 else str(self.count)
-        return {"count": c, "method": self.method, "seconds": round(self.seconds, 6)}
+        def num(x):
+            return None if x != x else round(float(x), 6)
+        return {"count": c, "method": self.method, "seconds": round(self.seconds, 6),
+                "cpu_seconds": num(self.cpu_seconds), "predicted_cpu_seconds": num(self.predicted_seconds),
+                "predicted_memory_gb": num(self.predicted_gb)}
 
 
-def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | None = None,
-                       max_memory_gb: float = 2.0) -> CountResult:
+def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | None = DEFAULT_TIME_LIMIT,
+                       max_memory_gb: float | None = DEFAULT_MAX_MEMORY_GB) -> CountResult:
     """Exact number of tables with the given margins, with the method that ran.
 
     Parameters
@@ -254,18 +351,20 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     rows, cols : sequence of int
         Row and column sums (non-negative integers with the same total).
     method : {"auto", "kostka", "ie-mitm", "row-dp"}
-        ``"auto"`` picks the compiled method with the smaller predicted time
-        (:func:`sdckit.tables.count_dp.kostka_seconds`, :func:`~sdckit.tables.count_ie.ie_mitm_seconds`:
-        work models calibrated on this machine's CPU time).
-    time_limit : float, optional
-        Seconds; only the ``"row-dp"`` method checks it while running. The compiled methods
-        cannot be interrupted: with a limit, ``"auto"`` refuses (raises :class:`CountTimeout`)
-        a problem whose predicted time exceeds the limit.
-    max_memory_gb : float
-        The ``"kostka"`` method keeps ``min(R, C) + 1`` uint32 vectors over the partitions of
-        the total into at most ``min(R, C)`` parts per prime; the primes run side by side as
-        far as this allows, in several passes otherwise. When even one prime does not fit,
-        ``"auto"`` (and ``"kostka"``) raise :class:`FibreTooLarge` instead of exhausting memory.
+        ``"auto"`` picks the compiled method with the smaller predicted time among those that
+        fit both limits (:func:`predict_count_cost`: work models calibrated on CPU time).
+    time_limit : float or None
+        CPU seconds (default 600). **Before** the count starts, the chosen method's predicted
+        CPU time (:func:`predict_count_cost`) is checked against it, for every method: a count
+        predicted to take longer is refused at once with :class:`CountTimeout`, whose one-line
+        message gives the prediction and the estimate alternative. ``"row-dp"`` also checks
+        the CPU time while it runs (the compiled methods cannot be interrupted). None: no
+        limit.
+    max_memory_gb : float or None
+        Gigabytes (default 2). The predicted peak memory of the method is checked before the
+        count starts; a count that would need more is refused with :class:`FibreTooLarge`.
+        The ``"kostka"`` method runs its primes side by side as far as this allows, in several
+        passes otherwise. None: no limit.
 
     Returns
     -------
@@ -281,45 +380,62 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     >>> count_tables_exact([108, 286, 71, 127], [220, 215, 93, 64]).count
     1225914276768514
     """
-    from .._validation import check_choice
+    from .._validation import check_choice, check_float
     from . import count_dp, count_ie
 
     check_choice("count_tables_exact", "method", method, _METHODS)
+    if time_limit is not None:
+        time_limit = check_float("count_tables_exact", "time_limit", time_limit, low=0, low_open=True)
+    if max_memory_gb is not None:
+        max_memory_gb = check_float("count_tables_exact", "max_memory_gb", max_memory_gb, low=0, low_open=True)
     r, c = check_margins(rows, cols)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rn = [x for x in r if x]
     cn = [x for x in c if x]
     if len(rn) <= 1 or len(cn) <= 1:
-        return CountResult(1, "trivial", time.perf_counter() - t0)
+        return CountResult(1, "trivial", time.perf_counter() - t0, time.process_time() - c0, 0.0, 0.0)
+    if method == "ie-mitm" and min(len(rn), len(cn)) > 4:
+        raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "
+                         f"{len(rn)} and {len(cn)}: use method='kostka' or 'auto'")
+    cost = predict_count_cost(rn, cn, "auto" if method == "auto" else method)
     if method == "auto":
-        ks, iw = count_dp.kostka_seconds(rn, cn), count_ie.ie_mitm_seconds(rn, cn)
-        method = "ie-mitm" if iw < ks else "kostka"
-        if time_limit is not None and min(ks, iw) > time_limit:
-            raise CountTimeout(f"counting tables with margins rows={list(r)}, cols={list(c)} is predicted to "
-                               f"take about {min(ks, iw):.0f} s, more than the {time_limit} s limit; "
-                               "raise the limit or estimate the count (sdckit.tables.sis)")
+        cost.pop("row-dp", None)  # the reference method: only when asked for
+    t_lim = math.inf if time_limit is None else time_limit
+    m_lim = math.inf if max_memory_gb is None else max_memory_gb
+    cost = {k: v for k, v in cost.items() if math.isfinite(v[0])}  # ie-mitm: inf beyond four columns
+    mem_ok = {k: v for k, v in cost.items() if v[1] <= m_lim}
+    fits = {k: v for k, v in mem_ok.items() if v[0] <= t_lim}
+    what = f"counting the tables with margins rows={list(r)}, cols={list(c)} exactly"
+    alternative = ("estimate the count instead (sdckit table count --estimate, or sdckit.tables.sis.sis_count)")
+    if not mem_ok:
+        small = min(cost, key=lambda k: cost[k][1])
+        sec, gb = cost[small]
+        raise FibreTooLarge(f"{what} needs about {gb:,.1f} GB ({small} method, predicted {sec:,.0f} CPU seconds), "
+                            f"more than the memory limit of {max_memory_gb:g} GB; nothing was counted: raise the "
+                            f"limit (--max-memory) or {alternative}")
+    if not fits:
+        quick = min(mem_ok, key=lambda k: mem_ok[k][0])
+        sec, gb = mem_ok[quick]
+        raise CountTimeout(f"{what} is predicted to take about {sec:,.0f} CPU seconds ({quick} method, "
+                           f"{gb:.2g} GB), more than the time limit of {time_limit:g} s; nothing was counted: "
+                           f"raise the limit (--time-limit) or {alternative}")
+    method = min(fits, key=lambda k: fits[k][0])
+    pred_s, pred_gb = fits[method]
     if method == "kostka":
-        mem = count_dp.kostka_memory(rn, cn) / 1e9
-        if mem > max_memory_gb:
-            raise FibreTooLarge(f"counting tables with margins rows={list(r)}, cols={list(c)} exactly needs about "
-                                f"{mem:.1f} GB, more than max_memory_gb={max_memory_gb}; raise it or estimate the "
-                                "count (sdckit table count --estimate)")
-        n = count_dp.kostka_count(rn, cn, max_memory_gb=max_memory_gb)
+        n = count_dp.kostka_count(rn, cn, max_memory_gb=m_lim if math.isfinite(m_lim) else 1e6)
     elif method == "ie-mitm":
-        if min(len(rn), len(cn)) > 4:
-            raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "
-                             f"{len(rn)} and {len(cn)}: use method='kostka' or 'auto'")
         n = count_ie.ie_mitm_count(rn, cn)
     else:
         n = row_dp_count(rn, cn, time_limit=time_limit)
-    return CountResult(int(n), method, time.perf_counter() - t0)
+    return CountResult(int(n), method, time.perf_counter() - t0, time.process_time() - c0, pred_s, pred_gb)
 
 
-def count_tables(rows, cols, *, time_limit: float | None = None) -> int:
+def count_tables(rows, cols, *, time_limit: float | None = DEFAULT_TIME_LIMIT) -> int:
     """Exact number of non-negative integer tables with the given row and column sums.
 
     The fastest exact method for the margins (:func:`count_tables_exact` with
-    ``method="auto"``); a Python integer, no overflow.
+    ``method="auto"``); a Python integer, no overflow. ``time_limit`` (CPU seconds, default
+    600; None for none) is checked by the prediction before the count starts.
 
     Examples
     --------
@@ -610,11 +726,12 @@ def count_tables_3way(n_ij, n_ik, n_jk, *, time_limit: float | None = 60.0) -> i
     Each slice ``t[i]`` is a J x K table with row sums ``n_ij+[i]`` and column sums
     ``n_i+k[i]``; the slices must add up to ``n_+jk``. Dynamic programming over ``i`` with
     the remaining ``n_+jk`` as state (memoised); the last slice is the remainder. Exponential
-    in the size of the slices: :class:`CountTimeout` after ``time_limit`` seconds.
+    in the size of the slices: :class:`CountTimeout` after ``time_limit`` CPU seconds
+    (:func:`time.process_time`).
     """
     a, b, c = check_margins_3way(n_ij, n_ik, n_jk)
     I = a.shape[0]
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    deadline = None if time_limit is None else time.process_time() + time_limit
     memo: dict[tuple[int, bytes], int] = {}
     slice_cache: dict[int, np.ndarray] = {}
 
@@ -631,9 +748,9 @@ def count_tables_3way(n_ij, n_ik, n_jk, *, time_limit: float | None = 60.0) -> i
         key = (i, rem.tobytes())
         if key in memo:
             return memo[key]
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             raise CountTimeout(f"counting {a.shape[0]}x{a.shape[1]}x{b.shape[1]} tables with the given 2-way "
-                               f"margins did not finish within {time_limit} s; raise the time limit or sample")
+                               f"margins did not finish within {time_limit} CPU s; raise the time limit or sample")
         S = slices(i)
         fits = (S <= rem).all(axis=(1, 2))
         if i == I - 2:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..result import jsonable
-from .count import as_count_array, count_tables_exact
+from .count import DEFAULT_MAX_MEMORY_GB, DEFAULT_TIME_LIMIT, as_count_array, count_tables_exact
 from .cyclic import CyclicPerturbation, check_cycles, cycle_design
 from .posterior import perturbation_posterior, prior_at_least
 
@@ -83,11 +83,17 @@ def read_int_table(source, name: str = "the table") -> np.ndarray:
 
 
 def count_command(rows: list[int], cols: list[int], *, estimate: bool = False, n_samples: int = 10_000,
-                  seed: int | None = None, method: str = "auto") -> dict:
+                  seed: int | None = None, method: str = "auto", time_limit: float | None = DEFAULT_TIME_LIMIT,
+                  max_memory_gb: float | None = DEFAULT_MAX_MEMORY_GB) -> dict:
     """Number of tables with the given row and column sums.
 
-    Exact (default): ``{"count", "method", "seconds"}`` where ``count`` is a JSON number up to
-    ``2**53`` and a decimal string above (so no JSON reader rounds it). With ``estimate``:
+    Exact (default): ``{"count", "method", "seconds", "cpu_seconds", "predicted_cpu_seconds",
+    "predicted_memory_gb", "time_limit", "max_memory_gb"}`` where ``count`` is a JSON number up
+    to ``2**53`` and a decimal string above (so no JSON reader rounds it). The cost is predicted
+    before the count starts: a count predicted to need more than ``time_limit`` CPU seconds
+    (``--time-limit``, default 600) or ``max_memory_gb`` GB (``--max-memory``, default 2) is
+    refused at once with one line giving the prediction and the ``--estimate`` alternative.
+    With ``estimate``:
     sequential importance sampling, ``{"estimate", "std_error", "ess", "log10_estimate",
     "n_samples", "seconds", ...}`` (``estimate`` and ``std_error`` are floats, or strings
     such as ``"2.45e+399"`` beyond the float range).
@@ -99,7 +105,14 @@ def count_command(rows: list[int], cols: list[int], *, estimate: bool = False, n
             raise InputError(f"--samples: must be a whole number >= 2 (the sampled tables); got {n_samples}")
 
         return sis_count(rows, cols, n_samples=n_samples, rng=seed).to_dict()
-    return count_tables_exact(rows, cols, method=method).to_dict()
+    from .._validation import check_float
+
+    for name, v in (("--time-limit", time_limit), ("--max-memory", max_memory_gb)):
+        if v is not None:
+            check_float("sdckit table count", name, v, low=0, low_open=True)
+    out = count_tables_exact(rows, cols, method=method, time_limit=time_limit, max_memory_gb=max_memory_gb).to_dict()
+    out.update(time_limit=time_limit, max_memory_gb=max_memory_gb)
+    return out
 
 
 def perturb_command(table, alpha: float = 0.25, beta: float = 0.25, design: str = "shift",

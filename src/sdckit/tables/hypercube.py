@@ -30,7 +30,8 @@ candidate reaches its levels is protected by the LP-per-primary heuristic on the
 which extends the pattern (its perturbation is again a proof).
 
 The pattern is audited with :func:`sdckit.tables.audit_large.protection_audit` (exact LP per
-primary within a budget, stated as sampled beyond it).
+primary within a budget of LP solves and CPU seconds, stated as sampled beyond it: a sampled
+audit is never reported as passed).
 
 References
 ----------
@@ -244,7 +245,9 @@ def _local_lp(table: Table, p: int, sup: np.ndarray, primary: Primary, w, lb, ub
                       np.where(mask, primary.sliding[cells], 0.0), np.full(cells.size, "", object))
         got = _heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=sup[cells] & ~border)
         got[border] = False
-        if protection_audit(sub, got | mask, sp_, lower_bound=lb[cells], upper_bound=ub[cells]).ok:
+        # one primary: at most two LPs, audited without a budget (always exact)
+        if protection_audit(sub, got | mask, sp_, lower_bound=lb[cells], upper_bound=ub[cells], max_lps=None,
+                            cpu_budget=None).ok:
             out = sup.copy()
             out[cells[got]] = True
             return out
@@ -309,7 +312,9 @@ class HypercubeSuppression:
     time_limit : float
         Seconds for each LP of the fallback heuristic.
     audit_lps, audit_seconds : int, float
-        Budget of the LP audit (per-primary LPs); beyond it the audit is a sample, stated so.
+        Budget of the LP audit: per-primary LP solves and **CPU** seconds
+        (:func:`time.process_time`, never wall time, so a loaded machine does not change the
+        verdict); beyond it the audit is a sample, stated so, and the result is not ``audit_ok``.
     seed : int
         Order of the audit's LPs (the sample when the budget runs out).
 
@@ -439,11 +444,11 @@ class HypercubeSuppression:
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")
         aud = protection_audit(table, sup, primary, lower_bound=lb, upper_bound=ub, max_lps=self.audit_lps,
-                               time_budget=self.audit_seconds, rng=self.seed)
+                               cpu_budget=self.audit_seconds, rng=self.seed)
         cost = float(w[sup & ~primary.sensitive].sum())
         state = (f"hypercube: {len(certificates)} primaries certified by a hypercube"
                  + (f", {n_fallback} by the LP heuristic" if n_fallback else "")
-                 + f"; audit {aud.mode} ({aud.n_audited} of {aud.cells.size} primaries audited)")
+                 + f"; audit {aud.status} ({aud.n_audited} of {aud.cells.size} primaries audited)")
         return HypercubeResult(table, primary, sup, "hypercube", cost, state, False, float("nan"), aud,
                                time.perf_counter() - t0, params={"cost": self.cost, "max_siblings": self.max_siblings,
                                                                  "avoid_singletons": self.avoid_singletons},

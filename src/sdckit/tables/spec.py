@@ -18,7 +18,10 @@ Example::
 
     [protection]
     method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm | dp
-    # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120
+    # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120 (CPU seconds)
+    # audit = "exact"                 # refuse (exit 3, nothing written) unless every sensitive cell is
+                                      # audited and protected; default "sampled" accepts a sampled audit,
+                                      # stated as such (never as passed)
     cost = "value"                    # value | freq | log | unity | tauargus (tau-Argus scaling)
     time_limit = 60
     # zero_unsafe = false; lower_bound = 0; upper_bound = ...; mip_gap = 1e-6
@@ -49,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import close_names
-from ..errors import InputError, ParameterError, SpecError
+from ..errors import GateError, InputError, ParameterError, SpecError
 from ..io.atomic import atomic_write_text
 from ..result import jsonable
 from .margins import release_margins
@@ -64,6 +67,8 @@ from .table import Hierarchy, Table
 __all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
 
 METHODS = ("optimal", "modular", "heuristic", "hypercube", "rounding", "margins", "ckm", "dp")
+#: ``[protection] audit``: "exact" refuses a run whose audit is not exact and passing
+AUDIT_REQUIREMENTS = ("exact", "sampled")
 _SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression,
                 "hypercube": HypercubeSuppression}
 _SECTIONS = {
@@ -72,7 +77,7 @@ _SECTIONS = {
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
-                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons",
+                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit",
                    # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
                    "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
                    "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
@@ -97,30 +102,65 @@ class TableRun:
     def n_primary(self) -> int:
         return 0 if self.primary is None else self.primary.n_primary
 
+    def audit_summary(self) -> dict:
+        """What the audit proved: ``audit_status`` (``"exact"``, ``"sampled"`` or ``"failed"``),
+        ``audit_ok`` (True only when exact and passing), ``n_audited`` / ``n_not_audited``
+        (sensitive cells), ``audit_rule`` (how the audited cells were chosen) and
+        ``audit_statement`` (the verdict in words)."""
+        r = self.result
+        if self.method == "rounding":
+            failed = [g for g in r.guarantees if not g.holds]
+            status = "failed" if failed else "exact"
+            statement = ("Every cell's rounding checked: the guarantees hold" if not failed else
+                         f"Every cell's rounding checked: {len(failed)} guarantee(s) do NOT hold")
+            return {"audit_status": status, "audit_ok": status == "exact", "n_audited": self.table.n_cells,
+                    "n_not_audited": 0, "audit_rule": "every cell checked", "audit_statement": statement}
+        aud = r.audit
+        status = aud.status
+        if self.method == "margins" and not r.ok:
+            status = "failed"  # a sensitive cell is published as a margin, or an interval is too narrow
+        if hasattr(aud, "mode"):  # protection audit: counts of sensitive cells audited
+            n_aud, n_not = aud.n_audited, aud.n_not_audited
+        else:  # full interval audit: every suppressed cell, so every sensitive one
+            n_aud, n_not = self.n_primary, 0
+        statement = aud.statement()
+        if self.method == "margins" and r.n_sensitive_published:
+            statement += f"; {r.n_sensitive_published:,} sensitive cells are published as margins: NOT safe"
+        return {"audit_status": status, "audit_ok": status == "exact", "n_audited": int(n_aud),
+                "n_not_audited": int(n_not), "audit_rule": aud.rule, "audit_statement": statement}
+
     def to_dict(self) -> dict:
-        """The stable summary: n_cells, n_primary, n_secondary, cost, audit_ok, seconds (+ method, status, outputs)."""
+        """The stable summary: n_cells, n_primary, n_secondary, cost, audit_ok, audit_status,
+        n_audited, n_not_audited, audit_rule, audit_statement, seconds (+ method, status, outputs).
+
+        ``audit_ok`` is True only when the audit is exact and passes: a sampled audit is never ok."""
         r = self.result
         d = r.to_dict()
         if self.method in _SUPPRESSION:
-            n_sec, cost, ok, st = r.n_secondary, r.cost, r.audit.ok, r.status
+            n_sec, cost, st = r.n_secondary, r.cost, r.status
         elif self.method == "rounding":
-            n_sec, cost, ok, st = 0, d["sum_abs_deviation"], all(g.holds for g in r.guarantees), r.status
+            n_sec, cost, st = 0, d["sum_abs_deviation"], r.status
         else:
             withheld = ~r.published
             prim = np.zeros_like(withheld) if self.primary is None else self.primary.sensitive
-            n_sec, cost, ok = int((withheld & ~prim).sum()), 0.0, r.ok
+            n_sec, cost = int((withheld & ~prim).sum()), 0.0
             st = "margins released"
+        aud = self.audit_summary()
         out = {"n_cells": self.table.n_cells, "n_primary": self.n_primary, "n_secondary": int(n_sec),
-               "cost": float(cost), "audit_ok": bool(ok), "seconds": round(self.seconds, 4),
-               "method": self.method, "status": st, "outputs": dict(self.outputs)}
+               "cost": float(cost), "audit_ok": aud["audit_ok"], "audit_status": aud["audit_status"],
+               "n_audited": aud["n_audited"], "n_not_audited": aud["n_not_audited"],
+               "audit_rule": aud["audit_rule"], "audit_statement": aud["audit_statement"],
+               "seconds": round(self.seconds, 4), "method": self.method, "status": st, "outputs": dict(self.outputs)}
         if self.method in _SUPPRESSION:
             out["proven_optimal"] = bool(r.proven_optimal)
-            if hasattr(r.audit, "mode"):  # protection audit (hypercube): exact or sampled, and how many
-                out.update(audit_mode=r.audit.mode, n_audited=r.audit.n_audited, n_not_audited=r.audit.n_not_audited)
+            if hasattr(r.audit, "mode"):  # protection audit (hypercube): exact or sampled
+                out["audit_mode"] = r.audit.mode
         return jsonable(out)
 
     def describe(self) -> str:
-        return f"{self.table.describe()}\n{self.result.describe()}"
+        a = self.audit_summary()
+        return (f"{self.table.describe()}\n{self.result.describe()}\n"
+                f"Audit {a['audit_status']}: {a['audit_statement']}.")
 
     def report_html(self) -> str:
         """Report section: summary, the table (suppressed cells marked) and the audit intervals."""
@@ -135,8 +175,14 @@ class TableRun:
         legend = ("<p>p = primary (sensitive) cell, s = secondary suppression; the audit gives the interval "
                   "[min, max] an attacker can derive for every suppressed cell.</p>"
                   if self.method not in ("rounding",) else "")
+        a = self.audit_summary()
+        verdict = (f"<p class='audit-status {'audit-ok' if a['audit_ok'] else 'audit-not-proven'}'><strong>Audit: "
+                   f"{html.escape(a['audit_status'])}.</strong> {html.escape(a['audit_statement'])}."
+                   + ("" if a["audit_status"] != "sampled" else f" Sampling rule: {html.escape(a['audit_rule'])}.")
+                   + "</p>")
         return (f"<section class='table-protection'><h2>Table protection ({html.escape(self.method)})</h2>"
-                f"<p>{html.escape(self.table.describe())}</p><table class='kv'>{kv}</table>{legend}{body}</section>")
+                f"<p>{html.escape(self.table.describe())}</p>{verdict}<table class='kv'>{kv}</table>{legend}{body}"
+                "</section>")
 
 
 def _get(d: dict, key: str, where: str, kind=None, default=...):
@@ -272,6 +318,11 @@ def run_table_spec(path: str | Path) -> TableRun:
         raise SpecError(f"protection.method: must be one of {', '.join(METHODS)}; got {method!r}")
     if "budget" in spec and method != "dp":
         raise SpecError(f"budget: a privacy budget goes with method = 'dp', not {method!r}; remove [budget]")
+    required = prot.get("audit", "sampled")
+    if required not in AUDIT_REQUIREMENTS:
+        raise SpecError(f"protection.audit: must be one of {', '.join(map(repr, AUDIT_REQUIREMENTS))}; got {required!r}")
+    if "audit" in prot and method in ("ckm", "dp"):
+        raise SpecError(f"protection.audit: method {method!r} has no suppression audit; remove the key")
     if method == "ckm":  # cell key method: see sdckit.tables.ckm.run
         from .ckm.run import run_ckm
         return run_ckm(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
@@ -301,6 +352,12 @@ def run_table_spec(path: str | Path) -> TableRun:
     else:
         result = release_margins(table, primary=primary, lower_bound=prot.get("lower_bound"),
                                  upper_bound=prot.get("upper_bound"))
+    if required == "exact":  # before anything is written
+        verdict = TableRun(str(path), table, method, result, primary, 0.0, {}).audit_summary()
+        if not verdict["audit_ok"]:
+            raise GateError(f"{Path(path).name}: protection.audit = \"exact\" but the audit is {verdict['audit_status']}: "
+                            f"{verdict['audit_statement']}; nothing was written. Raise audit_lps and audit_seconds "
+                            "(or change the pattern) until every sensitive cell is audited and protected")
     out = _get(spec, "output", "spec", dict, {})
     stem = Path(path).stem
     targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}
@@ -363,6 +420,9 @@ def public_report_html(run: TableRun, *, code: str = DEFAULT_CODE) -> str | None
     if run.method == "rounding":
         note = (f"<p>Every cell is rounded to a multiple of {run.result.base:g}; rows and columns still add up "
                 "(controlled rounding).</p>")
+    a = run.audit_summary()
+    note += (f"<p class='audit-status'><strong>Protection audit: {html.escape(a['audit_status'])}.</strong> "
+             f"{html.escape(a['audit_statement'])}.</p>")
     return public_page(run.table, values, status, code=code, title="Published table",
                        intervals=aud.frame() if aud is not None and hasattr(aud, "lower") else None, note=note)
 
