@@ -15,9 +15,12 @@ Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok,
   cells) of Poisson counts with lognormal margin propensities (mean 60 per inner cell, and a
   sparser one with mean 15 and 19 times as many primaries), threshold rule n = 3, tau-Argus
   costs, protected by the hypercube method; reports the secondaries, the certificates, and the
-  protection audit (``audit_mode`` exact or sampled, ``n_audited``, ``n_not_audited``,
-  ``audit_lps``, ``audit_seconds``). Baseline: tabulating the inner cells with ``bincount``
-  and flagging the threshold cells.
+  protection audit (``audit_status`` exact, sampled or failed, ``audit_ok`` true only when
+  exact and passing, ``n_audited``, ``n_not_audited``, ``audit_lps``, ``audit_cpu_seconds``,
+  ``n_proven_by_certificates``: primaries the audit proved with the hypercube certificates it
+  verified itself). Then, on the same pattern, the audit without the certificates (one LP per
+  primary and direction, no budget) as ``audit_lp_only_*``. Baseline: tabulating the inner
+  cells with ``bincount`` and flagging the threshold cells.
 * ``rounding``: controlled rounding (network LP) of a 200 x 200 table to base 5.
 * ``ckm_5tables``: the cell key method on 1,000,000 records (100,000 with ``--quick``) into 5
   frequency tables of up to 10^5 cells (margins included), a generated p-table (D=5, V=3,
@@ -177,22 +180,30 @@ def large_table(groups: int, leaves: int, dims: int = 4, mean: float = 60.0, see
     return Table([f"d{d}" for d in range(dims)], [h] * dims, v, v.astype(np.int64)), cells, counts
 
 
-def case_large(groups: int, leaves: int, mean: float = 60.0) -> None:
+def case_large(groups: int, leaves: int, mean: float = 60.0, lp_audit: bool = True) -> None:
     t, cells, counts = large_table(groups, leaves, mean=mean)
     p = primary_cells(t, ThresholdRule(3))
     t0 = time.perf_counter()
     f = np.bincount(cells, weights=counts, minlength=t.n_cells)  # baseline: tabulate and flag
     _ = (f > 0) & (f < 3)
     base = time.perf_counter() - t0
-    method = HypercubeSuppression(cost="tauargus", audit_seconds=240.0)
-    t0 = time.perf_counter()
+    method = HypercubeSuppression(cost="tauargus", audit_seconds=240.0)  # CPU seconds
+    t0, c0 = time.perf_counter(), time.process_time()
     res = method.apply(t, p)
-    s = time.perf_counter() - t0
+    s, cpu = time.perf_counter() - t0, time.process_time() - c0
     a = res.audit
+    from sdckit.tables.audit_large import protection_audit
+
+    lp_only = protection_audit(t, res.suppressed, p, max_lps=None, cpu_budget=600.0, rng=0) if lp_audit else None
     emit(case="suppress_large_hypercube", n=t.n_cells, n_cells=t.n_cells, dims=4,
          size=f"4 dims x (1 + {groups} + {groups * leaves} codes)", mean_count=mean, n_primary=p.n_primary,
-         n_secondary=res.n_secondary, cost=res.cost, audit_ok=a.ok, audit_mode=a.mode, n_audited=a.n_audited,
-         n_not_audited=a.n_not_audited, audit_lps=a.n_lps, audit_seconds=a.seconds,
+         n_secondary=res.n_secondary, cost=res.cost, audit_ok=a.ok, audit_status=a.status, n_audited=a.n_audited,
+         n_not_audited=a.n_not_audited, audit_lps=a.n_lps, audit_seconds=a.seconds, audit_cpu_seconds=a.cpu_seconds,
+         n_proven_by_certificates=a.n_proven_by_given, cpu_seconds=cpu,
+         audit_lp_only_status=lp_only and lp_only.status, audit_lp_only_lps=lp_only and lp_only.n_lps,
+         audit_lp_only_n_audited=lp_only and lp_only.n_audited,
+         audit_lp_only_cpu_seconds=lp_only and lp_only.cpu_seconds,
+         load=round(__import__("os").getloadavg()[0], 2),
          n_certified=res.n_certified, n_certificates_ok=res.n_certificates_ok, n_lp_fallback=res.n_lp_fallback,
          n_singleton_cubes=res.n_singleton_cubes, seconds=s, peak_mb=None,
          peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), baseline_seconds=base)

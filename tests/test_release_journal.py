@@ -104,9 +104,9 @@ def test_look_alike_files_beside_report_pdf_survive(work):
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     (work / "release.toml").write_text(SPEC)
     _run(["protect", "release.toml"])
-    before = plant(work / "rel")  # the PDF is written beside the report, inside the release folder
-    _run(["report", "rel", "--pdf"])
-    assert (work / "rel" / "report.pdf").is_file()
+    before = plant(work / "rel")
+    _run(["report", "rel", "--pdf"])  # the PDF goes beside the release folder, never inside it
+    assert (work / "rel-report.pdf").is_file()
     assert planted_snapshot(work / "rel") == before
     assert _sdckit_entries(work / "rel") == [".sdckit-release"]
 

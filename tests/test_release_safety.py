@@ -693,3 +693,22 @@ def test_a_kill_between_the_two_folder_switches_never_shows_a_mixed_pair(tmp_pat
     internal_run = int(internal["seeds"]["root"]["entropy"])
     assert public_run == internal_run, f"public folder of run {public_run}, internal folder of run {internal_run}"
     assert res.ok, res.problems
+
+
+def test_the_spec_names_the_signing_key_relative_to_itself_and_no_path_is_published(tmp_path):
+    from sdckit.release import protect
+    from sdckit.report.verify import verify_release
+
+    keypair(tmp_path / "keys")
+    spec = _spec(tmp_path, extra='signing_key = "keys/steward.key"')
+    protect(spec)
+    res = verify_release(tmp_path / "rel", key=tmp_path / "keys" / "steward.pub")
+    assert res.ok and res.authenticity["ok"], res.problems
+    for f in (tmp_path / "rel").iterdir():
+        text = f.read_text("utf-8", "replace")
+        assert "steward.key" not in text and str(tmp_path) not in text, f.name
+    # a key that does not open stops the run before any work, in one line
+    spec.write_text(spec.read_text().replace("keys/steward.key", "keys/steward.pub").replace('"rel"', '"rel2"'))
+    with pytest.raises(InputError, match="is a public key; signing needs the private key"):
+        protect(spec)
+    assert not (tmp_path / "rel2").exists()

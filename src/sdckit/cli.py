@@ -189,7 +189,7 @@ def _parse_scalar(text: str):
 
 def _run_summary(run, paths: dict) -> dict:
     return {
-        "passed": run.passed,
+        "passed": run.verdict == "passed", "verdict": run.verdict_text,
         "n_records": run.released.n_records,
         "steps": [r.method for r in run.results],
         "gate": [o.to_dict() for o in run.gate],
@@ -205,6 +205,7 @@ def _print_run(run, paths: dict) -> None:
         typer.echo(r.describe())
     for o in run.gate:
         typer.echo(f"gate {o.name} = {o.threshold}: {'passed' if o.passed else 'FAILED'} ({o.detail})")
+    typer.echo(run.verdict_text)
     typer.echo(f"released data:   {paths['data']}")
     typer.echo(f"public report:   {paths['report']}")
     typer.echo(f"internal report: {paths['internal_report']} (holds the seeds: do not publish)")
@@ -233,14 +234,10 @@ def protect(
             from .errors import InputError
             raise InputError("--engine dask needs Dask: pip install 'sdckit[dask]' "
                              "(or .venv/bin/pip install 'dask[distributed]').") from None
-        if key is not None:
-            from .errors import InputError
-            raise InputError("--key with --engine dask: set signing_key = \"...\" in the spec's [output] "
-                             "table instead (the Dask engine signs with that key).")
         from .engine import protect_with_dask
         drun = protect_with_dask(spec, scheduler=scheduler, n_workers=workers,
                                  memory_limit=memory_limit, progress=not as_json,
-                                 overwrite=overwrite or None)
+                                 overwrite=overwrite or None, signing_key=key)
         if as_json:  # a failed gate raised GateError (exit 3) before anything was written
             _emit(drun.summary_dict())
         else:
@@ -275,6 +272,7 @@ def report(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
     pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
     page_size: Annotated[Optional[str], typer.Option("--page-size", help="PDF page size: A4 or Letter (default: the spec's [report] page_size, else A4).")] = None,
+    pdf_path: Annotated[Optional[Path], typer.Option("--pdf-path", help="Where to write the PDF (default: <folder>-report.pdf beside the release folder; never inside it).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise a written release (public figures only) and optionally export its report as PDF."""
@@ -282,12 +280,15 @@ def report(
 
     summary = release_summary(release_dir)
     if pdf:
-        summary["pdf"] = str(report_to_pdf(Path(summary["report"]), page_size=page_size))
+        # beside the release folder, never inside it: the folder holds exactly the files its
+        # signed certificate lists, and verify refuses any other
+        target = pdf_path or release_dir.resolve().parent / f"{release_dir.resolve().name}-report.pdf"
+        summary["pdf"] = str(report_to_pdf(Path(summary["report"]), target, page_size=page_size))
     if as_json:
         _emit(summary)
     else:
         typer.echo(f"release in {release_dir}: {summary['n_records']:,} records, steps "
-                   f"{', '.join(summary['steps']) or 'none'}, gate {'passed' if summary['passed'] else 'FAILED'}")
+                   f"{', '.join(summary['steps']) or 'none'}; {summary.get('verdict') or ('passed' if summary['passed'] else 'FAILED')}")
         for g in summary["gate"]:
             typer.echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
         typer.echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))

@@ -85,7 +85,7 @@ class ReleaseRun:
                      "roles": self.released.to_dict()["roles"]},
             "steps": [r.to_dict() for r in self.results],
             "gate": [o.to_dict() for o in self.gate],
-            "passed": self.passed,
+            "passed": self.verdict == "passed", "verdict": self.verdict_text,
             "disclosure": self.disclosure(),
         })
 

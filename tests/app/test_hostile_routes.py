@@ -391,47 +391,57 @@ def test_bind_socket_gives_a_listening_socket_on_a_free_port():
         s.close()
 
 
-def test_key_option_signs_the_workbench_releases(tmp_path, monkeypatch):
-    """--key reaches the release: protect (or ReleaseRun.write) gets signing_key= the key file;
-    where neither takes it, the workbench refuses to start with the key, in one line."""
-    import inspect
+def _job(c: TestClient, job: dict) -> dict:
+    import time
 
-    import sdckit.release as release
+    for _ in range(1200):
+        j = c.get(f"/api/jobs/{job['id']}").json()
+        if j["status"] not in ("queued", "running"):
+            return j
+        time.sleep(0.05)
+    raise AssertionError("the job did not finish")
+
+
+def test_key_option_signs_the_workbench_releases(tmp_path):
+    """sdckit app --key steward.key: the release the workbench writes carries the steward's
+    signature, which verify checks with the public key (and a wrong key file stops the start)."""
     from sdckit.app import server
+    from sdckit.report.verify import verify_release
 
     data = tmp_path / "data"
     data.mkdir()
-    pd.read_csv(DEMO).head(100).to_csv(data / "census.csv", index=False)
-    key = tmp_path / "steward.key"
-    key.write_bytes(b"not a real key: the signing itself is tested where it is implemented")
-    supported = server.signing_supported()
-    if not supported:
+    pd.read_csv(DEMO).head(200).to_csv(data / "census.csv", index=False)
+    if not server.signing_supported():  # the plumbing's own check, in one line
         with pytest.raises(InputError, match="--key: this sdckit cannot sign releases"):
             build(data / "census.csv", host="127.0.0.1", port=8000, token=TOKEN, workdir=tmp_path / "wb",
-                  signing_key=key)
-    seen = {}
+                  signing_key=tmp_path / "any.key")
+        pytest.skip("ReleaseRun.write takes no signing_key in this tree")
+    from sdckit.report.signing import generate_keypair
 
-    def fake_protect(spec_path, *, overwrite=None, signing_key=None):
-        seen["key"] = signing_key
-        raise InputError("stopped after the key was passed")
-
-    monkeypatch.setattr(release, "protect", fake_protect)
-    assert "signing_key" in inspect.signature(release.protect).parameters
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    private, public = generate_keypair(keys)
     app, *_ = build(data / "census.csv", host="127.0.0.1", port=8000, token=TOKEN, workdir=tmp_path / "wb",
-                    signing_key=key)
+                    signing_key=private)
     c = TestClient(app, base_url="http://127.0.0.1:8000")
     c.get(f"/?token={TOKEN}")
     c.headers["X-CSRF-Token"] = app.state.csrf
     c.post("/api/roles", json={"roles": {"key_vars": KEYS}})
-    job = c.post("/api/release", json={}).json()
-    import time
-
-    for _ in range(200):
-        j = c.get(f"/api/jobs/{job['id']}").json()
-        if j["status"] not in ("queued", "running"):
-            break
-        time.sleep(0.05)
-    assert seen["key"] == key.resolve()
+    c.post("/api/steps", json={"action": "add", "step": {"method": "remove", "variables": ["Person ID"]}})
+    c.post("/api/steps", json={"action": "add", "step": {"method": "local_suppression", "k": 2}})
+    assert c.post("/api/gate", json={"gate": {"k_anonymity": 2}}).status_code == 200
+    j = _job(c, c.post("/api/release", json={}).json())
+    assert j["status"] == "done", j
+    folder = Path(j["result"]["directory"])
+    cert = json.loads((folder / "certificate.json").read_text())
+    assert cert.get("signature"), "the certificate is not signed"
+    assert verify_release(folder, key=public).ok
+    other_private, other_public = generate_keypair(keys, "other")
+    assert not verify_release(folder, key=other_public).ok  # signed by this key, not any key
+    (tmp_path / "not.key").write_text("not a key")
+    with pytest.raises(InputError, match="not a PEM private key"):
+        build(data / "census.csv", host="127.0.0.1", port=8000, token=TOKEN, workdir=tmp_path / "wb2",
+              signing_key=tmp_path / "not.key")
     with pytest.raises(InputError, match="no such key file"):
-        build(data / "census.csv", host="127.0.0.1", port=8000, token=TOKEN, workdir=tmp_path / "wb",
+        build(data / "census.csv", host="127.0.0.1", port=8000, token=TOKEN, workdir=tmp_path / "wb3",
               signing_key=tmp_path / "missing.key")

@@ -63,7 +63,8 @@ def test_guides_commands_pass(tmp_path):
     assert all(ran[n] for n in ORDER if n != "from_sdcmicro.md")
     # what the guides promise is there
     assert (tmp_path / "census-release" / "certificate.json").is_file()
-    assert (tmp_path / "census-release" / "report.pdf").is_file()
+    assert (tmp_path / "census-release-report.pdf").is_file()
+    assert not (tmp_path / "census-release" / "report.pdf").exists()
     assert (tmp_path / "delinquent_public.csv").is_file()
 
 

@@ -162,7 +162,7 @@ def test_smoothing_changes_values_within_bounds(data):
 
 @pytest.mark.parametrize("settings_, match", [
     ({"variables": ["agee"]}, "'agee'"),
-    ({"passive": {"bmi": "weight / hieght"}}, "hieght"),
+    ({"passive": {"weight": "height / hieght"}}, "hieght"),
     ({"methods": {"marital": "norm"}}, "numeric variables"),
     ({"methods": {"age": "polyreg"}}, "categorical variables"),
     ({"rules": ["weight > 100 -> age < 50"], "visit_sequence": ["age", "weight"]}, "synthesised after"),

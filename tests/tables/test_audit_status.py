@@ -123,16 +123,16 @@ def test_wall_clock_jump_does_not_change_the_verdict(monkeypatch):
 
 def test_hypercube_audit_budget_is_cpu_time(monkeypatch):
     t, p = _grid(7, 10)
-    calm = HypercubeSuppression(audit_seconds=60.0).apply(t, p)
+    calm = HypercubeSuppression(audit_seconds=60.0, audit_certificates=False).apply(t, p)
     _jumping_clock(monkeypatch)
-    loaded = HypercubeSuppression(audit_seconds=60.0).apply(t, p)
+    loaded = HypercubeSuppression(audit_seconds=60.0, audit_certificates=False).apply(t, p)
     assert calm.audit.status == loaded.audit.status == "exact" and loaded.audit.ok
 
 
 # ----------------------------------------------------------------------------- the table run: json, text, pages
 
 def test_sampled_hypercube_run_is_not_ok_anywhere(tmp_path, capsys):
-    spec = _spec(tmp_path, "audit_lps = 1\n")
+    spec = _spec(tmp_path, "audit_lps = 1\naudit_certificates = false\n")
     summary, run = table_command(str(spec))
     assert summary["audit_status"] == "sampled" and summary["audit_ok"] is False
     assert summary["n_audited"] + summary["n_not_audited"] == summary["n_primary"]
@@ -154,7 +154,7 @@ def test_sampled_hypercube_run_is_not_ok_anywhere(tmp_path, capsys):
 
 
 def test_exact_audit_required_refuses_a_sample(tmp_path, capsys):
-    spec = _spec(tmp_path, 'audit_lps = 1\naudit = "exact"\n')
+    spec = _spec(tmp_path, 'audit_lps = 1\naudit_certificates = false\naudit = "exact"\n')
     before = set(tmp_path.iterdir())
     with pytest.raises(GateError, match="NOT proven safe.*nothing was written"):
         table_command(str(spec))
@@ -176,3 +176,37 @@ def test_exact_audit_required_passes_an_exact_audit(tmp_path):
 def test_audit_requirement_is_checked(tmp_path):
     with pytest.raises(SpecError, match="protection.audit"):
         table_command(str(_spec(tmp_path, 'audit = "mostly"\n')))
+
+
+# ----------------------------------------------------------------------------- proofs handed to the audit
+
+def test_a_forged_proof_is_rejected_and_the_verdict_stands():
+    # by hand: with only (r0, c0) and (r0, c1) suppressed, column c0's total gives (r0, c0) exactly;
+    # the direction +1 on (r0, c0), -1 on (r0, c1) keeps row r0's total but breaks both column totals
+    t = table_2d([[1, 6], [4, 5]])
+    p = primary_cells(t, ThresholdRule(3))
+    sup = p.sensitive.copy()
+    sup[t.cell_index("r0", "c1")] = True
+    forged = {0: (np.array([t.cell_index("r0", "c0"), t.cell_index("r0", "c1")]), np.array([1, -1]))}
+    res = protection_audit(t, sup, p, proofs=forged)
+    assert res.n_proofs_rejected == 1 and res.n_proven_by_given == 0
+    assert res.status == "failed" and not res.ok
+    # a proof whose support holds a published cell is rejected too: the full 2 x 2 inner cube,
+    # with only three of its cells suppressed
+    cube = np.array([t.cell_index(r, c) for r in ("r0", "r1") for c in ("c0", "c1")])
+    res = protection_audit(t, sup | np.isin(np.arange(t.n_cells), cube[:3]), p,
+                           proofs={0: (cube, np.array([1, -1, -1, 1]))})
+    assert res.n_proofs_rejected == 1
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 100_000))
+def test_audit_with_certificates_agrees_with_the_full_audit(seed):
+    t, p = _grid(seed % 50, 5)
+    res = HypercubeSuppression(avoid_singletons=False).apply(t, p)
+    with_proofs = protection_audit(t, res.suppressed, p, proofs=res.certificates)
+    assert with_proofs.n_proofs_rejected == 0
+    full = audit(t, res.suppressed, primary=p)  # reference: two LPs per suppressed cell, no proofs
+    verdict = dict(zip(full.cells.tolist(), full.protected.tolist()))
+    assert [verdict[c] for c in with_proofs.cells.tolist()] == with_proofs.protected.tolist()
+    assert with_proofs.ok == full.ok and with_proofs.status == "exact"

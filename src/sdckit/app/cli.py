@@ -102,6 +102,7 @@ def build(data_file: Path | None, *, host: str, port: int, token: str | None, wo
     out_root = output_root.expanduser().resolve() if output_root is not None else work
     if out_root.exists() and not out_root.is_dir():
         raise InputError(f"--output-root {out_root}: is a file, not a folder.")
+    key = None
     if signing_key is not None:
         signing_key = signing_key.expanduser().resolve()
         if not signing_key.is_file():
@@ -109,6 +110,9 @@ def build(data_file: Path | None, *, host: str, port: int, token: str | None, wo
         if not signing_supported():
             from .server import SIGNING_MISSING
             raise InputError(SIGNING_MISSING)
+        from ..report.signing import load_private_key
+
+        key = load_private_key(signing_key)  # a wrong file or passphrase stops the start, not a release
     roots += [work / "uploads", Path(str(resources.files("sdckit").joinpath("data")))]
     session = Session(work, roots, output_root=out_root)
     if data_file is not None:
@@ -116,7 +120,7 @@ def build(data_file: Path | None, *, host: str, port: int, token: str | None, wo
     token = token or secrets.token_urlsafe(24)
     hosts = None if not is_loopback(host) else {"127.0.0.1", "localhost", "[::1]", host}
     app = create_app(session, token=token, max_upload=max_upload_mb * 2**20, allowed_hosts=hosts,
-                     signing_key=signing_key)
+                     signing_key=key)
     shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
     url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/?token={token}"
     return app, token, url

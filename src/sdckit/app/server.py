@@ -79,7 +79,7 @@ def _int(value, what: str) -> int:
         raise InputError(f"{what}: must be a whole number, got {str(value)[:40]!r}") from None
 
 
-def _protect(spec_path: Path, signing_key: Path | None):
+def _protect(spec_path: Path, signing_key):
     """``sdckit protect`` on the spec file, signed with ``signing_key`` when one is given."""
     import inspect
 
@@ -123,9 +123,9 @@ def _safe_name(name: str, suffixes: tuple[str, ...]) -> str:
 
 
 def create_app(session: Session, *, token: str | None = None, max_upload: int = MAX_UPLOAD,
-               allowed_hosts: set[str] | None = None, signing_key: Path | None = None) -> Starlette:
+               allowed_hosts: set[str] | None = None, signing_key=None) -> Starlette:
     """The workbench for ``session``. ``token`` defaults to a fresh random one (``app.state.token``);
-    with ``signing_key`` (the steward's key file) every release is signed."""
+    with ``signing_key`` (the steward's private key, loaded, or its file) every release is signed."""
     token = token or secrets.token_urlsafe(24)
     csrf = secrets.token_urlsafe(24)
     jobs = JobManager()

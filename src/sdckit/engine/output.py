@@ -172,7 +172,7 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "sdckit_version": __version__, "dependencies": dependency_versions(),
             "optional_dependencies": dependency_versions(extras=True),
-            "passed": bool(run.passed),
+            "passed": run.verdict == "passed", "verdict": run.public_dict()["verdict_text"],
             "data": {"file": data_name, "partitioned": True, "format": data_format,
                      "n_records": run.n_records, "n_parts": len(parts),
                      "columns": list(columns),
@@ -255,9 +255,8 @@ def public_html(run: DaskRelease, artifacts: Sequence[str] = ()) -> str:
         f"<tr><td>{esc(g['name'])}</td><td class='num'>{esc(_fmt(g['threshold']))}</td>"
         f"<td>{esc(g['detail'])}</td><td class='{'ok' if g['passed'] else 'fail'}'>"
         f"{'passed' if g['passed'] else 'FAILED'}</td></tr>" for g in d["gate"])
-    verdict = ("The release passed every threshold of its gate." if d["gate"] and passed else
-               "No gate thresholds were set for this release." if not d["gate"] else
-               "The release FAILED its gate.")
+    verdict = d["verdict_text"]  # "Passed: ...", "FAILED: ..." or "NOT CHECKED: <reason>"
+    passed = d["verdict"] == "passed"
     parts.append(f"<div class='verdict{'' if passed else ' failed'}'><h2>{esc(verdict)}</h2>"
                  f"<p>{d['n_records']:,} records were read in {d['n_partitions']} partitions and "
                  f"masked by {len(d['steps'])} step(s): "

@@ -78,11 +78,24 @@ class DaskRelease:
 
     @property
     def passed(self) -> bool:
+        """No check of the gate failed (read :attr:`verdict`: "not checked" without a risk threshold)."""
         return all(g["passed"] for g in self.gate)
+
+    @property
+    def not_checked(self) -> str | None:
+        """The stated reason when the release has no risk threshold on purpose ([gate] none)."""
+        return getattr(self.spec.gate, "not_checked", None)
+
+    @property
+    def verdict(self) -> str:
+        """``"passed"``, ``"failed"`` or ``"not checked"``, as the in-memory engine's run says."""
+        from ..report.narrative import verdict_words
+        return verdict_words(self)[0]
 
     def public_dict(self) -> dict:
         """Everything the public report says, as data (no seed)."""
-        return jsonable({
+        from ..report.narrative import verdict_words
+        return jsonable({"verdict": verdict_words(self)[0], "verdict_text": verdict_words(self)[1],
             "engine": "dask", "n_records": self.n_records, "n_partitions": self.n_partitions,
             "n_workers": self.n_workers,
             "risk_before": self.risk_before.summary,
@@ -95,7 +108,8 @@ class DaskRelease:
         """What ``sdckit protect --engine dask --json`` prints: stable keys, no seed."""
         r = self.risk_before.summary
         return jsonable({"engine": "dask", "n_records": self.n_records, "n_partitions": self.n_partitions,
-                         "n_workers": self.n_workers, "passed": self.passed,
+                         "n_workers": self.n_workers, "passed": self.verdict == "passed",
+                         "verdict": self.public_dict()["verdict_text"],
                          "steps": [_plan_summary(p)["method"] for p in self.plans],
                          "global_risk_before": r["global_risk"], "k_reached_before": r["k_reached"],
                          "global_risk_after": None if self.risk_after is None else self.risk_after.summary["global_risk"],
@@ -114,6 +128,7 @@ class DaskRelease:
                                                                if k in ("variables", "level", "p", "k", "within_groups_of")))
         for g in self.gate:
             lines.append(f"  gate {g['name']} = {g['threshold']}: {'passed' if g['passed'] else 'FAILED'} ({g['detail']})")
+        lines.append(f"  {self.public_dict()['verdict_text']}")
         lines.append(f"  data:            {self.paths['data']}")
         lines.append(f"  public report:   {self.paths['report']}")
         lines.append(f"  internal report: {self.paths['internal_json']} (holds the seeds: do not publish)")
@@ -336,7 +351,7 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
                       n_workers: int | None = None, memory_limit: str | int | None = None,
                       categories: Mapping[str, list] | None = None, blocksize: Any = "64MB",
                       progress: bool = True, processes: bool = True,
-                      overwrite: bool | None = None) -> DaskRelease:
+                      overwrite: bool | None = None, signing_key: Any = None) -> DaskRelease:
     """Run a release spec on a Dask cluster and write the release (a folder of parts).
 
     Parameters
@@ -357,6 +372,9 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
     overwrite : bool, optional
         Replace an earlier release in the output folders (default: the spec's
         ``[output] overwrite``).
+    signing_key : path-like or private key, optional
+        The steward's key that signs the certificates (default: the spec's ``[output]
+        signing_key``); see :mod:`sdckit.report.signing`.
 
     Returns
     -------
@@ -433,7 +451,7 @@ def protect_with_dask(spec_path: str | os.PathLike, *, scheduler: str | None = N
                           dict(pmd.categories))
         paths = write_release(run, current,
                               lambda lazy, what: _compute(client, lazy, progress=progress, what=what),
-                              entropy=root.entropy,
+                              entropy=root.entropy, signing_key=signing_key,
                               overwrite=spec.output.overwrite if overwrite is None else overwrite)
         seconds["write"] = time.perf_counter() - t
         seconds["total"] = time.perf_counter() - t_all

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError, SDCError
 from ..io.atomic import atomic_path
 
-_PUBLIC_KEYS = ("data", "steps", "gate", "passed")
+_PUBLIC_KEYS = ("data", "steps", "gate", "passed", "verdict")
 
 
 def release_summary(release_dir: str | os.PathLike) -> dict:
@@ -40,7 +40,7 @@ def release_summary(release_dir: str | os.PathLike) -> dict:
                          "not sdckit's: write the release again with sdckit protect") from None
     report = next((p for p in sorted(release_dir.glob("*.html")) if "internal" not in p.name), None)
     return {"n_records": public["data"]["n_records"], "steps": [s["method"] for s in public["steps"]],
-            "gate": public["gate"], "passed": public["passed"],
+            "gate": public["gate"], "passed": public["passed"], "verdict": public.get("verdict"),
             "report": str(report) if report else None}
 
 

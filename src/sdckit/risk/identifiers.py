@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..microdata import Microdata
+from ..microdata import Microdata, value_codes
 
 #: name tokens that mark a direct identifier (matched on lower-case word tokens of the name)
 IDENTIFIER_TOKENS = frozenset({
@@ -74,6 +74,11 @@ def name_says_identifier(name: str) -> str | None:
 def _changed_share(original: pd.Series, released: pd.Series) -> float:
     a = original.reset_index(drop=True)
     b = released.reset_index(drop=True)
+    if all(isinstance(s.dtype, np.dtype) and s.dtype.kind in "iuf" for s in (a, b)):
+        # numbers compare as numbers: the same as comparing them as Python objects
+        x, y = a.to_numpy(), b.to_numpy()
+        same = (x == y) | (pd.isna(x) & pd.isna(y))
+        return float(1.0 - same.mean()) if len(a) else 0.0
     same = (a.astype(object) == b.astype(object)) | (a.isna() & b.isna())
     return float(1.0 - same.mean()) if len(a) else 0.0
 
@@ -100,17 +105,21 @@ def identifier_check(original: Microdata, released: Microdata, *, allow: Iterabl
         both false fail the gate.
     """
     allow = set(allow)
+    key = (id(original), id(released), tuple(sorted(map(str, allow))), float(share))
+    last = _LAST_CHECK.get("key")
+    if last is not None and last[0] == key and last[1] is original and last[2] is released:
+        return [dict(entry) for entry in last[3]]   # the gate and the report ask the same question
     rel = released.frame
     orig = original.frame
     n = len(rel)
     out = []
     for col in rel.columns:
         values = rel[col]
-        nonmissing = values.dropna()
-        distinct = int(nonmissing.nunique()) if len(nonmissing) else 0
-        dshare = distinct / len(nonmissing) if len(nonmissing) else 0.0
+        codes, distinct = value_codes(values)       # distinct non-missing values, one pass
+        n_present = int(np.count_nonzero(codes >= 0))
+        dshare = distinct / n_present if n_present else 0.0
         marker = name_says_identifier(col)
-        unique = n >= 20 and len(nonmissing) >= 20 and dshare > share
+        unique = n >= 20 and n_present >= 20 and dshare > share
         if not (unique or marker):
             continue
         masked = col in orig.columns and _changed_share(orig[col], values) >= 0.5
@@ -118,25 +127,45 @@ def identifier_check(original: Microdata, released: Microdata, *, allow: Iterabl
             reason = (f"its name says it is an identifier ({marker!r}) and {dshare:.1%} of its "
                       f"values are distinct")
         elif unique:
-            reason = f"{dshare:.1%} of its {len(nonmissing)} values are distinct (above {share:.0%})"
+            reason = f"{dshare:.1%} of its {n_present} values are distinct (above {share:.0%})"
         else:
             reason = f"its name says it is an identifier ({marker!r})"
         out.append({"column": str(col), "reason": reason, "distinct_share": dshare,
                     "name_marker": marker, "nearly_unique": bool(unique),
                     "allowed": col in allow, "masked": bool(masked)})
+    _LAST_CHECK["key"] = (key, original, released, [dict(entry) for entry in out])
     return out
+
+
+#: the last identifier check (its inputs held, so an id cannot be reused by other data)
+_LAST_CHECK: dict = {}
+
+
+def _combine(codes: np.ndarray | None, bound: int, column_codes: np.ndarray,
+             k: int) -> tuple[np.ndarray, int]:
+    """``codes * k + column_codes`` (codes below ``bound``), re-compressed to dense ids first
+    when the product could overflow int64; the new codes and their bound."""
+    if codes is None:
+        return column_codes.astype(np.int64), k
+    if bound > np.iinfo(np.int64).max // k:
+        codes, uniques = pd.factorize(codes)
+        codes, bound = codes.astype(np.int64), max(len(uniques), 1)
+    codes = codes * k
+    codes += column_codes
+    return codes, bound * k
 
 
 def row_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """One int64 per record, equal iff the records are equal on ``columns`` (missing equals
-    missing): a mixed-radix code, re-compressed whenever the next digit could overflow."""
-    codes = np.zeros(len(frame), dtype=np.int64)
+    missing): a mixed-radix code over each column's value codes (integers counted, other
+    values hashed once), re-compressed whenever the next digit could overflow, numbered in
+    the order the records first show each combination."""
+    codes, bound = None, 1
     for col in columns:
-        c, uniq = pd.factorize(frame[col], use_na_sentinel=False)
-        k = max(len(uniq), 1)
-        if codes.max(initial=0) >= (np.iinfo(np.int64).max // (k + 1)):
-            codes = pd.factorize(codes)[0].astype(np.int64)
-        codes = codes * k + c
+        c, k = value_codes(frame[col])
+        codes, bound = _combine(codes, bound, c.astype(np.int64) + 1, k + 1)   # missing -> 0
+    if codes is None:
+        codes = np.zeros(len(frame), dtype=np.int64)
     return pd.factorize(codes)[0].astype(np.int64)
 
 
@@ -185,7 +214,10 @@ def linkage_all_columns(original: Microdata, released: Microdata,
     if not columns or n == 0:
         return {"columns": columns, "n_records": n, "sample_uniques": 0, "sample_unique_share": 0.0,
                 "expected_correct_links": 0.0, "correct_link_share": 0.0}
-    a, b = _joint_codes(orig, rel, columns)
+    if rel is orig:           # the data against themselves: one coding serves both sides
+        a = b = row_codes(orig, columns)
+    else:
+        a, b = _joint_codes(orig, rel, columns)
     counts = np.bincount(b, minlength=int(max(a.max(), b.max())) + 1)
     m = counts[a]  # released records matching each target's original values
     correct = (a == b)  # the target's own released record is among them
@@ -212,17 +244,24 @@ def undeclared_scan(microdata: Microdata, *, columns: Sequence[str] | None = Non
     keys = list(microdata.key_vars)
     cands = [c for c in (columns or frame.columns) if c not in keys]
 
-    def n_unique(cols: list[str]) -> int:
-        if not cols:
-            return 0
-        codes = row_codes(frame, cols)
-        return int((np.bincount(codes)[codes] == 1).sum())
+    def n_unique(codes: np.ndarray) -> int:
+        ids, uniques = pd.factorize(codes)
+        return int((np.bincount(ids, minlength=len(uniques))[ids] == 1).sum())
 
-    base = n_unique(keys)
+    # the keys' row codes once; each candidate column is one more digit of them
+    key_codes = row_codes(frame, keys) if keys else None
+    key_bound = int(key_codes.max()) + 1 if key_codes is not None and key_codes.size else 1
+    base = n_unique(key_codes) if key_codes is not None else 0
     rows = []
     for c in cands:
-        with_c = n_unique(keys + [c])
-        rows.append({"column": str(c), "n_categories": int(frame[c].nunique(dropna=False)),
+        cc, k = value_codes(frame[c])
+        with_codes, _ = _combine(key_codes, key_bound, cc.astype(np.int64) + 1, k + 1)
+        with_c = n_unique(with_codes)
+        if frame[c].dtype == object:                      # None and NaN may count apart there
+            n_categories = int(frame[c].nunique(dropna=False))
+        else:                                             # nunique(dropna=False): missing counts once
+            n_categories = k + int(bool((cc < 0).any()))
+        rows.append({"column": str(c), "n_categories": int(n_categories),
                      "uniques_with": with_c, "added_uniques": with_c - base})
     rows.sort(key=lambda r: (-r["added_uniques"], r["column"]))
     return rows[:top] if top else rows

@@ -138,14 +138,22 @@ def _risk_values(f: np.ndarray, F: np.ndarray, method: str) -> np.ndarray:
     if method == "exact":
         r = _bf_exact(f, p)
     else:
-        q = 1.0 - p
+        # each record's closed form on its own entries only (the same operations on the same
+        # values as evaluating every form everywhere and selecting)
+        r = np.empty_like(p)
+        one, two = f == 1, f == 2
+        rest = ~(one | two)
         with np.errstate(divide="ignore", invalid="ignore"):
-            odds = p / q  # p/(1-p)
-            log1p_ = np.log(1.0 / p)
-            r1 = odds * log1p_                      # f_k = 1 (eq. 5)
-            r2 = odds - odds * odds * log1p_        # f_k = 2 (eq. 6)
-            r3 = p / (f - q)                        # f_k >= 3, approximation (eq. 7)
-        r = np.where(f == 1, r1, np.where(f == 2, r2, r3))
+            for mask, form in ((one, 1), (two, 2)):
+                if mask.any():
+                    pm = p[mask]
+                    qm = 1.0 - pm
+                    odds = pm / qm                  # p/(1-p)
+                    log1p_ = np.log(1.0 / pm)
+                    r[mask] = odds * log1p_ if form == 1 else odds - odds * odds * log1p_   # eq. 5, eq. 6
+            if rest.any():
+                pm = p[rest]
+                r[rest] = pm / (f[rest] - (1.0 - pm))   # f_k >= 3, approximation (eq. 7)
         frac = ~integral
         if frac.any():
             r[frac] = _bf_exact(f[frac], p[frac])

@@ -877,12 +877,9 @@ def _store_passive(col: Column, syn: _Frame, val: np.ndarray) -> None:
         for i, v in enumerate(val):
             key = None if _isnull(v) else v
             if key not in index:
-                # a label the original data do not hold: one more category
-                labels.append(key)
-                index[key] = len(labels) - 1
-                cat = np.empty(len(labels), dtype=object)
-                cat[:] = labels
-                col.categories = cat
+                raise InputError(f"passive.{var}: the formula gives {key!r}, which is not a category of "
+                                 f"{var!r} in the original data; a passive categorical variable takes the "
+                                 "original's categories.")
             codes[i] = index[key]
         syn.codes[var] = codes
         return
@@ -978,11 +975,31 @@ class SynthesisDraw:
             index = pd.RangeIndex(self.k)
         data = {}
         for c in cols:
-            data[c] = self.column(c)
-        out = pd.DataFrame(data, index=index)
-        for c in cols:
-            out[c] = _restore_dtype(out[c], template[c], enc[c])
-        return out
+            col = enc[c]
+            if col.categorical and not isinstance(template[c].dtype, pd.CategoricalDtype):
+                data[c] = self._categorical(c, template[c], index)
+            else:
+                data[c] = _restore_dtype(pd.Series(self.column(c), index=index, name=c), template[c], col)
+        return pd.DataFrame(data, index=index)
+
+    def _categorical(self, c: str, original: pd.Series, index: pd.Index) -> pd.Series:
+        """A categorical column from its codes (no Python object per record): a categorical
+        array cast to the original dtype."""
+        col = self.fitted.encoded[c]
+        codes = self.codes(c)
+        cats = list(col.categories)
+        if cats and cats[-1] is None:
+            cats = cats[:-1]
+            codes = np.where(codes == len(cats), -1, codes)
+        try:
+            cat = pd.Categorical.from_codes(codes, categories=pd.Index(cats))
+            ser = pd.Series(cat, index=index, name=c)
+            dt = original.dtype
+            if (codes < 0).any() and pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
+                return ser.astype(float)
+            return ser.astype(dt)
+        except (TypeError, ValueError):
+            return _restore_dtype(pd.Series(self.column(c), index=index, name=c), original, col)
 
     def column(self, c: str) -> np.ndarray:
         """Decoded values of column ``c`` over the whole file (labels or floats)."""

@@ -20,8 +20,16 @@ and the sampling rule (the audited ones are then a uniform random sample plus th
 the way). A sampled audit never reads as passed: ``ok`` is True only for ``status == "exact"``
 with every primary protected; ``status = "failed"`` when an audited primary is not protected.
 
-The verdict of every audited primary is exact (an LP optimum or a feasible table), not an
-estimate.
+**Proofs given in advance.** A caller may hand the audit perturbation directions ``d`` (such
+as the hypercube method's certificates: a support of suppressed cells and integer signs). The
+audit does not trust them: it checks each one itself, ``M d = 0`` on the table's relations by
+one sparse product and every cell of the support suppressed; a verified ``d`` gives the
+attacker tables ``a + t d`` for ``-t_dn <= t <= t_up`` (the largest steps within the a-priori
+bounds), which prove moves of every primary in its support. A primary proven both ways needs
+no LP; a rejected direction is ignored (counted in ``n_proofs_rejected``) and the LPs decide.
+
+The verdict of every audited primary is exact (an LP optimum or a verified feasible table),
+not an estimate.
 
 References
 ----------
@@ -90,6 +98,9 @@ class ProtectionAudit:
     cpu_budget: float | None = None
     stopped_by: str = ""
     cpu_seconds: float = 0.0
+    n_proofs_given: int = 0
+    n_proofs_rejected: int = 0
+    n_proven_by_given: int = 0
 
     @property
     def ok(self) -> bool:
@@ -108,7 +119,8 @@ class ProtectionAudit:
     def rule(self) -> str:
         """How the audited primaries were chosen, in words."""
         if self.mode == "exact":
-            return "every sensitive cell audited (one attacker LP per cell and direction, or a table proving it)"
+            return ("every sensitive cell audited (one attacker LP per cell and direction, or a verified attacker "
+                    "table proving it)")
         budget = {"lps": f"the budget of {self.max_lps:,} LP solves",
                   "cpu": f"the budget of {self.cpu_budget:g} CPU seconds"}.get(self.stopped_by, "the budget")
         return ("a random sample: sensitive cells taken in a seeded random order until "
@@ -156,6 +168,8 @@ class ProtectionAudit:
                 "rule": self.rule, "statement": self.statement(),
                 "n_unprotected": self.n_unprotected, "n_shared_proofs": self.n_shared_proofs,
                 "n_components": self.n_components, "n_lps": self.n_lps, "max_lps": self.max_lps,
+                "n_proofs_given": self.n_proofs_given, "n_proofs_rejected": self.n_proofs_rejected,
+                "n_proven_by_given": self.n_proven_by_given,
                 "cpu_budget": self.cpu_budget, "stopped_by": self.stopped_by or None,
                 "cpu_seconds": round(self.cpu_seconds, 4), "seconds": round(self.seconds, 4)}
 
@@ -172,9 +186,45 @@ class ProtectionAudit:
                 + f"<p class='audit-detail'>{html.escape(self.describe().splitlines()[0])}</p>")
 
 
+def _given_proofs(table: Table, suppressed: np.ndarray, proofs: dict, cells_all: np.ndarray, lb, ub):
+    """Check each given direction ``d`` (``M d = 0``, support suppressed, no repeated cell) and
+    return ``(g, up, dn, n_rejected)``: for every primary ``cells_all[g]`` in a verified support,
+    the move up and down that ``d`` proves (arrays, one entry per primary and direction)."""
+    import scipy.sparse as sp
+
+    items = list(proofs.values())
+    if not items:
+        return np.zeros(0, int), np.zeros(0), np.zeros(0), 0
+    sizes = np.array([len(c) for c, _ in items])
+    col = np.repeat(np.arange(len(items)), sizes)
+    rows = np.concatenate([np.asarray(c, np.int64) for c, _ in items])
+    sg = np.concatenate([np.asarray(g, float) for _, g in items])
+    D = sp.csc_matrix((sg, (rows, col)), shape=(table.n_cells, len(items)))
+    Md = (table.relations @ D).tocsc()
+    resid = np.zeros(len(items))
+    if Md.nnz:
+        np.maximum.at(resid, np.repeat(np.arange(len(items)), np.diff(Md.indptr)), np.abs(Md.data))
+    ok = resid <= 1e-9
+    ok &= np.logical_and.reduceat(suppressed[rows], np.r_[0, np.cumsum(sizes)[:-1]]) & (sizes > 0)
+    ok &= np.diff(D.indptr) == sizes  # a repeated cell would have been summed
+    a = table.value[rows]
+    # largest steps t >= 0 along +d and -d within the a-priori bounds (per direction)
+    room_pos = np.where(sg > 0, (ub[rows] - a) / np.abs(sg), (a - lb[rows]) / np.abs(sg))
+    room_neg = np.where(sg > 0, (a - lb[rows]) / np.abs(sg), (ub[rows] - a) / np.abs(sg))
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    t_pos = np.minimum.reduceat(room_pos, starts)
+    t_neg = np.minimum.reduceat(room_neg, starts)
+    keep = ok[col] & np.isin(rows, cells_all)
+    g = np.searchsorted(cells_all, rows[keep])
+    dq, tp, tn = sg[keep], t_pos[col[keep]], t_neg[col[keep]]
+    up = np.where(dq > 0, tp * dq, tn * -dq)
+    dn = np.where(dq > 0, tn * dq, tp * -dq)
+    return g, up, dn, int((~ok).sum())
+
+
 def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upper_bound=None,
                      max_lps: int | None = 20_000, cpu_budget: float | None = 120.0, rng=0,
-                     tol: float = 1e-6) -> ProtectionAudit:
+                     proofs: dict | None = None, tol: float = 1e-6) -> ProtectionAudit:
     """Audit the protection levels of the suppressed primaries (module docstring).
 
     Parameters
@@ -192,6 +242,9 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         that a loaded machine cannot change the verdict); None: no limit.
     rng : seed
         Order of the per-primary LPs (the sample when the budget runs out).
+    proofs : dict, optional
+        Perturbation directions to check and use before any LP: ``{key: (cells, signs)}``
+        (e.g. the hypercube certificates); each is verified here (module docstring).
 
     Returns
     -------
@@ -212,6 +265,17 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
     up_done, dn_done = up_req <= tl, dn_req <= tl  # direction decided (by an LP or a shared proof)
     up_exact, dn_exact = np.zeros(n, bool), np.zeros(n, bool)  # decided by its own LP optimum
     where = {int(c): i for i, c in enumerate(cells_all)}
+    n_given = n_rejected = n_by_given = 0
+    if proofs:
+        g, up, dn, n_rejected = _given_proofs(table, suppressed, proofs, cells_all, lb, ub)
+        n_given = len(proofs)
+        np.maximum.at(up_reach, g, up)
+        np.maximum.at(dn_reach, g, dn)
+        new_up = ~up_done & (up_reach >= up_req - tl)
+        new_dn = ~dn_done & (dn_reach >= dn_req - tl)
+        up_done |= new_up
+        dn_done |= new_dn
+        n_by_given = int((up_done & dn_done).sum())
     models, jobs = [], []
     n_comp = 0
     for comp in suppressed_components(table, suppressed):
@@ -286,4 +350,5 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
     return ProtectionAudit(cells_all, a_all, up_reach, dn_reach, up_req, dn_req, protected, audited,
                            mode, n_comp, n_lps, n_shared, time.perf_counter() - t0, False, labels,
                            max_lps=max_lps, cpu_budget=cpu_budget, stopped_by="" if mode == "exact" else stopped_by,
-                           cpu_seconds=time.process_time() - c0)
+                           cpu_seconds=time.process_time() - c0, n_proofs_given=n_given,
+                           n_proofs_rejected=n_rejected, n_proven_by_given=n_by_given)

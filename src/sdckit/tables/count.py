@@ -403,22 +403,22 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     t_lim = math.inf if time_limit is None else time_limit
     m_lim = math.inf if max_memory_gb is None else max_memory_gb
     cost = {k: v for k, v in cost.items() if math.isfinite(v[0])}  # ie-mitm: inf beyond four columns
-    mem_ok = {k: v for k, v in cost.items() if v[1] <= m_lim}
-    fits = {k: v for k, v in mem_ok.items() if v[0] <= t_lim}
+    time_ok = {k: v for k, v in cost.items() if v[0] <= t_lim}
+    fits = {k: v for k, v in time_ok.items() if v[1] <= m_lim}
     what = f"counting the tables with margins rows={list(r)}, cols={list(c)} exactly"
     alternative = ("estimate the count instead (sdckit table count --estimate, or sdckit.tables.sis.sis_count)")
-    if not mem_ok:
-        small = min(cost, key=lambda k: cost[k][1])
-        sec, gb = cost[small]
-        raise FibreTooLarge(f"{what} needs about {gb:,.1f} GB ({small} method, predicted {sec:,.0f} CPU seconds), "
-                            f"more than the memory limit of {max_memory_gb:g} GB; nothing was counted: raise the "
-                            f"limit (--max-memory) or {alternative}")
-    if not fits:
-        quick = min(mem_ok, key=lambda k: mem_ok[k][0])
-        sec, gb = mem_ok[quick]
+    if not time_ok:
+        quick = min(cost, key=lambda k: cost[k][0])
+        sec, gb = cost[quick]
         raise CountTimeout(f"{what} is predicted to take about {sec:,.0f} CPU seconds ({quick} method, "
                            f"{gb:.2g} GB), more than the time limit of {time_limit:g} s; nothing was counted: "
-                           f"raise the limit (--time-limit) or {alternative}")
+                           f"raise the limit (--time-limit, time_limit) or {alternative}")
+    if not fits:
+        small = min(time_ok, key=lambda k: time_ok[k][1])
+        sec, gb = time_ok[small]
+        raise FibreTooLarge(f"{what} needs about {gb:,.1f} GB ({small} method, predicted {sec:,.0f} CPU seconds), "
+                            f"more than the memory limit of {max_memory_gb:g} GB; nothing was counted: raise the "
+                            f"limit (--max-memory, max_memory_gb) or {alternative}")
     method = min(fits, key=lambda k: fits[k][0])
     pred_s, pred_gb = fits[method]
     if method == "kostka":

@@ -317,6 +317,10 @@ class HypercubeSuppression:
         verdict); beyond it the audit is a sample, stated so, and the result is not ``audit_ok``.
     seed : int
         Order of the audit's LPs (the sample when the budget runs out).
+    audit_certificates : bool
+        Hand the certificates to the audit as proofs (it verifies each one itself: ``M d = 0``,
+        support suppressed, bounds), so that only primaries without a verified certificate need
+        an LP. False: one LP per primary and direction, independent of the certificates.
 
     References
     ----------
@@ -330,6 +334,7 @@ class HypercubeSuppression:
     audit_seconds: float = 120.0
     seed: int = 0
     avoid_singletons: bool = True
+    audit_certificates: bool = True
     lower_bound: float | None = None
     upper_bound: float | None = None
 
@@ -339,6 +344,7 @@ class HypercubeSuppression:
         check_int("HypercubeSuppression", "audit_lps", self.audit_lps, min_value=0)
         check_float("HypercubeSuppression", "audit_seconds", self.audit_seconds, low=0)
         check_bool("HypercubeSuppression", "avoid_singletons", self.avoid_singletons)
+        check_bool("HypercubeSuppression", "audit_certificates", self.audit_certificates)
 
     def apply(self, table: Table, primary: Primary, *, weights: np.ndarray | None = None) -> HypercubeResult:
         t0 = time.perf_counter()
@@ -444,7 +450,8 @@ class HypercubeSuppression:
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")
         aud = protection_audit(table, sup, primary, lower_bound=lb, upper_bound=ub, max_lps=self.audit_lps,
-                               cpu_budget=self.audit_seconds, rng=self.seed)
+                               cpu_budget=self.audit_seconds, rng=self.seed,
+                               proofs=certificates if self.audit_certificates else None)
         cost = float(w[sup & ~primary.sensitive].sum())
         state = (f"hypercube: {len(certificates)} primaries certified by a hypercube"
                  + (f", {n_fallback} by the LP heuristic" if n_fallback else "")

@@ -18,7 +18,8 @@ Example::
 
     [protection]
     method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm | dp
-    # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120 (CPU seconds)
+    # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120 (CPU seconds);
+    #   audit_certificates = true (the audit verifies the hypercubes and uses them as proofs)
     # audit = "exact"                 # refuse (exit 3, nothing written) unless every sensitive cell is
                                       # audited and protected; default "sampled" accepts a sampled audit,
                                       # stated as such (never as passed)
@@ -77,7 +78,7 @@ _SECTIONS = {
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
-                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit",
+                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit", "audit_certificates",
                    # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
                    "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
                    "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
@@ -299,7 +300,7 @@ def _method(method: str, prot: dict, where: str = "protection"):
             "modular": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "carry_percent"),
             "heuristic": ("cost", "time_limit", "lower_bound", "upper_bound"),
             "hypercube": ("cost", "time_limit", "lower_bound", "upper_bound", "max_siblings", "audit_lps",
-                          "audit_seconds", "avoid_singletons")}[method]
+                          "audit_seconds", "avoid_singletons", "audit_certificates")}[method]
     try:
         return _SUPPRESSION[method](**{k: prot[k] for k in keys if k in prot})
     except ParameterError as e:

@@ -137,7 +137,14 @@ def joint_table(a: LabelCodes, b: LabelCodes) -> np.ndarray:
 
 
 def entropy_terms(a: LabelCodes, b: LabelCodes) -> tuple[float, float]:
-    """H(X) and H(X | Y) = H(X, Y) - H(Y) of the original (``a``) and released (``b``) labels."""
+    """H(X) and H(X | Y) = H(X, Y) - H(Y) of the original (``a``) and released (``b``) labels.
+
+    A variable the steps left alone (``b is a``: the same label codes) has a diagonal joint
+    table: H(X) from its counts (missing first, then the labels by first record) and
+    H(X | Y) = 0 exactly, as the table would give (the same entropy twice)."""
+    if a is b:
+        counts = np.concatenate([[a.n_missing], a.counts[appearance_order(a)]])
+        return entropy(counts), 0.0
     joint = joint_table(a, b)
     return entropy(joint.sum(axis=1)), entropy(joint.ravel()) - entropy(joint.sum(axis=0))
 
@@ -195,8 +202,10 @@ def shares(a: LabelCodes, b: LabelCodes) -> tuple[pd.Series, pd.Series]:
 def changed_share(a: LabelCodes, b: LabelCodes) -> float:
     """Share of records whose label differs between ``a`` and ``b`` (record by record; a
     missing value equals a missing value)."""
+    n = a.n_records
+    if a is b:                      # the same label codes: nothing changed
+        return 0.0 if n else float("nan")
     number = {t: j for j, t in enumerate(dict.fromkeys([*a.texts, *b.texts]))}
     map_a = np.array([number[t] for t in a.texts] + [-1], dtype=np.int64)
     map_b = np.array([number[t] for t in b.texts] + [-1], dtype=np.int64)
-    n = a.n_records
     return float(np.count_nonzero(map_a[a.ids] != map_b[b.ids]) / n) if n else float("nan")
