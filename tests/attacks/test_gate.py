@@ -75,3 +75,38 @@ def test_missing_control_file_is_named(files):
     gate = {"max_linkability": {"risk": 0.1, "control_file": "nowhere.csv"}}
     with pytest.raises(InputError, match=r"gate\.max_linkability\.control_file: nowhere\.csv: no such file"):
         Release(md, [], gate=gate, rng=1).run()
+
+
+def test_a_written_release_reports_the_attacks_and_publishes_no_control_path(files, tmp_path):
+    """The public report carries the attack section; the certificate's spec names the control
+    file by its name only (a path of the steward's machine is never published)."""
+    import json
+
+    spec = tmp_path / "release.toml"
+    control = files / "control.csv"
+    spec.write_text(f"""
+[input]
+path = "{files / 'input.csv'}"
+[roles]
+key_vars = ["Region", "Sex", "Age", "Marital Status"]
+[run]
+seed = 3
+[[steps]]
+method = "recode"
+variable = "Age"
+mapping = {{ young = [1, 2, 3], mid = [4, 5], old = [6, 7, 8] }}
+[gate]
+max_global_risk = 1.0
+max_mia_auc = {{ auc = 1.0, control_file = "{control}", n_targets = 200, n_repeats = 2 }}
+[output]
+directory = "{tmp_path / 'rel'}"
+data = "released.csv"
+""")
+    from sdckit.release import protect
+
+    run, paths = protect(spec)
+    report = paths["report"].read_text("utf-8")
+    assert "Privacy attacks" in report and "membership" in report.lower()
+    cert = (tmp_path / "rel" / "certificate.json").read_text("utf-8")
+    assert str(files) not in cert and str(tmp_path) not in cert
+    assert json.loads(cert)["spec"]["gate"]["max_mia_auc"]["control_file"] == "control.csv"

@@ -267,3 +267,12 @@ def attack_section_html(outcomes) -> str:
     return ("<p>An intruder holding the released file attacked the records it was made from and, for "
             "comparison, control records of the same population that it was not made from; each figure "
             "counts only the success beyond the control's.</p><ul class='attacks'>" + "".join(items) + "</ul>")
+
+
+def attack_report_section(outcomes) -> tuple[str, str]:
+    """The release report's section for the attack thresholds: (title, HTML fragment)."""
+    return "Privacy attacks", attack_section_html(outcomes)
+
+
+for _cls in (MaxSinglingOut, MaxLinkability, MaxInference, MaxMiaAuc):
+    _cls.report_section = staticmethod(attack_report_section)

@@ -133,10 +133,11 @@ def public_spec(run: "ReleaseRun") -> dict | None:
             if key in out:
                 out[key] = Path(str(out[key])).name
         out.pop("signing_key", None)  # a path; the signature names the key by its fingerprint
-    for step in raw.get("steps", []) or []:
-        for key in list(step):
-            if (key == "file" or key.endswith("_file")) and isinstance(step[key], str):
-                step[key] = Path(step[key]).name
+    gate_tables = [v for v in (raw.get("gate") or {}).values() if isinstance(v, dict)]
+    for table in [*(raw.get("steps", []) or []), *gate_tables]:  # file names only, never paths
+        for key in list(table):
+            if (key == "file" or key.endswith("_file")) and isinstance(table[key], str):
+                table[key] = Path(table[key]).name
     return jsonable(raw)
 
 

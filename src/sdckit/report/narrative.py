@@ -30,11 +30,16 @@ GATE_WORDS = {
     "max_recognition_ratio": "PRAM spontaneous-recognition ratio",
     "allow_identifiers": "no direct identifiers released (columns accepted)",
     "max_linkage_all_columns": "share re-identified by exact matching on all columns",
+    "max_singling_out": "singling-out attack: risk beyond control records (upper 95% bound)",
+    "max_linkability": "linkability attack: risk beyond control records (upper 95% bound)",
+    "max_inference": "inference attack: risk beyond control records (upper 95% bound)",
+    "max_mia_auc": "membership inference: AUC (upper 95% bound)",
 }
 
 #: the direction of each threshold: True when the measured value must be at most the threshold
 GATE_UPPER = {"max_global_risk": True, "max_individual_risk": True, "max_dld": True, "max_id": True,
-              "max_recognition_ratio": True, "max_linkage_all_columns": True, "k_anonymity": False, "min_diagonal": False, "l_diversity": False}
+              "max_recognition_ratio": True, "max_linkage_all_columns": True,
+              "max_singling_out": True, "max_linkability": True, "max_inference": True, "max_mia_auc": True, "k_anonymity": False, "min_diagonal": False, "l_diversity": False}
 
 
 def fmt(v: Any) -> str:
@@ -222,7 +227,10 @@ def gate_headline(name: str, value: Any) -> float | None:
     """The single number a threshold is compared with (for charts and the certificate)."""
     keys = {"k_anonymity": "k_reached", "min_diagonal": "smallest", "max_global_risk": "global_risk",
             "max_individual_risk": "max_individual_risk", "max_dld": "dld", "max_id": "id",
-            "max_linkage_all_columns": "correct_link_share"}
+            "max_linkage_all_columns": "correct_link_share",
+            # attacks: the upper end of the interval is what the threshold is compared with
+            "max_singling_out": "ci_high", "max_linkability": "ci_high", "max_inference": "ci_high",
+            "max_mia_auc": "auc_ci_high"}
     if isinstance(value, dict) and keys.get(name) in value:
         v = value[keys[name]]
         return float(v) if isinstance(v, (int, float)) else None

@@ -485,6 +485,24 @@ def verdict_context(run: "ReleaseRun") -> list[dict]:
     return rows
 
 
+def gate_sections(run: "ReleaseRun") -> list[tuple[str, str]]:
+    """Report sections that gate checks contribute (a check class's ``report_section(outcomes)``
+    returns a title and an HTML fragment, e.g. the privacy attacks): one section per function,
+    with every outcome it covers."""
+    from ..errors import SDCError
+    from ..registry import gate_check_class
+
+    grouped: dict = {}
+    for o in run.gate:
+        try:
+            fn = getattr(gate_check_class(o.name), "report_section", None)
+        except SDCError:
+            continue
+        if fn is not None:
+            grouped.setdefault(fn, []).append(o)
+    return [(title, body) for fn, outs in grouped.items() for title, body in [fn(outs)] if body]
+
+
 def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifacts: list[str],
              extra_sections: list[tuple[str, str]] | None = None, formula_guard: str | None = None) -> dict:
     from .. import __version__
@@ -499,7 +517,8 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
     guarantees_ok = all(g.holds for r in run.results for g in r.guarantees)
     sections = [("verdict", "Verdict"), ("data", "Data released"), ("risk", "Disclosure risk before and after"),
                 ("utility", "Utility"), ("steps", "Steps")]
-    extra = [{"id": f"extra-{i}", "title": t, "html": h} for i, (t, h) in enumerate(extra_sections or [])]
+    extra_sections = [*_once(run, "gate_sections", lambda: gate_sections(run)), *(extra_sections or [])]
+    extra = [{"id": f"extra-{i}", "title": t, "html": h} for i, (t, h) in enumerate(extra_sections)]
     sections += [(e["id"], e["title"]) for e in extra]
     if artifacts:
         sections.append(("files", "Files published with the data"))

@@ -113,6 +113,8 @@ def wildcard_frequencies(codes: Sequence[np.ndarray], n_categories: Sequence[int
     base = frequencies_from_codes(codes, n_categories, weights, names=names)
     m = len(codes)
     n = base.n_records
+    if all(np.asarray(c).size == 0 or np.asarray(c).min() >= 0 for c in codes):
+        return base                      # nothing missing (a min per key, no mask)
     any_missing = np.zeros(n, dtype=bool)
     for c in codes:
         any_missing |= c < 0

@@ -302,12 +302,12 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
     # not from passes over the records
     sizes = freq.group_sizes
     threshold = global_risk_threshold(g_risk, max_global_risk, counts=sizes)
-    records = pd.DataFrame({"fk": freq.fk, "Fk": freq.Fk, "risk": risk},
-                           index=microdata.frame.index, copy=False)
-    for k in ks:
-        records[f"violates_k{k}"] = freq.fk < k
     above = risk > threshold if threshold is not None else np.zeros(n, dtype=bool)
-    records["above_threshold"] = above
+    columns = {"fk": freq.fk, "Fk": freq.Fk, "risk": risk}
+    for k in ks:
+        columns[f"violates_k{k}"] = freq.fk < k
+    columns["above_threshold"] = above
+    records = pd.DataFrame(columns, index=microdata.frame.index, copy=False)
     fk_min = float(np.min(freq.counts))
     missing = None
     for v in microdata.key_vars:
