@@ -110,7 +110,14 @@ def mark_id(folder: Path) -> str | None:
 
 def write_in_child(fn, *, kill_at: str | None = None, no_exchange: bool = False, timeout: float = 600) -> int:
     """Run ``fn()`` in a forked child; with ``kill_at`` the child ends at that switch point as a
-    SIGKILL would end it (``os._exit``: no clean-up, no finally). Returns the child's exit status."""
+    SIGKILL would end it (``os._exit``: no clean-up, no finally). Returns the child's exit status.
+
+    The chart bundle is built in the parent first: building it starts vl-convert's JavaScript
+    runtime, whose threads a forked child does not inherit (the child would wait for them for
+    ever when a test earlier in the same process had started the runtime)."""
+    from sdckit.report.charts import vega_script
+
+    vega_script()
     pid = os.fork()
     if pid == 0:  # the child
         code = 0

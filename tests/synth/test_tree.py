@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdckit.synth._tree import grow_tree
+from sdckit.synth.tree import grow_tree
 
 
 def _sse(y):

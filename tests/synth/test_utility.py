@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from sdckit.synth import compare_fit, propensity_utility, table_utility
-from sdckit.synth.utility import _logit_fit
+from sdckit.synth.utility import logit_fitted_values
 
 
-def test_logit_fit_matches_statsmodels():
+def testlogit_fitted_values_matches_statsmodels():
     # reference: statsmodels' Newton-Raphson Logit, an independent implementation
     import statsmodels.api as sm
 
@@ -18,7 +18,7 @@ def test_logit_fit_matches_statsmodels():
     n = 400
     X = np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n)])
     y = (rng.random(n) < 1 / (1 + np.exp(-(0.3 + X[:, 1] - 0.8 * X[:, 2])))).astype(float)
-    mu, k, converged = _logit_fit(X, y)
+    mu, k, converged = logit_fitted_values(X, y)
     ref = sm.Logit(y, X).fit(disp=0, tol=1e-12).predict(X)
     assert converged and k == 3
     np.testing.assert_allclose(mu, ref, atol=1e-8)
@@ -30,7 +30,7 @@ def test_collinear_columns_count_once():
     a = rng.normal(size=n)
     X = np.column_stack([np.ones(n), a, 2 * a, np.zeros(n)])
     y = (rng.random(n) < 0.5).astype(float)
-    assert _logit_fit(X, y)[1] == 2
+    assert logit_fitted_values(X, y)[1] == 2
 
 
 def _frame(seed, n=300):

@@ -31,12 +31,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
 def bind_socket(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` (port 0: a free one), ready for uvicorn; a port in use is
     one :class:`InputError` line (the command exits 2)."""

@@ -113,9 +113,9 @@ def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
             flagged = _flagged_values(values)
             if flagged.size == 0:
                 continue
-            mapping = {v: "'" + v for v in flagged}
-            new = pd.Series([mapping.get(v, v) if isinstance(v, str) else v for v in values],
-                            index=s.index, dtype=s.dtype, name=s.name)
+            hit = s.isin(flagged).to_numpy()
+            new = s.copy()
+            new[hit] = "'" + s[hit].astype(str)  # only formula-like strings: no other cell changes
         else:
             continue
         if out is None:

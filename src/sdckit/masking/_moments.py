@@ -38,7 +38,8 @@ def psd_factor(S: np.ndarray) -> np.ndarray:
 def _dd_cross(X):  # pragma: no cover - compiled
     """Double-double sums of x_a (a < p) and of x_a x_b (index p + a p + b) over the rows of
     X whose values are all finite, each sum accumulated in row order with TwoSum (as
-    :func:`sdckit._sums.dd_bincount` adds them); no product array is formed."""
+    :func:`sdckit._sums.dd_bincount` adds them); no product array is formed. x_a x_b = x_b x_a,
+    so each product below the diagonal is the sum above it, copied."""
     n, p = X.shape
     m = p + p * p
     hi = np.zeros(m)
@@ -53,21 +54,24 @@ def _dd_cross(X):  # pragma: no cover - compiled
         if not ok:
             continue
         count += 1
-        for g in range(m):
-            if g < p:
-                b = X[i, g]
-            else:
-                k = g - p
-                r, c = k // p, k % p
-                if c < r:                  # x_r x_c = x_c x_r: the same sum, added once below
-                    continue
-                b = X[i, r] * X[i, c]
-            a0 = hi[g]
+        for a in range(p):
+            b = X[i, a]
+            a0 = hi[a]
             s = a0 + b                     # TwoSum(a0, b): s + e == a0 + b exactly
             bb = s - a0
-            lo[g] += (a0 - (s - bb)) + (b - bb)
-            hi[g] = s
-    for r in range(p):                     # the products below the diagonal are those above it
+            lo[a] += (a0 - (s - bb)) + (b - bb)
+            hi[a] = s
+        for r in range(p):
+            xr = X[i, r]
+            for c in range(r, p):
+                g = p + r * p + c
+                b = xr * X[i, c]
+                a0 = hi[g]
+                s = a0 + b
+                bb = s - a0
+                lo[g] += (a0 - (s - bb)) + (b - bb)
+                hi[g] = s
+    for r in range(p):
         for c in range(r):
             hi[p + r * p + c] = hi[p + c * p + r]
             lo[p + r * p + c] = lo[p + c * p + r]
@@ -77,7 +81,7 @@ def _dd_cross(X):  # pragma: no cover - compiled
 def cross_sums(X: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """The complete rows' count and the double-double sums of each variable and of each
     product of two variables (the :data:`CROSS` entry of :func:`moments_partition`)."""
-    count, hi, lo = _dd_cross(np.ascontiguousarray(X, dtype=np.float64))
+    count, hi, lo = _dd_cross(np.asarray(X, dtype=np.float64))     # any memory order
     s = hi + lo                            # renormalised: hi the float64 nearest to hi + lo
     return int(count), s, lo - (s - hi)
 

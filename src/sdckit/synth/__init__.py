@@ -30,9 +30,9 @@ def synthesise(data: Any, k: int | None = None, *, rng: Any = None, n_jobs: int 
     ``rules``, ``strata``, ``missing_codes``, ``smoothing``, ...). The same ``rng`` gives the
     same file; ``n_jobs`` threads fit variables side by side (the file does not depend on it).
     """
-    from .synthesis import _frame_and_keys
+    from .synthesis import frame_and_keys
 
-    frame, _ = _frame_and_keys(data)
+    frame, _ = frame_and_keys(data)
     fitted = Synthesiser(**settings).fit(data, n_jobs=n_jobs)
     return fitted.draw(k, rng=rng).frame(frame)
 

@@ -7,7 +7,7 @@ partitions, each from its own random stream, after a single fit.
 ``sample``
     a value drawn with replacement from the observed values (the marginal).
 ``cart``
-    a classification or regression tree (:mod:`sdckit.synth._tree`, CART as rpart grows it)
+    a classification or regression tree (:mod:`sdckit.synth.tree`, CART as rpart grows it)
     fitted on the predictors; each synthetic record falls into a leaf and takes the value of a
     record drawn at random from that leaf (a *donor*), optionally smoothed by a Gaussian kernel
     (synthpop's ``smoothing = "density"``; Nowok, Raab & Dibben 2016, section 3.1; Reiter 2005
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tree import Tree, grow_tree
+from .tree import Tree, grow_tree
 
 #: the methods a variable may be given (``constant`` is chosen automatically)
 METHODS = ("cart", "sample", "norm", "normrank", "logreg", "polyreg", "pmm", "passive")

@@ -60,7 +60,7 @@ from ..errors import InputError
 from .expr import Expression, Rule, parse_expression, parse_rule
 from .models import (CATEGORICAL_ONLY, METHODS, NUMERIC_ONLY, ConstantModel, Fitted, Predictors,
                      decimal_places, fit_model, usable_predictors)
-from ._tree import MAX_BINS
+from .tree import MAX_BINS, cut_points
 
 #: the status category of an observed value of a numeric variable
 OBSERVED = 0
@@ -119,18 +119,6 @@ class Column:
         return out
 
 
-def _cuts(values: np.ndarray) -> np.ndarray:
-    """At most MAX_BINS - 1 cut points: midpoints between distinct values (all of them when
-    there are at most MAX_BINS, else at the quantiles of the records)."""
-    uniq, counts = np.unique(values, return_counts=True)
-    if uniq.shape[0] <= MAX_BINS:
-        return (uniq[:-1] + uniq[1:]) / 2.0
-    cum = np.cumsum(counts)
-    targets = cum[-1] * np.arange(1, MAX_BINS) / MAX_BINS
-    idx = np.unique(np.minimum(np.searchsorted(cum, targets), uniq.shape[0] - 2))
-    return (uniq[idx] + uniq[idx + 1]) / 2.0
-
-
 def encode_column(name: str, series: pd.Series, *, categorical: bool,
                   missing_codes: Sequence[float] = (), key: tuple[np.ndarray, pd.Index] | None = None) -> Column:
     """Encode one column (see :class:`Column`)."""
@@ -163,7 +151,7 @@ def encode_column(name: str, series: pd.Series, *, categorical: bool,
     values = np.where(status == OBSERVED, v, 0.0)
     observed = values[status == OBSERVED]
     return Column(name, False, values=values, status=status if labels else None, status_labels=labels,
-                  dtype=series.dtype, cuts=_cuts(values if observed.size else np.zeros(1)),
+                  dtype=series.dtype, cuts=cut_points(values if observed.size else np.zeros(1)),
                   decimals=decimal_places(observed))
 
 
@@ -269,11 +257,11 @@ class Synthesiser:
     def fit(self, data: Any, *, n_jobs: int = 1) -> "FittedSynthesis":
         """Fit every variable's model on the original records (a DataFrame or Microdata);
         ``n_jobs`` threads fit variables side by side (the result does not depend on it)."""
-        frame, keys = _frame_and_keys(data)
+        frame, keys = frame_and_keys(data)
         return FittedSynthesis.fit(self.plan(frame, key_vars=keys), frame, data, n_jobs=n_jobs)
 
 
-def _frame_and_keys(data: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def frame_and_keys(data: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
     if isinstance(data, pd.DataFrame):
         return data, ()
     frame = getattr(data, "frame", None)
@@ -1070,5 +1058,5 @@ def _restore_dtype(values: pd.Series, original: pd.Series, col: Column) -> pd.Se
         return values
 
 
-__all__ = ["Synthesiser", "Plan", "FittedSynthesis", "SynthesisDraw", "Column", "encode_column",
+__all__ = ["Synthesiser", "Plan", "FittedSynthesis", "SynthesisDraw", "Column", "encode_column", "frame_and_keys",
            "MAX_REDRAWS"]

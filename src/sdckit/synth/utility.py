@@ -206,7 +206,8 @@ _THRESH = 30.0
 _EPS = np.finfo(np.float64).eps
 
 
-def _logit_fit(X: np.ndarray, y: np.ndarray, maxit: int = 200, epsilon: float = 1e-8) -> tuple[np.ndarray, int, bool]:
+def logit_fitted_values(X: np.ndarray, y: np.ndarray, maxit: int = 200,
+                        epsilon: float = 1e-8) -> tuple[np.ndarray, int, bool]:
     """Fitted probabilities of a logistic regression by iteratively reweighted least squares,
     as R's ``glm.fit`` runs it (start ``mu = (y + 1/2) / 2``; convergence when the relative
     change of the deviance is below ``epsilon``; the logistic link bounded at |eta| = 30),
@@ -343,14 +344,14 @@ def propensity_utility(original: Any, synthetic: Any, *, method: str = "logit",
     t = np.concatenate([np.zeros(n1), np.ones(n2)])
     if method == "logit":
         X = np.column_stack([np.ones(Nfit), _logit_design(prep, maxorder)])
-        score, k, conv = _logit_fit(X, t)
+        score, k, conv = logit_fitted_values(X, t)
         km1 = k - 1
         pmse = float(np.sum((score - c) ** 2)) / N
         null = km1 * (1 - c) ** 2 * c / N
         s_pmse = pmse / null if null > 0 else float("nan")
         nperm = 0
     else:
-        from ._tree import grow_tree
+        from .tree import grow_tree
 
         xb, is_cat = _tree_design(prep)
         score = _tree_scores(grow_tree(xb, is_cat, y_class=t.astype(np.int64), n_classes=2, min_leaf=min_leaf,
@@ -375,14 +376,14 @@ def propensity_utility(original: Any, synthetic: Any, *, method: str = "logit",
 
 
 def _tree_design(prep: _Prepared) -> tuple[np.ndarray, np.ndarray]:
-    from .synthesis import _cuts
+    from .tree import cut_points
 
     cols = []
     is_cat = []
     for j, (o, s) in enumerate(zip(prep.orig, prep.syn)):
         v = np.concatenate([o[prep.ok_orig], s[prep.ok_syn]])
         if prep.numeric[j]:
-            cols.append(np.searchsorted(_cuts(v), v, side="left").astype(np.uint8))
+            cols.append(np.searchsorted(cut_points(v), v, side="left").astype(np.uint8))
             is_cat.append(False)
         elif prep.n_levels[j] > 256:
             cols.append((v * 256 // prep.n_levels[j]).astype(np.uint8))
@@ -657,4 +658,4 @@ def compare_fit(original: Any, synthetic: Any, outcome: str, regressors: Sequenc
 
 
 __all__ = ["PropensityUtility", "propensity_utility", "TableUtility", "table_utility", "FitComparison",
-           "compare_fit"]
+           "compare_fit", "logit_fitted_values"]

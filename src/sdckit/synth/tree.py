@@ -126,23 +126,23 @@ def _apply(packed, mask, xb, feats, rows, is_cat):
 
 # ----------------------------------------------------------------------------- node statistics
 @numba.njit(cache=True)
-def _node_risk_reg(y, order, start, end):
+def _node_risk_reg(y, start, end):
     s = 0.0
     for i in range(start, end):
-        s += y[order[i]]
+        s += y[i]
     m = s / (end - start)
     ss = 0.0
     for i in range(start, end):
-        d = y[order[i]] - m
+        d = y[i] - m
         ss += d * d
     return ss, s
 
 
 @numba.njit(cache=True)
-def _node_risk_cls(yc, order, start, end, counts):
+def _node_risk_cls(yc, start, end, counts):
     counts[:] = 0
     for i in range(start, end):
-        counts[yc[order[i]]] += 1
+        counts[yc[i]] += 1
     mx = 0
     for k in range(counts.shape[0]):
         if counts[k] > mx:
@@ -193,7 +193,7 @@ def _order_by(score, k, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan_order(seq, keys, bin_start, bin_n, cnt_row, kk, totc, leftc, stot, n, min_leaf):
+def _scan_order(seq, keys, bin_start, bin_n, cnt_row, cmask, totc, leftc, stot, n, min_leaf):
     """Cut an ordering ``seq`` of the bins after each position: the best Gini decrease
     (times n) and where. Left and right sums of squared class counts are updated for the
     classes of the moved bin only."""
@@ -208,14 +208,14 @@ def _scan_order(seq, keys, bin_start, bin_n, cnt_row, kk, totc, leftc, stot, n, 
     for jj in range(d - 1):
         j = seq[jj]
         for q in range(bin_start[j], bin_start[j + 1]):
-            c = keys[q] % kk
+            c = keys[q] & cmask
             m = cnt_row[keys[q]]
             a = leftc[c]
             bcount = totc[c] - a
             sl += float(m) * (2.0 * a + m)
             sr += float(m) * (m - 2.0 * bcount)
             leftc[c] = a + m
-        nl += bin_n[j]
+            nl += m
         nr = n - nl
         if nl < min_leaf:
             continue
@@ -271,25 +271,26 @@ def _first_pc_order(props, weights, d, kk):
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, touched, nt, bnk, tbins,
+def _search_cls(xs, is_cat, yc, kk, shift, start, end, min_leaf, cnt, touched, nt, bnk, tbins,
                 nb, totc, leftc, best, best_cats):
     """Best Gini split of a classification node. One pass over the node's records fills, for
     every feature, the counts keyed ``bin * K + class`` (``cnt``), the keys and the bins seen
     (``touched``, ``tbins``) and the number of keys per bin (``bnk``); each feature's keys are
     then grouped by bin with a counting sort, the bins ordered and cut. Returns the number of
-    categories sent left (categorical split, in ``best_cats``)."""
+    categories sent left (categorical split, in ``best_cats``). A key is ``bin << shift | class``
+    (shift = bits of the number of classes: no division on the hot path)."""
     n = end - start
-    p = feats.shape[0]
+    p = xs.shape[1]
+    cmask = (1 << shift) - 1
     totc[:] = 0
     nt[:] = 0
     nb[:] = 0
     for i in range(start, end):
-        r = order[i]
-        c = yc[r]
+        c = yc[i]
         totc[c] += 1
         for f in range(p):
-            b = np.int64(xb[r, feats[f]])
-            key = b * kk + c
+            b = np.int64(xs[i, f])
+            key = (b << shift) | c
             if cnt[f, key] == 0:
                 touched[f, nt[f]] = key
                 nt[f] += 1
@@ -329,19 +330,20 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
         bin_start[d] = pos
         for j in range(k):
             key = touched[f, j]
-            b = key // kk
+            b = key >> shift
             keys[fill[b]] = key
             fill[b] += 1
-        for j in range(d):
-            for q in range(bin_start[j], bin_start[j + 1]):
-                bin_n[j] += cnt[f, keys[q]]
+        if is_cat[f]:   # an ordered feature's scan counts its records as it goes
+            for j in range(d):
+                for q in range(bin_start[j], bin_start[j + 1]):
+                    bin_n[j] += cnt[f, keys[q]]
         if d >= 2:
             if not is_cat[f] or kk == 2:
                 if is_cat[f]:
                     for j in range(d):
                         c0 = 0
                         for q in range(bin_start[j], bin_start[j + 1]):
-                            if keys[q] % kk == 0:
+                            if keys[q] & cmask == 0:
                                 c0 = cnt[f, keys[q]]
                         rate[j] = c0 / bin_n[j]
                     _order_by(rate, d, seq_buf)
@@ -349,7 +351,7 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
                     for j in range(d):
                         seq_buf[j] = j
                 seq = seq_buf[:d]
-                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], kk, totc, leftc, stot, n,
+                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], cmask, totc, leftc, stot, n,
                                     min_leaf)
                 if at >= 0 and g > best_gain:
                     best_gain = g
@@ -377,7 +379,7 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
                     sign = 1 if side[j] == 0 else -1
                     side[j] = 1 - side[j]
                     for q in range(bin_start[j], bin_start[j + 1]):
-                        c = keys[q] % kk
+                        c = keys[q] & cmask
                         m = cnt[f, keys[q]] * sign
                         a = leftc[c]
                         bcount = totc[c] - a
@@ -405,7 +407,7 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
                     for j in range(d):
                         wts[j] = bin_n[j]
                         for q in range(bin_start[j], bin_start[j + 1]):
-                            props[j, keys[q] % kk] = cnt[f, keys[q]] / bin_n[j]
+                            props[j, keys[q] & cmask] = cnt[f, keys[q]] / bin_n[j]
                     seq = _first_pc_order(props, wts, d, kk)
                 else:
                     # a small node: order by the share of the node's most frequent class
@@ -416,12 +418,12 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
                     for j in range(d):
                         cm = 0
                         for q in range(bin_start[j], bin_start[j + 1]):
-                            if keys[q] % kk == cmax:
+                            if keys[q] & cmask == cmax:
                                 cm = cnt[f, keys[q]]
                         rate[j] = cm / bin_n[j]
                     _order_by(rate, d, seq_buf)
                     seq = seq_buf[:d]
-                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], kk, totc, leftc, stot, n,
+                g, at = _scan_order(seq, keys, bin_start, bin_n, cnt[f], cmask, totc, leftc, stot, n,
                                     min_leaf)
                 if at >= 0 and g > best_gain:
                     best_gain = g
@@ -441,20 +443,19 @@ def _search_cls(xb, feats, is_cat, yc, kk, order, start, end, min_leaf, cnt, tou
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_reg(xb, feats, is_cat, y, order, start, end, min_leaf, cnt, sm, touched, nt, best, best_cats):
+def _search_reg(xs, is_cat, y, start, end, min_leaf, cnt, sm, touched, nt, best, best_cats):
     """Best least-squares split of a regression node (one pass over its records for every
     feature, then each feature's bins ordered and cut). Returns the number of categories sent
     left (categorical split, in ``best_cats``)."""
     n = end - start
-    p = feats.shape[0]
+    p = xs.shape[1]
     nt[:] = 0
     tot = 0.0
     for i in range(start, end):
-        r = order[i]
-        v = y[r]
+        v = y[i]
         tot += v
         for f in range(p):
-            b = xb[r, feats[f]]
+            b = xs[i, f]
             if cnt[f, b] == 0:
                 touched[f, nt[f]] = b
                 nt[f] += 1
@@ -536,25 +537,44 @@ def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_le
     depth = np.zeros(cap, dtype=np.int32)
     order = rows.copy()
     buf = np.empty(n, dtype=np.int64)
+    # the records' bins of the features used, their outcomes, in node order (moved at each split)
+    xs = np.empty((n, p), dtype=np.uint8)
+    for i in range(n):
+        r = rows[i]
+        for q in range(p):
+            xs[i, q] = xb[r, feats[q]]
+    xbuf = np.empty((n, p), dtype=np.uint8)
+    ys = np.zeros(n)
+    ycs = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        if classification:
+            ycs[i] = yc[rows[i]]
+        else:
+            ys[i] = y[rows[i]]
+    ybuf = np.empty(n)
+    ycbuf = np.empty(n, dtype=np.int64)
 
     kk = max(n_classes, 1)
+    shift = 0
+    while (1 << shift) < kk:
+        shift += 1
     counts = np.zeros(kk, dtype=np.int64)
     nt = np.zeros(p, dtype=np.int64)
     best_cats = np.zeros(MAX_BINS, dtype=np.int64)
     if classification:
-        cnt = np.zeros((p, MAX_BINS * kk), dtype=np.int64)
-        touched = np.empty((p, min(max(n, 1), MAX_BINS * kk)), dtype=np.int64)
-        bnk = np.zeros((p, MAX_BINS), dtype=np.int64)
-        tbins = np.empty((p, MAX_BINS), dtype=np.int64)
+        cnt = np.zeros((p, MAX_BINS << shift), dtype=np.int32)
+        touched = np.empty((p, min(max(n, 1), MAX_BINS << shift)), dtype=np.int32)
+        bnk = np.zeros((p, MAX_BINS), dtype=np.int32)
+        tbins = np.empty((p, MAX_BINS), dtype=np.int32)
         nb = np.zeros(p, dtype=np.int64)
         totc = np.zeros(kk, dtype=np.int64)
         leftc = np.zeros(kk, dtype=np.int64)
         sm = np.zeros((1, 1))
     else:
-        cnt = np.zeros((p, MAX_BINS), dtype=np.int64)
-        touched = np.empty((p, MAX_BINS), dtype=np.int64)
-        bnk = np.zeros((1, 1), dtype=np.int64)
-        tbins = np.empty((1, 1), dtype=np.int64)
+        cnt = np.zeros((p, MAX_BINS), dtype=np.int32)
+        touched = np.empty((p, MAX_BINS), dtype=np.int32)
+        bnk = np.zeros((1, 1), dtype=np.int32)
+        tbins = np.empty((1, 1), dtype=np.int32)
         nb = np.zeros(1, dtype=np.int64)
         totc = np.zeros(1, dtype=np.int64)
         leftc = np.zeros(1, dtype=np.int64)
@@ -564,9 +584,9 @@ def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_le
     start[0] = 0
     end[0] = n
     if classification:
-        risk[0] = _node_risk_cls(yc, order, 0, n, counts)
+        risk[0] = _node_risk_cls(ycs, 0, n, counts)
     else:
-        risk[0] = _node_risk_reg(y, order, 0, n)[0]
+        risk[0] = _node_risk_reg(ys, 0, n)[0]
     alpha = cp * risk[0]
     bound[0] = risk[0]
     n_nodes = 1
@@ -590,10 +610,10 @@ def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_le
             n_cats = 0
             if split_ok:
                 if classification:
-                    n_cats = _search_cls(xb, feats, is_cat, yc, kk, order, start[node], end[node], min_leaf,
+                    n_cats = _search_cls(xs, is_cat, ycs, kk, shift, start[node], end[node], min_leaf,
                                          cnt, touched, nt, bnk, tbins, nb, totc, leftc, best, best_cats)
                 else:
-                    n_cats = _search_reg(xb, feats, is_cat, y, order, start[node], end[node], min_leaf,
+                    n_cats = _search_reg(xs, is_cat, ys, start[node], end[node], min_leaf,
                                          cnt, sm, touched, nt, best, best_cats)
                 scale = risk[node] if risk[node] > 0 else 1.0
                 split_ok = best[1] >= 0 and best[0] > 1e-12 * scale
@@ -613,29 +633,45 @@ def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_le
                     mask[node, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
             else:
                 threshold[node] = int(best[2])
+            # move the records (their bins, outcome and row id) so that each child's records
+            # lie contiguously: the searches below read memory in order
             nl = 0
             nr = 0
             for i in range(s0, e0):
-                r = order[i]
-                b = xb[r, feats[f]]
+                b = xs[i, f]
                 if is_cat[f]:
                     gl = (mask[node, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
                 else:
                     gl = b <= threshold[node]
                 if gl:
-                    order[s0 + nl] = r
+                    j = s0 + nl
+                    if j != i:
+                        for q in range(p):
+                            xs[j, q] = xs[i, q]
+                        order[j] = order[i]
+                        ys[j] = ys[i]
+                        ycs[j] = ycs[i]
                     nl += 1
                 else:
-                    buf[nr] = r
+                    for q in range(p):
+                        xbuf[nr, q] = xs[i, q]
+                    buf[nr] = order[i]
+                    ybuf[nr] = ys[i]
+                    ycbuf[nr] = ycs[i]
                     nr += 1
             for i in range(nr):
-                order[s0 + nl + i] = buf[i]
+                j = s0 + nl + i
+                for q in range(p):
+                    xs[j, q] = xbuf[i, q]
+                order[j] = buf[i]
+                ys[j] = ybuf[i]
+                ycs[j] = ycbuf[i]
             if is_cat[f]:
                 # categories absent from this node follow the larger child
                 if nl >= nr:
                     present = np.zeros(MAX_BINS, dtype=np.bool_)
                     for i in range(s0, e0):
-                        present[xb[order[i], feats[f]]] = True
+                        present[xs[i, f]] = True
                     for c in range(MAX_BINS):
                         if not present[c]:
                             mask[node, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
@@ -654,9 +690,9 @@ def _grow(xb, feats, is_cat, y, yc, n_classes, classification, min_split, min_le
             depth[rc] = depth[node] + 1
             for c in (lc, rc):
                 if classification:
-                    risk[c] = _node_risk_cls(yc, order, start[c], end[c], counts)
+                    risk[c] = _node_risk_cls(ycs, start[c], end[c], counts)
                 else:
-                    risk[c] = _node_risk_reg(y, order, start[c], end[c])[0]
+                    risk[c] = _node_risk_reg(ys, start[c], end[c])[0]
             tempcp[node] = t
             bound[lc] = t - alpha
             stack_node[top] = node
@@ -740,4 +776,18 @@ def grow_tree(xb: np.ndarray, is_cat: np.ndarray, *, y: np.ndarray | None = None
     return Tree(*out)
 
 
-__all__ = ["Tree", "grow_tree", "EXHAUSTIVE_CATEGORIES", "MAX_BINS"]
+def cut_points(values: np.ndarray) -> np.ndarray:
+    """At most ``MAX_BINS - 1`` cut points of a numeric predictor: the midpoints between its
+    distinct values when it has at most ``MAX_BINS`` of them (the tree then splits exactly as
+    on the values, at rpart's midpoints), else between the values at the quantiles
+    ``j / MAX_BINS`` of the records. ``np.searchsorted(cuts, v)`` is a value's bin."""
+    uniq, counts = np.unique(values, return_counts=True)
+    if uniq.shape[0] <= MAX_BINS:
+        return (uniq[:-1] + uniq[1:]) / 2.0
+    cum = np.cumsum(counts)
+    targets = cum[-1] * np.arange(1, MAX_BINS) / MAX_BINS
+    idx = np.unique(np.minimum(np.searchsorted(cum, targets), uniq.shape[0] - 2))
+    return (uniq[idx] + uniq[idx + 1]) / 2.0
+
+
+__all__ = ["Tree", "grow_tree", "cut_points", "EXHAUSTIVE_CATEGORIES", "MAX_BINS"]
