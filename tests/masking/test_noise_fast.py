@@ -71,3 +71,20 @@ def test_noise_step_releases_the_drawn_buffer_without_a_copy_and_keeps_the_input
     ref = add_noise_array(df[["income"]].to_numpy(), 0.09, 7, method="additive")[:, 0]
     assert np.array_equal(r.microdata.frame["income"].to_numpy(), ref)
     assert md.frame["income"].equals(df["income"]) and all(g.holds for g in r.guarantees)
+
+
+def test_step_summaries_read_the_same_moments_when_asked():
+    """The moments are computed when the summary is read: the same figures as the general
+    summary of the input and the output (noise and rank swapping)."""
+    from sdckit.masking.rank_swap import RankSwap
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.lognormal(3, 1, 500), "b": rng.normal(10, 2, 500)})
+    md = Microdata(df, numeric_vars=["a", "b"])
+    X = md.numeric_array()
+    for step in (Noise(level=0.05, kind="correlated"), Noise(level=0.05, kind="additive"), RankSwap(p=10)):
+        r = step.apply(md, rng=11)
+        Y = r.microdata.numeric_array()
+        expected = moments_summary(X, Y, ["a", "b"])
+        assert {k: r.summary[k] for k in expected} == expected
+        assert list(r.summary)[-len(expected):] == list(expected)

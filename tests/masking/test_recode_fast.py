@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
-from sdckit.masking.recode import LazySummary, Recode, _encode_pair, check_recode
+from sdckit.masking.recode import Recode, _encode_pair, check_recode
+from sdckit.masking.summaries import LazySummary
 
 
 def general_top_bottom(step: Recode, md: Microdata):

@@ -66,7 +66,7 @@ method = "remove"
 variables = ["Person ID"]
 {"".join(steps[o] for o in order)}
 [gate]
-none = "a test of the JSON output"
+max_global_risk = 1.0
 [output]
 directory = "out_{'_'.join(order)}"
 data = "released.csv"

@@ -35,7 +35,7 @@ from ..registry import register_step
 from ..result import Guarantee
 from ._moments import exact_scale, psd_factor
 from ._numeric import ContinuousResult, check_numeric, select_numeric, standardise
-from .summaries import complete_moments_summary
+from .summaries import lazy_moments_summary
 
 METHODS = ("additive", "correlated", "multiplicative")
 RESTORE = ("none", "kim", "exact")
@@ -285,10 +285,11 @@ class Noise:
                 and X.flags.c_contiguous and not np.isnan(X).any():
             corr_x = np.corrcoef(X, rowvar=False)        # read by the check and the summary
         chk = check_noise(X, Y, self.level, self.kind, self.restore, corr_x=corr_x)
-        summary = {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
-                   "noise_sd_share": float(np.sqrt(self.level)),
-                   "realised_level": dict(zip(names, chk["realised_ratio"]))}
-        summary.update(complete_moments_summary(X, Y, names, corr_before=corr_x))
+        # the moments before and after are report figures: computed when the summary is read
+        summary = lazy_moments_summary(
+            {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
+             "noise_sd_share": float(np.sqrt(self.level)),
+             "realised_level": dict(zip(names, chk["realised_ratio"]))}, X, Y, names, corr_before=corr_x)
         if self.restore == "exact":
             g = Guarantee("moments_restored", "released means and covariance matrix equal the data's "
                           "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},

@@ -26,7 +26,7 @@ from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
 from ._numeric import ContinuousResult, check_numeric, select_numeric, strata_rows
-from .summaries import complete_moments_summary
+from .summaries import lazy_moments_summary
 
 
 # --------------------------------------------------------------------------- kernel
@@ -431,9 +431,10 @@ class RankSwap:
         released = microdata.with_columns({v: out[:, j] for j, v in enumerate(names)})
         chk = check_rank_swap(X, out, self.p, self.top_percent, self.bottom_percent, strata,
                               certificates=certificates)
-        summary = {"variables": names, "p_percent": self.p, "window_ranks": dict(zip(names, chk["window"])),
-                   "max_rank_distance": dict(zip(names, chk["max_rank_distance"]))}
-        summary.update(complete_moments_summary(X, out, names))
+        # the moments before and after are report figures: computed when the summary is read
+        summary = lazy_moments_summary(
+            {"variables": names, "p_percent": self.p, "window_ranks": dict(zip(names, chk["window"])),
+             "max_rank_distance": dict(zip(names, chk["max_rank_distance"]))}, X, out, names)
         guarantees = (
             Guarantee("swap_range", f"no value moves more than p = {self.p:g}% of the ranks "
                       "(P = floor(p/100 * values present))", dict(zip(names, chk["max_rank_distance"])),

@@ -21,6 +21,7 @@ from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from .hierarchy import read_hierarchy
+from .summaries import LazySummary
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -47,116 +48,6 @@ def _text(v: Any) -> str:
 
 def _fmt_bound(b: float) -> str:
     return _text(b) if math.isfinite(b) else ("inf" if b > 0 else "-inf")
-
-
-class LazySummary(dict):
-    """A step summary some of whose figures are computed on the first read.
-
-    A figure only a report shows, and which costs more than the step (the distinct values of
-    a continuous column before and after top coding: a hash of every value), is computed
-    when anything reads the mapping (an item, ``get``, ``items()``, ``values()``, ``==``,
-    ``repr``, a copy, JSON, pickling), never on the hot path. Its key holds its place in the
-    order from the start, so the mapping reads as the plain dict it becomes.
-    """
-
-    __slots__ = ("_pending",)
-
-    def __init__(self, items: dict, pending):
-        super().__init__(items)
-        self._pending = pending          # () -> {key: value} for the keys still to compute
-
-    def _resolve(self) -> None:
-        pending = self._pending
-        if pending is not None:
-            self._pending = None
-            dict.update(self, pending())
-
-    def __getitem__(self, key):
-        self._resolve()
-        return dict.__getitem__(self, key)
-
-    def get(self, key, default=None):
-        self._resolve()
-        return dict.get(self, key, default)
-
-    def items(self):
-        self._resolve()
-        return dict.items(self)
-
-    def values(self):
-        self._resolve()
-        return dict.values(self)
-
-    def __iter__(self):                  # a type-level __iter__ sends dict(x), {**x} through
-        return dict.__iter__(self)       # keys() and __getitem__ (not the raw storage)
-
-    def __eq__(self, other):
-        self._resolve()
-        if isinstance(other, LazySummary):
-            other._resolve()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        self._resolve()
-        return dict.__repr__(self)
-
-    def copy(self) -> dict:
-        self._resolve()
-        return dict(dict.items(self))
-
-    def pop(self, *args):
-        self._resolve()
-        return dict.pop(self, *args)
-
-    def popitem(self):
-        self._resolve()
-        return dict.popitem(self)
-
-    def setdefault(self, key, default=None):
-        self._resolve()
-        return dict.setdefault(self, key, default)
-
-    def __setitem__(self, key, value):
-        self._resolve()
-        dict.__setitem__(self, key, value)
-
-    def __delitem__(self, key):
-        self._resolve()
-        dict.__delitem__(self, key)
-
-    def update(self, *args, **kwargs):
-        self._resolve()
-        dict.update(self, *args, **kwargs)
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def __or__(self, other):
-        return self.copy() | other
-
-    def __ror__(self, other):
-        return other | self.copy()
-
-    def __reduce__(self):
-        return dict, (self.copy(),)
-
-    def __reduce_ex__(self, protocol):
-        return self.__reduce__()
-
-    def __copy__(self) -> dict:
-        return self.copy()
-
-    def __deepcopy__(self, memo) -> dict:
-        import copy
-
-        return copy.deepcopy(self.copy(), memo)
 
 
 @register_step("recode", engines=("memory", "dask"))

@@ -169,14 +169,21 @@ def row_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     return pd.factorize(codes)[0].astype(np.int64)
 
 
-def _joint_codes(original: pd.DataFrame, released: pd.DataFrame,
-                 columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of :func:`row_codes` shared by the two frames (the same values, the same code)."""
-    n = len(original)
-    both = pd.concat([original[list(columns)].reset_index(drop=True),
-                      released[list(columns)].reset_index(drop=True)], ignore_index=True)
-    codes = row_codes(both, columns)
-    return codes[:n], codes[n:]
+def _rows_equal(original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """Per record: whether its original and released rows are equal on ``columns`` (missing
+    equals missing; values compared as one column of both, as :func:`row_codes` of the two
+    frames one after the other would code them)."""
+    n = len(released)
+    same = np.ones(n, dtype=bool)
+    for col in columns:
+        x, y = original[col].reset_index(drop=True), released[col].reset_index(drop=True)
+        if x.dtype != y.dtype:                    # compared in the dtype of the two together
+            both = pd.concat([x, y], ignore_index=True)
+            x, y = both.iloc[:n], both.iloc[n:]
+        xv, yv = x.to_numpy(), y.to_numpy()
+        with np.errstate(invalid="ignore"):
+            same &= (xv == yv) | (pd.isna(xv) & pd.isna(yv))
+    return same
 
 
 def linkage_all_columns(original: Microdata, released: Microdata,
@@ -214,15 +221,15 @@ def linkage_all_columns(original: Microdata, released: Microdata,
     if not columns or n == 0:
         return {"columns": columns, "n_records": n, "sample_uniques": 0, "sample_unique_share": 0.0,
                 "expected_correct_links": 0.0, "correct_link_share": 0.0}
-    if rel is orig:           # the data against themselves: one coding serves both sides
-        a = b = row_codes(orig, columns)
-    else:
-        a, b = _joint_codes(orig, rel, columns)
-    counts = np.bincount(b, minlength=int(max(a.max(), b.max())) + 1)
-    m = counts[a]  # released records matching each target's original values
-    correct = (a == b)  # the target's own released record is among them
-    expected = float(np.where(correct & (m > 0), 1.0 / np.maximum(m, 1), 0.0).sum())
-    uniques = int((counts[b] == 1).sum())
+    # the released rows coded among themselves; a target's own released record is among its
+    # matches exactly when its original row equals its released row, and then its m matches
+    # are the released records equal to that row (the same sums as coding both sides jointly)
+    b = row_codes(rel, columns)
+    counts = np.bincount(b)
+    m = counts[b]
+    correct = np.ones(n, dtype=bool) if rel is orig else _rows_equal(orig, rel, columns)
+    expected = float(np.where(correct, 1.0 / m, 0.0).sum())
+    uniques = int((m == 1).sum())
     return {"columns": columns, "n_records": n, "sample_uniques": uniques,
             "sample_unique_share": uniques / n, "expected_correct_links": expected,
             "correct_link_share": expected / n}
