@@ -12,7 +12,8 @@ The layers (lowest first; a module may import its own layer and the layers below
 
 core
     ``sdckit`` (the public surface), ``errors``, ``_validation``, ``_random``, ``_highs``,
-    ``_sums`` (exact double-double sums), ``params``, ``progress`` (progress events and bars),
+    ``_sums`` (exact double-double sums), ``_lazy`` (lazy package attributes), ``params``,
+    ``progress`` (progress events and bars),
     ``microdata``, ``io``, ``result``
     (StepResult, Guarantee), ``registry`` (step and gate registries: every method registers
     into it, so it sits below them), and ``report.plots`` (matplotlib figure to inline HTML:
@@ -44,7 +45,7 @@ LAYERS = ("core", "methods", "orchestration", "clients")
 PLACEMENT = {
     # core
     "sdckit": "core", "sdckit.errors": "core", "sdckit._validation": "core",
-    "sdckit._random": "core", "sdckit._highs": "core", "sdckit._sums": "core",
+    "sdckit._random": "core", "sdckit._highs": "core", "sdckit._sums": "core", "sdckit._lazy": "core",
     "sdckit.params": "core", "sdckit.progress": "core", "sdckit.microdata": "core",
     "sdckit.io": "core", "sdckit.result": "core", "sdckit.registry": "core",
     # methods

@@ -5,6 +5,8 @@ probabilistic record linkage and interval disclosure; the tracking of rare recor
 
 # The names load on first use (PEP 562): importing one module of this package does not import
 # the others (a command pays only for what it uses).
+from .._lazy import attach
+
 _EXPORTS = {
     "KeyFrequencies": "frequencies", "combination_codes": "frequencies",
     "frequencies_from_codes": "frequencies", "key_frequencies": "frequencies",
@@ -32,19 +34,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    from importlib import import_module
-    from importlib.util import find_spec
-
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # resolved once
-        return value
-    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
-        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__, globals())

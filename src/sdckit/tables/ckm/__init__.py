@@ -16,6 +16,8 @@ Enderle, T., Giessing, S. & Tent, R. (2018). Designing confidentiality on the fl
 
 # The names load on first use (PEP 562): importing one module of this package does not import
 # the others (a command pays only for what it uses).
+from ..._lazy import attach
+
 _EXPORTS = {
     "CKMResult": "cellkey", "add_record_keys": "cellkey", "cell_keys": "cellkey",
     "ckm_frequency": "cellkey", "perturb_frequencies": "cellkey", "record_keys": "cellkey",
@@ -30,19 +32,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    from importlib import import_module
-    from importlib.util import find_spec
-
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # resolved once
-        return value
-    if not name.startswith("__") and find_spec(f"{__name__}.{name}") is not None:
-        return import_module(f"{__name__}.{name}")  # a submodule, as after an eager import
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _EXPORTS, __all__, globals())
