@@ -35,7 +35,6 @@ Usage: ``python benchmarks/bench_dask.py --quick``; ``--n 10000000``; with no op
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import tempfile

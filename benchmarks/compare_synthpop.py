@@ -9,8 +9,8 @@ in both):
   records), 12 variables: sex, age, region, placesize, edu, socprof, marital, income, ls,
   depress, smoke, workab; income's -8 is a special code (synthpop's ``cont.na``). Keys of the
   disclosure measures: sex, age, region, placesize; target: depress.
-* ``census``: the bundled census sample (10,000 records), its 16 columns but the person id
-  (names made R-safe); keys Region, Sex, Age, Marital_Status; target Health.
+* ``census``: the bundled census sample (10,000 records), every column but the person id (17,
+  names made R-safe); keys Region, Sex, Age, Marital_Status; target Health.
 
 For each case both tools make ``--seeds`` (5) CART syntheses in the data's column order
 (synthpop's ``syn(method = "cart")``, sdckit's ``Synthesiser()``: the first variable sampled,
@@ -156,7 +156,8 @@ def run_case(c: dict, seeds: int, nperms: int) -> None:
              sdckit_seconds=float(np.mean(wall)), synthpop_seconds=r_wall, ratio=r_wall / float(np.mean(wall)),
              sdckit_S_pMSE_cart=mean("sdckit", "S_pMSE_cart"), synthpop_S_pMSE_cart=mean("synthpop", "S_pMSE_cart"),
              S_pMSE_cart_ratio=mean("sdckit", "S_pMSE_cart") / mean("synthpop", "S_pMSE_cart"),
-             sdckit_S_pMSE_logit=mean("sdckit", "S_pMSE_logit0"), synthpop_S_pMSE_logit=mean("synthpop", "S_pMSE_logit0"),
+             sdckit_S_pMSE_logit=mean("sdckit", "S_pMSE_logit0"),
+             synthpop_S_pMSE_logit=mean("synthpop", "S_pMSE_logit0"),
              S_pMSE_logit_ratio=mean("sdckit", "S_pMSE_logit0") / mean("synthpop", "S_pMSE_logit0"),
              sdckit_S_pMSE_logit_pairs=mean("sdckit", "S_pMSE_logit1"),
              synthpop_S_pMSE_logit_pairs=mean("synthpop", "S_pMSE_logit1"),

@@ -20,7 +20,8 @@ def test_arithmetic_and_functions_match_numpy():
     h = np.array([160.0, 180.0, 175.0])
     got = ev("weight / (height / 100) ** 2", weight=w, height=h)
     np.testing.assert_allclose(got, w / (h / 100) ** 2)
-    np.testing.assert_allclose(ev("round(log(x) + sqrt(x), 2)", x=[1.0, 4.0]), np.round(np.log([1, 4]) + np.sqrt([1, 4]), 2))
+    np.testing.assert_allclose(ev("round(log(x) + sqrt(x), 2)", x=[1.0, 4.0]),
+                               np.round(np.log([1, 4]) + np.sqrt([1, 4]), 2))
     np.testing.assert_allclose(ev("max(x, 2) - min(x, 2)", x=[1.0, 3.0]), [1.0, 1.0])
 
 

@@ -3,13 +3,11 @@ against a direct computation, a failing gate writing nothing, and the report sec
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -174,7 +174,8 @@ def test_plan_errors_name_the_column_and_rule(data, settings_, match):
 
 
 def test_settings_use_the_one_template():
-    with pytest.raises(ParameterError, match=r"^The 'min_leaf' parameter of Synthesiser must be an int >= 1\. Got 0\.$"):
+    template = r"^The 'min_leaf' parameter of Synthesiser must be an int >= 1\. Got 0\.$"
+    with pytest.raises(ParameterError, match=template):
         Synthesiser(min_leaf=0)
     with pytest.raises(ParameterError, match="'method' parameter of Synthesiser"):
         Synthesiser(method="forest")

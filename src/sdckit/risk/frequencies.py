@@ -178,7 +178,6 @@ def frequencies_from_codes(codes: Sequence[np.ndarray], n_categories: Sequence[i
         # weighted count adds the weights in row order per code, as it would per group
         full = np.bincount(code, minlength=product)
         present = full > 0
-        group = (np.cumsum(present, dtype=np.int64) - 1)[code]
         counts = full[present]
         fk = full[code]
         if weights is None:
@@ -188,6 +187,9 @@ def frequencies_from_codes(codes: Sequence[np.ndarray], n_categories: Sequence[i
             wfull = np.bincount(code, weights=weights, minlength=product)
             wcounts = wfull[present]
             Fk = wfull[code]
+        # the group ids take the place of the codes they come from (an element is read before
+        # it is written, so in place; a fresh array of this size costs more than the lookup)
+        group = np.take(np.cumsum(present, dtype=np.int64) - 1, code, out=code, mode="clip")
         return KeyFrequencies(group, fk, Fk, counts, wcounts, counts)
     group, n_groups = dense_groups(code, product)
     counts = np.bincount(group, minlength=n_groups)

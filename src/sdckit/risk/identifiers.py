@@ -161,8 +161,11 @@ def row_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     values hashed once), re-compressed whenever the next digit could overflow, numbered in
     the order the records first show each combination."""
     codes, bound = None, 1
+    n = len(frame)
     for col in columns:
         c, k = value_codes(frame[col])
+        if k == n and n > 0:        # a column with a value of its own per record: all rows differ
+            return np.arange(n, dtype=np.int64)
         codes, bound = _combine(codes, bound, c.astype(np.int64) + 1, k + 1)   # missing -> 0
     if codes is None:
         codes = np.zeros(len(frame), dtype=np.int64)
@@ -262,8 +265,11 @@ def undeclared_scan(microdata: Microdata, *, columns: Sequence[str] | None = Non
     rows = []
     for c in cands:
         cc, k = value_codes(frame[c])
-        with_codes, _ = _combine(key_codes, key_bound, cc.astype(np.int64) + 1, k + 1)
-        with_c = n_unique(with_codes)
+        if k == len(frame):          # a value of its own per record: every record is unique
+            with_c = k
+        else:
+            with_codes, _ = _combine(key_codes, key_bound, cc.astype(np.int64) + 1, k + 1)
+            with_c = n_unique(with_codes)
         if frame[c].dtype == object:                      # None and NaN may count apart there
             n_categories = int(frame[c].nunique(dropna=False))
         else:                                             # nunique(dropna=False): missing counts once

@@ -180,7 +180,8 @@ def _check(node: ast.AST, text: str, where: str, cols: list[str]) -> None:
             cols.append(a.value)
             return
         if node.func.id == "cut":
-            if not isinstance(node.args[1], (ast.List, ast.Tuple)) or not isinstance(node.args[2], (ast.List, ast.Tuple)):
+            lists = (ast.List, ast.Tuple)
+            if not isinstance(node.args[1], lists) or not isinstance(node.args[2], lists):
                 raise InputError(f"{where}: {text!r}: cut(x, [breaks], [labels]) takes two lists.")
             if len(node.args[2].elts) != len(node.args[1].elts) - 1:
                 raise InputError(f"{where}: {text!r}: cut() needs one label fewer than breaks.")

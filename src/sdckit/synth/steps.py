@@ -45,7 +45,7 @@ from ..errors import InputError
 from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import GateCheck, GateOutcome, register_gate_check, register_step
-from ..result import Guarantee, StepResult, jsonable
+from ..result import Guarantee, StepResult
 from .disclosure import DisclosureMeasures, disclosure_measures
 from .expr import parse_rule
 from .models import METHODS
@@ -95,7 +95,8 @@ class SynthesisResult(StepResult):
         if self.strata:
             parts.append(f"<p>Each stratum of {html.escape(_words_list(self.strata))} was synthesised on its "
                          "own, from its own records: strata never mix.</p>")
-        rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(v)}</td><td>{html.escape(_METHOD_WORDS.get(m, m))}</td></tr>"
+        rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(v)}</td>"
+                       f"<td>{html.escape(_METHOD_WORDS.get(m, m))}</td></tr>"
                        for i, (v, m) in enumerate(self.methods.items()))
         parts.append("<table class='synthesis-methods'><tr><th>order</th><th>variable</th><th>how it was drawn</th>"
                      f"</tr>{rows}</table>")
@@ -104,8 +105,9 @@ class SynthesisResult(StepResult):
             parts.append(f"<p>Rules that hold in every synthetic record:</p><ul>{items}</ul>")
         u = self.utility
         if u:
+            model = "classification tree" if u["method"] == "cart" else "logistic regression"
             parts.append(
-                f"<p><b>Utility.</b> A {html.escape(u['method'])} model told the synthetic records from the "
+                f"<p><b>Utility.</b> A {model} told the synthetic records from the "
                 f"original ones with a mean squared propensity error pMSE = {u['pMSE']:.3g}; standardised by "
                 f"its expected value for two samples of one population, S_pMSE = {u['S_pMSE']:.3g} (about 1: "
                 "hard to tell apart; large: easy).</p>")
@@ -198,7 +200,8 @@ def _check_table_of(owner: str, name: str, value: Any, kind: str) -> dict:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 v = [v]
             if (isinstance(v, (str, bytes)) or not isinstance(v, Sequence)
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)):
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                               for x in v)):
                 raise param_error(owner, name, rule, dict(value))
             v = tuple(v)
         out[k] = v
@@ -499,7 +502,8 @@ def _share_identical(orig: pd.DataFrame, syn: pd.DataFrame, cols: list[str]) -> 
     return float(np.isin(b, a).mean())
 
 
-def _disclosure(md: Microdata, out: Microdata, keys: Sequence[str], targets: Sequence[str], plan) -> list[DisclosureMeasures]:
+def _disclosure(md: Microdata, out: Microdata, keys: Sequence[str], targets: Sequence[str],
+                plan) -> list[DisclosureMeasures]:
     keys = list(keys) or list(md.key_vars)
     if not keys:
         return []

@@ -983,7 +983,8 @@ class SynthesisDraw:
             cat = pd.Categorical.from_codes(codes, categories=pd.Index(cats))
             ser = pd.Series(cat, index=index, name=c)
             dt = original.dtype
-            if (codes < 0).any() and pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
+            plain_int = pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype)
+            if (codes < 0).any() and plain_int:
                 return ser.astype(float)
             return ser.astype(dt)
         except (TypeError, ValueError):
@@ -1037,7 +1038,8 @@ def _restore_dtype(values: pd.Series, original: pd.Series, col: Column) -> pd.Se
         if isinstance(dt, pd.CategoricalDtype):
             return values.astype(dt)
         try:
-            if values.isna().any() and pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
+            plain_int = pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype)
+            if values.isna().any() and plain_int:
                 return values.astype(float)
             return values.astype(dt)
         except (TypeError, ValueError):

@@ -19,11 +19,12 @@ which is what synthpop's ``syn.cart`` and ``utility.gen(method = "cart")`` fit:
   outcome the categories are ordered by their mean outcome and cut like an ordered variable,
   which finds the best of all groupings (CART book, Theorem 4.5); for an outcome with more
   than two classes every grouping is tried when at most ``EXHAUSTIVE_CATEGORIES`` categories
-  are present (rpart tries every grouping whatever their number), otherwise the categories are ordered along the first principal component of
-  their class proportions (Coppersmith, Hong & Hosking 1999, section 3), a near-optimal
-  ordering (also used when trying every grouping would cost more than four passes over the
-  node's records; in a node too small for the component to cost less than its records, the
-  categories are ordered by the share of the node's most frequent class);
+  are present (rpart tries every grouping whatever their number), otherwise the categories
+  are ordered along the first principal component of their class proportions (Coppersmith,
+  Hong & Hosking 1999, section 3), a near-optimal ordering (also used when trying every
+  grouping would cost more than four passes over the node's records; in a node too small for
+  the component to cost less than its records, the categories are ordered by the share of the
+  node's most frequent class);
 * a category not present in a node during growing follows the larger child.
 
 Predictors arrive binned, one row of uint8 bins per record (``xb[row, feature]``, so that

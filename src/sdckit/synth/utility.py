@@ -37,10 +37,9 @@ synthetic one with the original's standard error), and the lack-of-fit statistic
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -220,7 +219,8 @@ def logit_fitted_values(X: np.ndarray, y: np.ndarray, maxit: int = 200,
     n = y.shape[0]
 
     def linkinv(eta: np.ndarray) -> np.ndarray:
-        tmp = np.where(eta < -_THRESH, _EPS, np.where(eta > _THRESH, 1.0 / _EPS, np.exp(np.clip(eta, -_THRESH, _THRESH))))
+        e = np.exp(np.clip(eta, -_THRESH, _THRESH))
+        tmp = np.where(eta < -_THRESH, _EPS, np.where(eta > _THRESH, 1.0 / _EPS, e))
         return tmp / (1.0 + tmp)
 
     def mu_eta(eta: np.ndarray) -> np.ndarray:
