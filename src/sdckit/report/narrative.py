@@ -34,12 +34,16 @@ GATE_WORDS = {
     "max_linkability": "linkability attack: risk beyond control records (upper 95% bound)",
     "max_inference": "inference attack: risk beyond control records (upper 95% bound)",
     "max_mia_auc": "membership inference: AUC (upper 95% bound)",
+    "max_repU": "synthetic file: replicated uniques on the keys (repU, % of records)",
+    "max_disco": "synthetic file: attribute disclosure (DiSCO, % of records)",
+    "max_tcap": "synthetic file: targeted correct attribution probability (TCAP, %)",
 }
 
 #: the direction of each threshold: True when the measured value must be at most the threshold
 GATE_UPPER = {"max_global_risk": True, "max_individual_risk": True, "max_dld": True, "max_id": True,
               "max_recognition_ratio": True, "max_linkage_all_columns": True,
-              "max_singling_out": True, "max_linkability": True, "max_inference": True, "max_mia_auc": True, "k_anonymity": False, "min_diagonal": False, "l_diversity": False}
+              "max_singling_out": True, "max_linkability": True, "max_inference": True, "max_mia_auc": True,
+              "max_repU": True, "max_disco": True, "max_tcap": True, "k_anonymity": False, "min_diagonal": False, "l_diversity": False}
 
 
 def fmt(v: Any) -> str:
@@ -230,7 +234,7 @@ def gate_headline(name: str, value: Any) -> float | None:
             "max_linkage_all_columns": "correct_link_share",
             # attacks: the upper end of the interval is what the threshold is compared with
             "max_singling_out": "ci_high", "max_linkability": "ci_high", "max_inference": "ci_high",
-            "max_mia_auc": "auc_ci_high"}
+            "max_mia_auc": "auc_ci_high", "max_repU": "repU", "max_disco": "DiSCO", "max_tcap": "TCAP"}
     if isinstance(value, dict) and keys.get(name) in value:
         v = value[keys[name]]
         return float(v) if isinstance(v, (int, float)) else None
