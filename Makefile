@@ -1,7 +1,10 @@
 # sdckit — set up a fresh machine and run the main job or the tests.
 #   make demo     creates .venv from uv.lock if needed, runs `sdckit demo` (writes sdckit-demo/)
 #   make test     the same environment with the test tools (and Debian's 4ti2 and chromium when
-#                 root), runs the test suite
+#                 root), runs `make lint`, then the test suite
+#   make lint     ruff (pyflakes, isort, bugbear, pyupgrade, numpy rules, pycodestyle), mypy on the
+#                 core modules listed in pyproject.toml, numpydoc checks of the public API's docstrings
+#                 (tools/check_docstrings.py); tools/lint_fix.sh applies ruff's safe fixes
 #   make bench    runs every benchmark in quick mode
 #   make upgrade  re-resolves every dependency to its newest version, runs the suite on it, and
 #                 rewrites uv.lock only when the suite passes
@@ -22,7 +25,7 @@ export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON_DOWNLOADS := never
 export UV_NO_PROGRESS := 1
 
-.PHONY: demo test bench upgrade lock system-packages clean env-main env-test
+.PHONY: demo test lint bench upgrade lock system-packages clean env-main env-test
 
 $(UV):
 	$(PYTHON) -m venv $(UV_DIR)
@@ -63,7 +66,12 @@ system-packages:
 demo: env-main
 	$(BIN)/sdckit demo
 
-test: env-test system-packages
+lint: env-test
+	$(BIN)/ruff check --quiet .
+	$(BIN)/mypy
+	$(BIN)/python tools/check_docstrings.py
+
+test: lint system-packages
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider; rc=$$?; [ $$rc -eq 5 ] && exit 0 || exit $$rc
 
 bench: env-test

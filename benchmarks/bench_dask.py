@@ -65,7 +65,7 @@ seed = 20261123
 [[steps]]
 method = "pram"
 variables = ["age", "marital"]
-matrix = "invariant"
+matrix = {{ type = "invariant" }}
 min_diagonal = 0.8
 
 [[steps]]
@@ -105,7 +105,7 @@ variables = ["person_id"]
 [[steps]]
 method = "pram"
 variables = ["marital"]
-matrix = "invariant"
+matrix = {{ type = "invariant" }}
 min_diagonal = 0.8
 
 [[steps]]

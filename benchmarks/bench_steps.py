@@ -145,7 +145,7 @@ def main() -> None:
     for vars_ in (["region"], ["region", "educ", "age"]):
         if f"pram_{len(vars_)}var" not in SELECTED:
             continue
-        step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
+        step = Pram(variables=vars_, min_diagonal=0.8)
         res = step.apply(md, rng=1)
         mats = [res.matrices[((v,), "all")] for v in vars_]
         vcodes = [md.codes(v) for v in vars_]

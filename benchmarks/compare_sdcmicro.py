@@ -496,7 +496,7 @@ def main() -> None:
                 if case not in cases:
                     continue
                 mdp = Microdata(dk[vars_], key_vars=vars_)
-                step = Pram(variables=vars_, matrix="invariant", min_diagonal=0.8)
+                step = Pram(variables=vars_, min_diagonal=0.8)
                 sec, res = warm_timed(lambda: step.apply(Microdata(dk[vars_], key_vars=vars_), rng=1), repeat)
                 mats = res.summary["matrices"]
                 changed = float(np.mean([(res.microdata.codes(v) != mdp.codes(v)).mean() for v in vars_]))

@@ -39,11 +39,12 @@ def evolved_pram():
 
 def optimal_pram():
     from sdckit.microdata import Microdata
+    from sdckit.pram.optimal.register import Optimal
     from sdckit.pram.steps import Pram
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"a": rng.integers(0, 3, 400), "b": rng.integers(0, 2, 400)})
     md = Microdata(df, key_vars=["a", "b"])
-    res = Pram(variables=["a", "b"], matrix="optimal", joint=True, alpha=0.2, combinations=2).apply(md, rng=3)
+    res = Pram(variables=["a", "b"], matrix=Optimal(alpha=0.2, combinations=2), joint=True).apply(md, rng=3)
     return all(g.holds for g in res.guarantees)
 
 def _table():

@@ -595,7 +595,7 @@ seed = 7
 [[steps]]
 method = "pram"
 variables = ["age"]
-matrix = "invariant"
+matrix = { type = "invariant" }
 min_diagonal = 0.7
 [gate]
 max_individual_risk = 0.99

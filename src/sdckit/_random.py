@@ -7,6 +7,7 @@ goes to the internal report only; the public report and the released files never
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def seed_sequence(rng: RngLike) -> tuple[np.random.SeedSequence, SeedRecord]:
     """
     if rng is None:
         ss = np.random.SeedSequence()
-        return ss, SeedRecord(int(ss.entropy), tuple(ss.spawn_key), "os")
+        return ss, SeedRecord(int(cast(int, ss.entropy)), tuple(ss.spawn_key), "os")  # one int of OS entropy
     if isinstance(rng, np.random.SeedSequence):
         ent = rng.entropy if isinstance(rng.entropy, int) else None
         return rng, SeedRecord(ent, tuple(rng.spawn_key), "user")

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from .gate import NoThreshold
-from .params import REQUIRED, Param, schema, step_params
+from .params import REQUIRED, Param, schema, step_params, variant_summary, variant_value
 from .registry import gate_check_class, known_gate_checks, known_steps, step_class
 
 _HEADER = """\
@@ -145,16 +145,36 @@ def _step_section(name: str) -> str:
     for p in step_params(cls):
         label = f"*`{p.name}`*" if p.advanced else f"`{p.name}`"
         default = ("*required*" if p.required else "unset" if p.default is None
-                   else _code(format_value(p.default)))
+                   else _code(format_value(variant_value(p.default))))
         meaning = _cell(p.help) + (f" (explore grid: {_code(format_value(list(p.grid)))})" if p.grid else "")
         lines.append(f"| {label} | {_cell(_rule(p))} | {default} | {_cell(p.unit or '')} | "
                      f"{_cell(p.symbol or '')} | {meaning} |")
+    for p in step_params(cls):
+        if p.kind == "variant":
+            lines += ["", *_variant_lines(p)]
     engines = sch["engines"]
     line = "Engines: " + ", ".join(engines) + "."
     if "dask" not in engines and sch["dask_note"]:
         line += f" Not on Dask: {sch['dask_note']}"
     lines += ["", line]
     return "\n".join(lines) + "\n"
+
+
+def _variant_lines(p: Param) -> list[str]:
+    """The types a ``variant`` parameter takes, each with its own parameters (an inline table
+    ``{ type = "...", ... }`` in a spec)."""
+    lines = [f"`{p.name}` is an inline table `{{ type = \"...\", ... }}`; the types and their own parameters:", "",
+             "| type | parameter | rule | default | symbol | meaning |", "|---|---|---|---|---|---|"]
+    for t in p.variants:
+        summary = variant_summary(t)
+        params = step_params(t)
+        lines.append(f"| `{t.variant_name}` (`{t.__name__}`) | | | | | {_cell(summary)} |")
+        for q in params:
+            default = ("*required*" if q.required else "unset" if q.default is None
+                       else _code(format_value(q.default)))
+            lines.append(f"| | `{q.name}` | {_cell(_rule(q))} | {default} | {_cell(q.symbol or '')} | "
+                         f"{_cell(q.help)} |")
+    return lines
 
 
 def package_steps() -> list[str]:
@@ -203,7 +223,10 @@ def steps_help_text(*, markup: bool = False) -> str:
         out.append(f"{name}: {sch['summary']} [engines: {', '.join(sch['engines'])}]")
         for p in step_params(cls):
             star = "*" if p.advanced else ""
-            out.append(f"  {star}{p.name} = {format_value(p.default)}: {_rule(p)}; {p.help}")
+            out.append(f"  {star}{p.name} = {format_value(variant_value(p.default))}: {_rule(p)}; {p.help}")
+            for t in p.variants:
+                own = ", ".join(f"{q.name} = {format_value(q.default)}" for q in step_params(t))
+                out.append(f"    {{ type = \"{t.variant_name}\"{', ' + own if own else ''} }}")
         out.append("")
     out.append("Gate thresholds of [gate]: " + ", ".join(known_gate_checks()) + "; at least one "
                "risk threshold (all but allow_identifiers and min_diagonal), or none = \"why\".")

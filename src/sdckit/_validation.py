@@ -34,9 +34,10 @@ def check_int(owner: str, name: str, value: Any, *, min_value: int | None = None
         rule = f"an int <= {max_value}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise param_error(owner, name, rule, value)
-    if (min_value is not None and value < min_value) or (max_value is not None and value > max_value):
+    iv = int(value)  # exact for any Integral
+    if (min_value is not None and iv < min_value) or (max_value is not None and iv > max_value):
         raise param_error(owner, name, rule, value)
-    return int(value)
+    return iv
 
 
 def check_float(owner: str, name: str, value: Any, *, low: float | None = None,

@@ -15,10 +15,11 @@ import tomllib
 import warnings
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
+from .cli_dispatch import Unsupported, one_verb_app, parse_verb
 from .cli_steps import StepsEpilogCommand, steps_command
 from .errors import SDCError
 
@@ -43,7 +44,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+def _root(version: Annotated[bool | None, typer.Option("--version", callback=_version, is_eager=True,
                                                           help="Print the version and exit.")] = None) -> None:
     """sdckit: statistical disclosure control for microdata and tables."""
 
@@ -56,25 +57,25 @@ def _split(value: str | None) -> list[str]:
 def risk(
     file: Annotated[Path, typer.Argument(help="Data file (CSV, Parquet, SPSS, Stata, SAS).")],
     keys: Annotated[str, typer.Option("--keys", help="Key variables, comma-separated.")],
-    weight: Annotated[Optional[str], typer.Option("--weight", help="Sampling weight column.")] = None,
-    household: Annotated[Optional[str], typer.Option("--household", help="Household id column.")] = None,
-    sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive variables, comma-separated.")] = None,
+    weight: Annotated[str | None, typer.Option("--weight", help="Sampling weight column.")] = None,
+    household: Annotated[str | None, typer.Option("--household", help="Household id column.")] = None,
+    sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive variables, comma-separated.")] = None,
     suda: Annotated[bool, typer.Option("--suda", help="Also compute SUDA2 scores.")] = False,
-    suda_max_size: Annotated[Optional[int], typer.Option("--suda-max-size", help="Largest MSU size searched.")] = None,
+    suda_max_size: Annotated[int | None, typer.Option("--suda-max-size", help="Largest MSU size searched.")] = None,
     missing_alpha: Annotated[float, typer.Option("--missing-alpha", help="Weight of missing-value matches (sdcMicro's alpha).")] = 1.0,
-    na_values: Annotated[Optional[str], typer.Option("--na-values", help="Codes meaning missing, comma-separated (e.g. -9).")] = None,
-    delimiter: Annotated[Optional[str], typer.Option("--delimiter", help="Field delimiter of a CSV file: one character, e.g. ';', or 'tab' (default ',').")] = None,
-    uniqueness: Annotated[Optional[int], typer.Option("--uniqueness", help="Tabulate uniqueness by combination of up to M key variables.")] = None,
+    na_values: Annotated[str | None, typer.Option("--na-values", help="Codes meaning missing, comma-separated (e.g. -9).")] = None,
+    delimiter: Annotated[str | None, typer.Option("--delimiter", help="Field delimiter of a CSV file: one character, e.g. ';', or 'tab' (default ',').")] = None,
+    uniqueness: Annotated[int | None, typer.Option("--uniqueness", help="Tabulate uniqueness by combination of up to M key variables.")] = None,
     risk_method: Annotated[str, typer.Option("--risk-method", help="Individual risk for f_k >= 3: approx or exact.")] = "approx",
     max_global_risk: Annotated[float, typer.Option("--max-global-risk", help="Target global risk for the individual-risk threshold.")] = 0.01,
-    output: Annotated[Optional[Path], typer.Option("--output", help="Write per-record risk to this file.")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model-based risk: loglinear (Skinner & Shlomo tau1, tau2).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Write per-record risk to this file.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model-based risk: loglinear (Skinner & Shlomo tau1, tau2).")] = None,
     ll_method: Annotated[str, typer.Option("--method", help="Log-linear fit: default, CE, PML, weightedLLM or IPF (sdcMicro's modRisk).")] = "default",
-    formula: Annotated[Optional[str], typer.Option("--formula", help="Log-linear model terms, e.g. \"a+b+c+a:b\" (default: main effects; auto: forward selection).")] = None,
+    formula: Annotated[str | None, typer.Option("--formula", help="Log-linear model terms, e.g. \"a+b+c+a:b\" (default: main effects; auto: forward selection).")] = None,
     population_uniques: Annotated[bool, typer.Option("--population-uniques", help="Estimate the population uniques (Zayatz, Pitman, SNB; Dankar et al.'s rule).")] = False,
-    attacker: Annotated[Optional[float], typer.Option("--attacker", help="Prosecutor, journalist and marketer risk with this threshold (e.g. 0.2).")] = None,
+    attacker: Annotated[float | None, typer.Option("--attacker", help="Prosecutor, journalist and marketer risk with this threshold (e.g. 0.2).")] = None,
     contributions: Annotated[bool, typer.Option("--contributions", help="Sample uniques lost when each key is dropped or coarsened.")] = False,
-    population_table: Annotated[Optional[Path], typer.Option("--population-table", help="Population counts for --attacker: the key columns and a 'count' column.")] = None,
+    population_table: Annotated[Path | None, typer.Option("--population-table", help="Population counts for --attacker: the key columns and a 'count' column.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Measure the disclosure risk of a data file on its key variables."""
@@ -215,11 +216,11 @@ def _print_run(run, paths: dict) -> None:
 def protect(
     spec: Annotated[Path, typer.Argument(help="Release spec (TOML).")],
     engine: Annotated[str, typer.Option("--engine", help="memory (default) or dask: partitioned data on a Dask cluster.")] = "memory",
-    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler tcp://host:port (default: a local cluster, one worker per core).")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Workers of the local Dask cluster (default: the cores).")] = None,
-    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler tcp://host:port (default: a local cluster, one worker per core).")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Workers of the local Dask cluster (default: the cores).")] = None,
+    memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier release in the output folders (kept until the new one is switched in).")] = False,
-    key: Annotated[Optional[Path], typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates (default: [output] signing_key).")] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates (default: [output] signing_key).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a release spec: read, mask, check the gate, write data and reports."""
@@ -271,8 +272,8 @@ def explore(
 def report(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
     pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
-    page_size: Annotated[Optional[str], typer.Option("--page-size", help="PDF page size: A4 or Letter (default: the spec's [report] page_size, else A4).")] = None,
-    pdf_path: Annotated[Optional[Path], typer.Option("--pdf-path", help="Where to write the PDF (default: <folder>-report.pdf beside the release folder; never inside it).")] = None,
+    page_size: Annotated[str | None, typer.Option("--page-size", help="PDF page size: A4 or Letter (default: the spec's [report] page_size, else A4).")] = None,
+    pdf_path: Annotated[Path | None, typer.Option("--pdf-path", help="Where to write the PDF (default: <folder>-report.pdf beside the release folder; never inside it).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise a written release (public figures only) and optionally export its report as PDF."""
@@ -299,22 +300,24 @@ _TABLE_ACTIONS = ("count", "posterior", "perturb")
 
 @app.command()
 def table(
-    target: Annotated[Optional[str], typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")] = None,
-    rows: Annotated[Optional[str], typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
-    cols: Annotated[Optional[str], typer.Option("--cols", help="count: column sums, comma-separated.")] = None,
-    table_file: Annotated[Optional[Path], typer.Option("--table", help="posterior/perturb: CSV of integer cells (no header).")] = None,
+    target: Annotated[str | None, typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")] = None,
+    rows: Annotated[str | None, typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
+    cols: Annotated[str | None, typer.Option("--cols", help="count: column sums, comma-separated.")] = None,
+    table_file: Annotated[Path | None, typer.Option("--table", help="posterior/perturb: CSV of integer cells (no header).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="perturb/posterior: probability of adding a cycle.")] = 0.25,
     beta: Annotated[float, typer.Option("--beta", help="perturb/posterior: probability of subtracting a cycle.")] = 0.25,
     design: Annotated[str, typer.Option("--design", help="Cycle design: shift or basic.")] = "shift",
-    cells: Annotated[Optional[str], typer.Option("--cells", help="posterior: 1-based cells 'r,c;r,c' (default all).")] = None,
-    at_least: Annotated[Optional[str], typer.Option("--at-least", help="posterior: insider prior 'r,c,value'.")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="perturb: random seed (a secret; not printed); count --estimate: sampling seed.")] = None,
+    cells: Annotated[str | None, typer.Option("--cells", help="posterior: 1-based cells 'r,c;r,c' (default all).")] = None,
+    at_least: Annotated[str | None, typer.Option("--at-least", help="posterior: insider prior 'r,c,value'.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="perturb: random seed (a secret; not printed); count --estimate: sampling seed.")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="count: estimate by sequential importance sampling (estimate, std_error, ess).")] = False,
     samples: Annotated[int, typer.Option("--samples", help="count --estimate: number of sampled tables.")] = 10_000,
     time_limit: Annotated[float, typer.Option("--time-limit", help="count: CPU seconds; a count predicted to take longer is refused at once.")] = 600.0,
     max_memory: Annotated[float, typer.Option("--max-memory", help="count: GB; a count predicted to need more memory is refused at once.")] = 2.0,
     model: Annotated[str, typer.Option("--model", help="posterior: rule near zero, no-change (default) or skip-cycle.")] = "no-change",
-    argus: Annotated[Optional[Path], typer.Option("--argus", help="Run a tau-Argus batch file (.arb) instead of a spec.")] = None,
+    argus: Annotated[Path | None, typer.Option("--argus", help="Run a tau-Argus batch file (.arb) instead of a spec.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="A spec with [output] folder: replace an earlier release in the output folders.")] = False,
+    key: Annotated[Path | None, typer.Option("--key", help="A spec with [output] folder: the steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Protect a table from a spec (rules, suppression, rounding, margins, cell key method, with
@@ -371,8 +374,23 @@ def table(
     if not Path(target).exists():
         raise InputError(f"sdckit table: {target!r} is neither an action ({', '.join(_TABLE_ACTIONS)}) "
                          "nor an existing table spec file")
-    from .tables.cli import table_command
+    from .tables.cli import is_release_spec, table_command
 
+    if is_release_spec(target):  # [output] folder: a release (public + internal, certificate, verify)
+        from .progress import task
+        from .report.table_release import release_table_spec
+
+        with task("table release"):
+            summary, run = release_table_spec(target, overwrite=overwrite, signing_key=key)
+        if as_json:
+            _emit(summary)
+        else:
+            rel = summary["release"]
+            typer.echo(run.describe())
+            typer.echo(rel["verdict"])
+            typer.echo(f"public ({rel['folders']['public']}): {', '.join(rel['public'])}")
+            typer.echo(f"internal ({rel['folders']['internal']}): {', '.join(rel['internal'])}")
+        return
     summary, run = table_command(target)
     if as_json:
         _emit(summary)
@@ -386,24 +404,23 @@ def table(
 def estimate(
     released: Annotated[Path, typer.Argument(help="The released data file (CSV, Parquet, SPSS, Stata).")],
     matrix: Annotated[Path, typer.Option("--matrix", help="The published PRAM matrix (pram_*.csv or .json).")],
-    by: Annotated[Optional[str], typer.Option("--by", help="Unperturbed variables to estimate within, comma separated.")] = None,
-    weight: Annotated[Optional[str], typer.Option("--weight", help="Weight column (sums weights instead of counting).")] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Unperturbed variables to estimate within, comma separated.")] = None,
+    weight: Annotated[str | None, typer.Option("--weight", help="Weight column (sums weights instead of counting).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """For analysts: unbiased estimates of the original frequencies of PRAMmed variables."""
+    from ._validation import check_columns_exist
+    from .errors import InputError
     from .io.files import read_data
     from .pram.estimate import estimate_frequencies
     from .pram.matrix import TransitionMatrix
 
-    from ._validation import check_columns_exist
-    from .errors import InputError
-
     m = TransitionMatrix.read(matrix)
     frame, _ = read_data(released)
     if Path(released).suffix.lower() in (".sav", ".zsav", ".dta"):  # SPSS/Stata hold codes as doubles
-        from .io.files import _integral_floats_as_ints
+        from .io.files import integral_floats_as_ints
 
-        frame = _integral_floats_as_ints(frame)
+        frame = integral_floats_as_ints(frame)
     names = Path(released).with_name("column_names.csv")
     if names.is_file():  # an SPSS/Stata release renamed columns: the matrix uses the original names
         mapping = read_data(names)[0].astype(str)
@@ -443,16 +460,15 @@ def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
 @app.command()
 def demo(
     output: Annotated[Path, typer.Option("--output", help="Folder to write.")] = Path("sdckit-demo"),
-    key: Annotated[Optional[Path], typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the bundled release on the bundled census sample and write sdckit-demo/."""
+    from .explore.rumap import release_ru_map_section
+    from .explore.run import run_explore_spec
+    from .explore.spec import explore_spec_from_dict
     from .release import Release, release_folders, signing_key_for
     from .spec import spec_from_dict
-
-    from .explore.run import run_explore_spec
-    from .explore.rumap import release_ru_map_section
-    from .explore.spec import explore_spec_from_dict
 
     raw, data_dir = demo_spec_dict(output)
     spec = spec_from_dict(raw, base_dir=data_dir, source="sdckit demo (bundled demo_release.toml)")
@@ -594,7 +610,7 @@ def warm(as_json: JsonOpt = False) -> None:
 
         md = read_microdata(data, key_vars=keys + ["Country of Birth"])
         for method, params in (
-                ("pram", {"variables": ["Marital Status"], "matrix": "invariant", "min_diagonal": 0.9}),
+                ("pram", {"variables": ["Marital Status"], "matrix": {"type": "invariant"}, "min_diagonal": 0.9}),
                 ("local_suppression", {"k": 3}),
                 ("record_swap", {"swap_rate": 0.1, "hierarchy": ["Region"], "similar": ["Sex", "Age"],
                                  "risk_variables": ["Marital Status", "Country of Birth"],
@@ -665,8 +681,15 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     try:
-        # with standalone_mode=False a command's typer.Exit(code) comes back as the return value
-        returned = app(args=args, prog_name="sdckit", standalone_mode=False)
+        try:  # the thin parser: no pydantic, no click command built (see sdckit.cli_dispatch)
+            command, kwargs = parse_verb(app, args)
+        except Unsupported:  # help, an error, or an option kind it leaves to typer: typer parses
+            # only the verb's own command is built; with standalone_mode=False a command's
+            # typer.Exit(code) comes back as the return value
+            verb_app = one_verb_app(app, args[0]) if args else app
+            returned = verb_app(args=args, prog_name="sdckit", standalone_mode=False)
+        else:
+            returned = command(**kwargs)
     except SDCError as exc:
         if debug:
             raise

@@ -223,3 +223,24 @@ def run_gate(thresholds: Any, original: Microdata, released: Microdata,
     """Check every threshold of a gate (any form :func:`as_gate` takes); returns all outcomes
     (the caller refuses to write on a failure). The identifier check runs on every release."""
     return as_gate(thresholds).run(original, released, results)
+
+
+def _check_classes() -> dict[str, type]:
+    """Every registered gate check class by its class name (``KAnonymity``, ``MinDiagonal``, ...)."""
+    return {gate_check_class(n).__name__: gate_check_class(n) for n in known_gate_checks()}
+
+
+def __getattr__(name: str) -> Any:
+    """``sdckit.gate.<Check>``: every registered gate check class, loaded on first use (the
+    method packages register theirs in their ``steps`` modules)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    found = _check_classes().get(name)
+    if found is None:
+        raise AttributeError(f"module 'sdckit.gate' has no attribute {name!r}")
+    globals()[name] = found  # resolved once
+    return found
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_check_classes()))

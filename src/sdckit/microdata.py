@@ -414,13 +414,13 @@ class Microdata:
             return values
 
     # ------------------------------------------------------------------ new objects
-    def with_data(self, data: pd.DataFrame, **roles: Any) -> "Microdata":
+    def with_data(self, data: pd.DataFrame, **roles: Any) -> Microdata:
         """A new Microdata on ``data`` with the same roles (overridden by ``roles``) and meta."""
         kw = dict(self._roles)
         kw.update(roles)
         return Microdata(data, meta=self._meta, **kw)
 
-    def with_codes(self, new_codes: Mapping[str, np.ndarray]) -> "Microdata":
+    def with_codes(self, new_codes: Mapping[str, np.ndarray]) -> Microdata:
         """A new Microdata whose key columns in ``new_codes`` take those codes.
 
         Category lists are kept, so codes keep their meaning and the output decodes to the
@@ -436,7 +436,7 @@ class Microdata:
                          _copy=False, **self._roles)
 
     def with_columns(self, columns: Mapping[str, Any], *,
-                     encoded: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None) -> "Microdata":
+                     encoded: Mapping[str, tuple[np.ndarray, pd.Index]] | None = None) -> Microdata:
         """A new Microdata with some columns replaced; untouched keys keep their codes.
 
         The frame is shared (no copy of the untouched columns). Non-key columns take the new
@@ -475,7 +475,7 @@ class Microdata:
             self._check_weight(frame[self.weight], self.weight, where)
         return self._derived(frame, codes, cats)
 
-    def without_columns(self, names: Iterable[str]) -> "Microdata":
+    def without_columns(self, names: Iterable[str]) -> Microdata:
         """A new Microdata without the columns ``names`` (none may hold a role); keys keep
         their codes and categories, the other columns are shared."""
         names = list(names)
@@ -489,7 +489,7 @@ class Microdata:
             raise InputError(f"{self._meta.source or 'the data'}: has no columns.")
         return self._derived(self._data.drop(columns=names), dict(self._codes), dict(self._categories))
 
-    def _derived(self, frame: pd.DataFrame, codes: dict, cats: dict) -> "Microdata":
+    def _derived(self, frame: pd.DataFrame, codes: dict, cats: dict) -> Microdata:
         """A Microdata on ``frame`` with these encodings and this object's roles and meta,
         without the checks the caller has done for what changed (nothing else changed)."""
         out = object.__new__(Microdata)

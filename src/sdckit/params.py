@@ -25,7 +25,10 @@ is read at each check, for registries other packages extend), ``column`` (a colu
 ``columns`` (one or more distinct column names; an empty list only with ``allow_empty`` or an
 empty default), ``int_list``, ``float_list`` (``inf`` allowed, NaN not), ``str_list``,
 ``mapping`` (a table: label -> list of codes, or code -> value), ``path`` (a file, relative to
-the spec), ``any`` (JSON-like value checked by the step).
+the spec), ``variant`` (one of a set of declared types, each a frozen dataclass with its own
+:func:`param` fields and a ``variant_name``: an alternative is a type, not a string plus
+fields that apply to one choice only; in a spec an inline table
+``matrix = { type = "invariant", alpha = 0.5 }``), ``any`` (JSON-like value checked by the step).
 
 A parameter must not be called ``method``: that key names the step in a spec's ``[[steps]]``
 table (a step's own choice of algorithm is ``algorithm``, ``kind`` or ``matrix``).
@@ -34,6 +37,7 @@ table (a step's own choice of algorithm is ``algorithm``, ``kind`` or ``matrix``
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import numbers
 import typing
@@ -45,7 +49,7 @@ from ._validation import check_bool, check_choice, check_float, check_int, check
 from .errors import ParameterError
 
 KINDS = ("int", "float", "bool", "str", "choice", "column", "columns", "int_list", "float_list",
-         "str_list", "mapping", "path", "any")
+         "str_list", "mapping", "path", "variant", "any")
 
 #: roles a ``column``/``columns`` parameter may require of the columns it names: the role
 #: name, the Microdata attribute that holds it, and the words of the refusal
@@ -108,6 +112,9 @@ class Param:
         ``column``/``columns`` only: the role every named column must hold in the data
         (one of :data:`ROLES`: ``"key"``, ``"numeric"``, ``"weight"``, ``"household"``,
         ``"strata"``, ``"sensitive"``); :func:`check_columns` checks it before a release runs.
+    variant_source : tuple of type or callable, optional
+        ``variant`` only: the allowed types, or a zero-argument callable returning them (a
+        registry other modules extend). Read them with :attr:`variants`.
     """
 
     name: str
@@ -127,6 +134,20 @@ class Param:
     allow_empty: bool | None = None
     label: str | None = None
     role: str | None = None
+    variant_source: tuple | Callable[[], Sequence[type]] | None = None
+
+    @property
+    def variants(self) -> tuple[type, ...]:
+        """``variant`` only: the allowed types (each declares its own parameters, read with
+        :func:`step_params`); empty for other kinds."""
+        c = self.variant_source
+        if c is None:
+            return ()
+        return tuple(c()) if callable(c) else tuple(c)
+
+    def variant_type(self, name: str) -> type | None:
+        """The allowed type whose ``variant_name`` is ``name`` (None when there is none)."""
+        return next((t for t in self.variants if t.variant_name == name), None)
 
     @property
     def display_label(self) -> str:
@@ -174,6 +195,10 @@ class Param:
                 r = "a finite number"
         elif self.kind == "choice":
             r = "one of " + ", ".join(repr(c) for c in self.options())
+        elif self.kind == "variant":
+            r = ("one of " + ", ".join(f"{t.__name__}(...)" for t in self.variants)
+                 + " (in a spec: a table { type = " + " | ".join(json.dumps(t.variant_name) for t in self.variants)
+                 + ", ... })")
         else:
             r = {"bool": "true or false", "str": "a string", "column": "a column name",
                  "columns": ("a column name or a list of distinct column names"
@@ -194,7 +219,9 @@ class Param:
         """JSON-ready declaration (for the workbench's forms and the docs)."""
         d = {"name": self.name, "label": self.display_label, "kind": self.kind,
              "required": self.required,
-             "default": None if self.required else _jsonable(self.default), "help": self.help,
+             "default": None if self.required else _jsonable(variant_value(self.default)
+                                                              if self.kind == "variant" else self.default),
+             "help": self.help,
              "rule": self.rule(), "nullable": self.nullable, "advanced": self.advanced}
         for key in ("low", "high", "unit", "symbol", "role"):
             if getattr(self, key) is not None:
@@ -209,7 +236,65 @@ class Param:
             d["grid"] = list(self.grid)
         if self.kind == "columns":
             d["allow_empty"] = self.empty_allowed()
+        if self.kind == "variant":
+            d["variants"] = [variant_schema(t) for t in self.variants]
         return d
+
+
+def variant_schema(cls: type) -> dict:
+    """JSON-ready declaration of one variant type: its spec name, class, one-line summary and
+    its own parameters (a form shows only the chosen type's)."""
+    return {"type": cls.variant_name, "class": cls.__name__, "summary": variant_summary(cls),
+            "params": [p.to_dict() for p in step_params(cls)]}
+
+
+def variant_summary(cls: type) -> str:
+    """The first paragraph of a variant type's docstring, on one line."""
+    text = (cls.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(text.split())
+
+
+def variant_value(obj: Any) -> Any:
+    """The spec form of a variant instance: ``{"type": name, **its parameters}`` (lists for
+    tuples); anything else as it is."""
+    if not (dataclasses.is_dataclass(obj) and hasattr(type(obj), "variant_name")):
+        return obj
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, (tuple, list)):
+            return [plain(x) for x in v]
+        return variant_value(v)
+
+    return {"type": type(obj).variant_name, **{p.name: plain(getattr(obj, p.name)) for p in step_params(type(obj))}}
+
+
+def build_variant(owner: str, p: Param, value: Any) -> Any:
+    """A variant parameter's value from an instance of one of its types or a table
+    ``{"type": name, **parameters}``. A bad value raises the one template for ``p``; a bad
+    parameter of the chosen type raises that type's template, with ``param`` set to the
+    dotted path (``"matrix.alpha"``) so a spec restates it at ``steps[0].matrix.alpha``."""
+    types = p.variants
+    if isinstance(value, types):
+        return value
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        raise param_error(owner, p.name, p.rule(), value)
+    cls = p.variant_type(value["type"])
+    if cls is None:
+        raise param_error(owner, p.name, p.rule(), value)
+    settings = {k: v for k, v in value.items() if k != "type"}
+    names = [q.name for q in step_params(cls)]
+    unknown = [k for k in settings if k not in names]
+    missing = [q.name for q in step_params(cls) if q.required and q.name not in settings]
+    if unknown or missing:
+        rule = (f"a table of {cls.__name__}'s parameters ({', '.join(names) or 'none'}"
+                + (f"; {', '.join(missing)} required" if missing else "") + ")")
+        raise param_error(owner, p.name, rule, value)
+    try:
+        return cls(**settings)
+    except ParameterError as exc:
+        if exc.param is not None and not exc.param.startswith(f"{p.name}."):
+            exc.param = f"{p.name}.{exc.param}"
+        raise
 
 
 def _jsonable(value: Any) -> Any:
@@ -225,14 +310,18 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
           choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, unit: str | None = None, symbol: str | None = None,
           nullable: bool = False, grid: Sequence | None = None, advanced: bool = False,
           allow_empty: bool | None = None, label: str | None = None,
-          role: str | None = None) -> Any:
+          role: str | None = None,
+          variants: Sequence[type] | Callable[[], Sequence[type]] | None = None) -> Any:
     """Declare a step (or gate check) parameter: a dataclass field carrying its :class:`Param`.
 
     List and dict defaults are copied per instance (``default_factory``); a required
     parameter (no default) must come before the defaulted ones, as dataclasses demand.
+    ``kind="variant"`` takes ``variants``: the allowed types, or a callable returning them.
     """
     if kind not in KINDS:
         raise ValueError(f"param kind {kind!r} is not one of {KINDS}")
+    if (kind == "variant") != (variants is not None):
+        raise ValueError("a variant parameter, and only one, needs variants")
     if kind == "choice" and not choices:
         raise ValueError("a choice parameter needs choices")
     if role is not None and (role not in ROLES or kind not in ("column", "columns")):
@@ -243,12 +332,13 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
                 choices=choices if choices is None or callable(choices) else tuple(choices),
                 unit=unit, symbol=symbol, nullable=nullable,
                 grid=tuple(grid) if grid is not None else None, advanced=advanced,
-                allow_empty=allow_empty, label=label, role=role)
+                allow_empty=allow_empty, label=label, role=role,
+                variant_source=variants if variants is None or callable(variants) else tuple(variants))
     meta = {_KEY: decl}
     if default is REQUIRED:
         return dataclasses.field(metadata=meta)
     if isinstance(default, (list, dict, set)):
-        return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -256,8 +346,8 @@ def _infer(field: dataclasses.Field, hints: dict) -> Param:
     """A schema for a field declared without :func:`param` (from its annotation and default)."""
     if field.default is not dataclasses.MISSING:
         default = field.default
-    elif field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-        default = field.default_factory()  # type: ignore[misc]
+    elif field.default_factory is not dataclasses.MISSING:
+        default = field.default_factory()
     else:
         default = REQUIRED
     hint = hints.get(field.name, Any)
@@ -286,8 +376,8 @@ def step_params(cls: type) -> list[Param]:
             out.append(_infer(f, hints))
             continue
         default = decl["default"]
-        if default is not REQUIRED and f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-            default = f.default_factory()  # type: ignore[misc]
+        if default is not REQUIRED and f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
         out.append(Param(name=f.name, **{**decl, "default": default}))
     return out
 
@@ -346,6 +436,8 @@ def check_value(owner: str, p: Param, value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise param_error(owner, p.name, p.rule(), value)
         return value
+    if k == "variant":
+        return build_variant(owner, p, value)
     return value
 
 

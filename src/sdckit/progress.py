@@ -28,6 +28,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 __all__ = ["ProgressEvent", "ProgressEvents", "ProgressTask", "task", "bars_enabled"]
 
@@ -83,13 +87,13 @@ class ProgressEvents:
         self.bars = bars
         self._tokens: list = []
 
-    def __enter__(self) -> "ProgressEvents":
+    def __enter__(self) -> ProgressEvents:
         self._tokens.append(_LISTENERS.set((*_LISTENERS.get(), self.listener)))
         if self.bars is not None:
             self._tokens.append(_BARS.set(self.bars))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for token in reversed(self._tokens):
             token.var.reset(token)
         self._tokens.clear()
@@ -128,11 +132,11 @@ class ProgressTask:
         self.name, self.total, self.done = name, total, 0
         self._t0 = time.perf_counter()
         self._bars = bars_enabled()
-        self._progress = None
-        self._bar = None
+        self._progress: Progress | None = None
+        self._bar: TaskID | None = None
         self._lock = threading.Lock()
         self._closed = False
-        self._timer = None
+        self._timer: threading.Timer | None = None
         if self._bars:
             self._timer = threading.Timer(bar_after, self._show)
             self._timer.daemon = True
@@ -150,13 +154,20 @@ class ProgressTask:
             except Exception:  # a broken listener must not stop the work
                 pass
         with self._lock:
-            if self._progress is not None and kind == "advance":
+            if self._progress is not None and self._bar is not None and kind == "advance":
                 self._progress.update(self._bar, completed=self.done)
 
     def _show(self) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         with self._lock:
             if self._closed or self._progress is not None:

@@ -13,17 +13,17 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._validation import close_names
 from .errors import ParameterError, SpecError
 from .params import ROLES, check_params, is_declared, step_params
 
 _STEPS: dict[str, type] = {}
-_GATES: dict[str, type] = {}
+_GATES: dict[str, type[GateCheck]] = {}
 _discovered = False
 
 
@@ -42,12 +42,57 @@ def register_step(name: str, *, engines: tuple[str, ...] = ("memory",),
         if name in _STEPS and _STEPS[name] is not cls:
             raise TypeError(f"step {name!r} registered twice ({_STEPS[name].__name__}, {cls.__name__})")
         _STEPS[name] = cls
-        cls.step_name = name
-        cls.engines = tuple(engines)
-        cls.dask_note = dask_note
+        step: Any = cls  # the class gains attributes no type checker can see
+        step.step_name = name
+        step.engines = tuple(engines)
+        step.dask_note = dask_note
         return cls
 
     return deco
+
+
+@dataclass(frozen=True)
+class DaskPlan:
+    """How a step runs on the Dask engine: what a step claiming ``engines=(..., "dask")``
+    returns from its ``dask_plan(roles)`` (``roles``: the spec's ``[roles]`` table).
+
+    The step declares its plan; the engine (:mod:`sdckit.engine`, which nothing below it
+    imports) runs it. ``kernel`` names the engine's partitioned form that runs the step with
+    the step's own child stream:
+
+    * ``"pram"``, ``"noise"``: statistics merged exactly over partitions, a small fitted plan,
+      then a transform of each partition by its global rows (the same draws as in memory);
+    * ``"rank_swap"``, ``"microaggregation"``: the method within blocks of values;
+    * ``"groups"``: the step's own ``apply`` within each group of ``group_by``;
+    * ``"rows"``: row by row (the step's own ``apply`` on the column's distinct values or on
+      each partition).
+
+    ``reads`` and ``writes`` are the columns the step reads and writes, from its declared
+    column parameters and the roles: the engine fits steps whose inputs no earlier step
+    writes in one pass over the input.
+    """
+
+    kernel: str
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    group_by: str | None = None
+
+
+def role_columns(roles: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every column named by a ``[roles]`` table, in order, once."""
+    out: list[str] = []
+    for v in roles.values():
+        out += [v] if isinstance(v, str) else list(v or ())
+    return tuple(dict.fromkeys(out))
+
+
+def dask_takes_only(step: Any, allowed: tuple[str, ...]) -> None:
+    """Refuse (one-line SpecError at the parameter) a declared parameter outside ``allowed``
+    set to other than its default: the Dask engine's form of the step does not take it."""
+    for p in step_params(type(step)):
+        if p.name not in allowed and not p.required and getattr(step, p.name) != p.default:
+            raise SpecError(f"{p.name}: {type(step).step_name} on the Dask engine does not take {p.name!r} "
+                            f"(it takes {', '.join(sorted(allowed))}); run this step with the in-memory engine.")
 
 
 @dataclass(frozen=True)
@@ -94,6 +139,9 @@ class GateCheck:
     engines: ClassVar[tuple[str, ...]] = ("memory",)
     description: ClassVar[str] = ""
 
+    if TYPE_CHECKING:  # the subclasses are dataclasses: their __init__ takes the declared parameters
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+
     def __post_init__(self) -> None:
         check_params(self)
 
@@ -105,6 +153,16 @@ class GateCheck:
     def check(self, original: Any, released: Any, results: Any) -> GateOutcome:  # pragma: no cover
         raise NotImplementedError
 
+    #: the Dask engine's protocol: the summary, merged over partitions, that :meth:`finish`
+    #: reads ("frequencies": the released keys' combination table; "pram_matrices": the
+    #: fitted PRAM matrices), or None when the check does not run on the Dask engine
+    dask_summary: ClassVar[str | None] = None
+
+    def finish(self, summary: Any) -> GateOutcome:  # pragma: no cover
+        """The outcome from the engine's merged :attr:`dask_summary` (the partitioned form of
+        :meth:`check`)."""
+        raise NotImplementedError
+
     def plan_problem(self, steps: Any) -> str | None:
         """Why this check cannot check anything in a release of these steps (e.g. a PRAM
         threshold without a PRAM step), or None. A release refuses such a plan before any step
@@ -112,7 +170,7 @@ class GateCheck:
         return None
 
     @classmethod
-    def from_value(cls, value: Any, *, where: str | None = None) -> "GateCheck":
+    def from_value(cls, value: Any, *, where: str | None = None) -> GateCheck:
         """Build the check from its spec form: an instance, a table of its parameters, or the
         threshold alone. Raises ParameterError (the one template) for a bad value and
         SpecError for an unknown parameter of the table form (at ``where`` when given)."""
@@ -150,6 +208,82 @@ class GateCheck:
         """One line: the gate name, its threshold and what it checks."""
         return f"{self.gate_name} = {self.to_value()!r}: {self.description}"
 
+    #: the measured figures of :meth:`check` in words: key -> (label, unit); a unit "share"
+    #: is shown as a percentage, "percent" is a value already in percent; a key without an
+    #: entry reads as its name in words
+    measured_labels: ClassVar[Mapping[str, tuple[str, str | None]]] = {}
+
+    @classmethod
+    def measured_sentence(cls, measured: Any) -> str:
+        """The measured value of :meth:`check` as a sentence for a person ("k reached: 3;
+        records below k: 0"), built from :attr:`measured_labels`; never JSON. A check whose
+        measured value reads poorly this way overrides it."""
+        return measured_words(measured, cls.measured_labels)
+
+
+def _number_words(value: Any, unit: str | None) -> str:
+    """One figure in words with its unit: shares as percentages, counts with separators."""
+    import math
+
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "yes" if value else "no"
+    if value is None:
+        return "not measured"
+    if isinstance(value, str):
+        return value
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(x):
+        return "not measured"
+    if unit == "share":
+        return f"{x:.2%}"
+    if unit == "percent":
+        return f"{x:.4g}%"
+    if x.is_integer() and abs(x) < 1e15 and (unit == "records" or "int" in type(value).__name__):
+        text = f"{int(x):,}"
+    elif x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e6):
+        text = f"{x:.3g}"
+    else:
+        text = f"{x:.4g}"
+    return f"{text} {unit}" if unit and unit not in ("records", "probability") else text
+
+
+def measured_words(measured: Any, labels: Mapping[str, tuple[str, str | None]] | None = None) -> str:
+    """A measured value of any shape as plain words: ``label: value`` pairs joined by "; ",
+    labelled keys first in their declared order; a nested table per variable reads
+    "variable: ..."; lists as comma lists. Never braces or quotes of JSON."""
+    labels = labels or {}
+    if measured is None:
+        return "not applicable"
+    if isinstance(measured, Mapping):
+        if not measured:
+            return "nothing measured"
+        keys = [k for k in labels if k in measured] + [k for k in measured if k not in labels]
+        parts = []
+        for k in keys:
+            v = measured[k]
+            label, unit = labels.get(k, (str(k).replace("_", " "), None))
+            if isinstance(v, Mapping):
+                inner = measured_words(v, labels)
+                parts.append(f"{k if k not in labels else label} ({inner})")
+            else:
+                text = measured_words(v, labels) if isinstance(v, (list, tuple)) else _number_words(v, unit)
+                parts.append(f"{label}: {text}")
+        return "; ".join(parts)
+    if isinstance(measured, (list, tuple)):
+        if not measured:
+            return "none"
+        items = []
+        for x in measured:
+            if isinstance(x, Mapping):
+                items.append(str(x.get("column", x.get("name", measured_words(x, labels)))))
+            else:
+                items.append(_number_words(x, None))
+        return ", ".join(items)
+    return _number_words(measured, None)
+
 
 def register_gate_check(name: str, *, risk: bool = True, requires: tuple[str, ...] = (),
                         engines: tuple[str, ...] = ("memory",),
@@ -166,7 +300,7 @@ def register_gate_check(name: str, *, risk: bool = True, requires: tuple[str, ..
     """
 
     def deco(cls: type) -> type:
-        if not (dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+        if not (dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
                 and issubclass(cls, GateCheck)):
             raise TypeError(f"gate check {name!r}: {cls.__name__} must be a frozen dataclass "
                             "deriving from GateCheck")
@@ -204,7 +338,7 @@ class GateEntry:
     """
 
     name: str
-    cls: type
+    cls: type[GateCheck]
 
     @property
     def description(self) -> str:
@@ -258,7 +392,7 @@ def step_class(name: str, *, where: str = "method") -> type:
     return _STEPS[name]
 
 
-def gate_check_class(name: str, *, where: str = "gate") -> type:
+def gate_check_class(name: str, *, where: str = "gate") -> type[GateCheck]:
     """The registered gate check class called ``name``; an unknown name is a one-line
     SpecError with the closest names."""
     discover()
@@ -317,13 +451,13 @@ def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any
         raise SpecError(f"{where}: {exc}") from None
 
 
-def published_recodes(results) -> list:
+def published_recodes(results: Iterable[Any]) -> list[Any]:
     """The global recodings among a run's step results, rebuilt as steps from their recorded
     parameters: what an intruder applies to what they know, since global recodings are
     published (a step class says so with ``global_recode = True``)."""
     steps = []
     for r in results:
-        cls = _STEPS.get(getattr(r, "method", None)) if _discovered else None
+        cls = _STEPS.get(str(getattr(r, "method", ""))) if _discovered else None
         if cls is None:
             try:
                 cls = step_class(r.method)

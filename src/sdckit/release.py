@@ -20,16 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from ._random import RunSeeds, seed_sequence
+from ._random import RunSeeds
 from .errors import GateError, InputError, SDCError, SpecError
 from .io.atomic import atomic_write_text
 from .io.files import read_microdata, write_data
 from .microdata import Microdata
 from .progress import start as progress_task
 from .registry import GateOutcome
-from .result import StepResult, jsonable
+from .result import ResultDisplay, StepResult, jsonable
 from .spec import OutputSpec, ReleaseSpec, load_spec
-
 
 #: the row-order stream: the child of the run's root seed that no step uses (the Dask engine
 #: shuffles partition i by its child (ROW_ORDER_KEY, i))
@@ -37,7 +36,7 @@ ROW_ORDER_KEY = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class ReleaseRun:
+class ReleaseRun(ResultDisplay):
     """The outcome of running a release: every step's result and the gate's verdict."""
 
     original: Microdata
@@ -51,6 +50,45 @@ class ReleaseRun:
     steps: tuple = field(default_factory=tuple)
     #: the stated reason when the release has no risk threshold on purpose ([gate] none)
     not_checked: str | None = None
+
+    _headline = ("verdict", "n_records", "n_steps", "n_checks", "n_failed", "seconds")
+
+    @property
+    def n_records(self) -> int:
+        """Records released."""
+        return self.released.n_records
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.results)
+
+    @property
+    def n_checks(self) -> int:
+        """Gate checks run."""
+        return len(self.gate)
+
+    @property
+    def n_failed(self) -> int:
+        """Gate checks that failed."""
+        return len(self.failures())
+
+    def describe(self) -> dict:
+        """The headline figures (verdict, records, steps, gate checks run and failed, seconds)."""
+        return {**super().describe(), "verdict_text": self.verdict_text}
+
+    def to_dict(self) -> dict:
+        """The public description (:meth:`public_dict`: no seed, no path)."""
+        return self.public_dict()
+
+    def _short_table(self) -> str:
+        """The gate's checks, in the report's words."""
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(o.name)}</td><td>{'passed' if o.passed else 'FAILED'}</td>"
+                       f"<td>{html.escape(o.detail)}</td></tr>" for o in self.gate)
+        return (f"<p>{html.escape(self.verdict_text)}</p>"
+                + (f"<table class='freq'><tr><th>check</th><th>result</th><th>detail</th></tr>{rows}</table>"
+                   if rows else ""))
 
     @property
     def passed(self) -> bool:
@@ -230,6 +268,11 @@ class ReleaseRun:
                               public_report_html(self, data_file=output.data, artifacts=sorted(artifacts),
                                                  extra_sections=extra_sections,
                                                  formula_guard=output.csv_formula_guard))
+            from .report.catalogue_files import write_catalogue  # DDI, data package, SATRE record
+
+            write_catalogue(self, pub, data_file=output.data, artifacts=sorted(artifacts),
+                            formats=getattr(output, "catalogue", ()), report_file=output.report,
+                            run_id=stage.run_id)
             certs = write_certificates(self, pub, data_file=output.data, report_file=output.report,
                                        run_id=stage.run_id, signing_key=key)
             if "internal_certificate" in certs:
@@ -359,8 +402,19 @@ class Release:
         if not isinstance(spec, ReleaseSpec):
             spec = load_spec(spec)
         spec.gate.require_threshold()  # before the data are read
-        md = read_microdata(spec.input_path, file_format=spec.input_format,
-                            na_values=list(spec.na_values) or None, delimiter=spec.delimiter, **spec.roles)
+        ddi = getattr(spec, "ddi", None)
+        if ddi is None:
+            md = read_microdata(spec.input_path, file_format=spec.input_format,
+                                na_values=list(spec.na_values) or None, delimiter=spec.delimiter, **spec.roles)
+        else:  # a DDI codebook: its labels and missing codes, its roles where [roles] names none
+            from .catalogue.ddi import read_ddi
+            from .io.files import read_data
+
+            codebook = read_ddi(ddi)
+            na = list(spec.na_values) + [v for v in codebook.na_values() if v not in spec.na_values]
+            df, meta = read_data(spec.input_path, file_format=spec.input_format, na_values=na or None,
+                                 delimiter=spec.delimiter)
+            md = Microdata(df, meta=codebook.merged_meta(meta), **{**codebook.roles(), **spec.roles})
         return cls(md, spec.steps, spec.gate, rng=spec.seed, spec=spec)
 
     def check(self) -> None:
@@ -407,27 +461,22 @@ class Release:
         """Check the plan (:meth:`check`), apply every step in order, check row counts after
         each and that no step changes a variable an earlier step published a matrix for, then
         check the gate."""
+        from .runner import run_steps
+
         t0 = time.perf_counter()
         self.check()
-        root, record = seed_sequence(self.rng)
-        children = root.spawn(len(self.steps)) if self.steps else []
-        seeds = RunSeeds(record)
-        results: list[StepResult] = []
-        timings: list[float] = []
-        current = self.microdata
         published: dict[str, str] = {}  # published file -> the step that publishes it
         described: dict[str, str] = {}  # variable -> the step whose published matrix describes it
         bar = progress_task("release steps", total=len(self.steps))  # a bar on a terminal, events for listeners
-        for i, (step, child) in enumerate(zip(self.steps, children)):
-            ts = time.perf_counter()
-            result = step.apply(current, rng=child)
-            timings.append(time.perf_counter() - ts)
-            seeds.steps.append(_child_record(record, child))
-            if result.microdata.n_records != current.n_records:
+        current = [self.microdata]  # the data before the step being checked
+
+        def after_step(i: int, step: Any, result: StepResult, seconds: float) -> None:
+            before = current[0]
+            if result.microdata.n_records != before.n_records:
                 raise SDCError(f"step {i} ({result.method}) changed the number of records from "
-                               f"{current.n_records} to {result.microdata.n_records}.")
+                               f"{before.n_records} to {result.microdata.n_records}.")
             where = f"steps[{i}] ({result.method})"
-            _check_described(current, result.microdata, described, where)
+            _check_described(before, result.microdata, described, where)
             for name in result.artifacts:
                 if name in published:
                     raise SDCError(f"{where}: publishes {name}, which {published[name]} publishes "
@@ -436,13 +485,14 @@ class Release:
             for group, _ in (getattr(result, "matrices", None) or {}):
                 for v in group:
                     described[v] = where
-            results.append(result)
-            current = result.microdata
+            current[0] = result.microdata
             bar.advance()
+
+        done = run_steps(self.microdata, self.steps, self.rng, on_step=after_step)
         bar.close()
-        outcomes = self.gate.run(self.microdata, current, results)
-        return ReleaseRun(self.microdata, current, tuple(results), tuple(outcomes), seeds,
-                          time.perf_counter() - t0, self.spec, tuple(timings), self.steps,
+        outcomes = self.gate.run(self.microdata, done.released, done.results)
+        return ReleaseRun(self.microdata, done.released, done.results, tuple(outcomes), done.seeds,
+                          time.perf_counter() - t0, self.spec, done.timings, self.steps,
                           self.gate.not_checked)
 
 
@@ -493,12 +543,6 @@ def _check_described(before: Microdata, after: Microdata, described: dict[str, s
             raise SDCError(f"{where}: changed {changed} value(s) of `{v}`, which {by} perturbed with "
                            "a published matrix that would then no longer describe the released "
                            f"values; run this step before {by}")
-
-
-def _child_record(root, child: np.random.SeedSequence):
-    from ._random import SeedRecord
-
-    return SeedRecord(root.entropy, tuple(child.spawn_key), root.source)
 
 
 def protect(spec_path: str | os.PathLike, *, overwrite: bool | None = None,

@@ -7,10 +7,11 @@ A method is a frozen dataclass of settings; ``apply(microdata, *, rng=None)`` re
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._random import SeedRecord
 
@@ -70,8 +71,194 @@ def _jsonable(value: Any) -> Any:
 jsonable = _jsonable
 
 
+class ResultDisplay:
+    """Mixin of every result: a short ``repr``, HTML in notebooks, ``describe()`` and ``to_dict()``.
+
+    Like SciPy's result objects (``scipy/_lib/_util.py`` ``_RichResult``) and scikit-learn's
+    ``_repr_html_``: a result reads by its headline figures, never by a dump of its frames.
+
+    ``_headline`` names the attributes (fields or properties) shown first, in order; without
+    it the scalar fields are shown (and, for a result with a ``summary`` dict, its scalar
+    figures). A subclass keeps its own ``__repr__``, ``describe`` or ``to_dict`` when it
+    defines one; the mixin's ``__repr__`` is set on every dataclass subclass (the
+    ``@dataclass`` decorator leaves a ``__repr__`` the class already has). Seeds are secrets:
+    no field holding a :class:`~sdckit._random.SeedRecord` (nor one called ``seed`` or
+    ``seeds``) is shown or exported.
+    """
+
+    _headline: ClassVar[tuple[str, ...]] = ()
+    #: the most figures the repr and the headline show
+    _max_headline: ClassVar[int] = 6
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = ResultDisplay.__repr__  # type: ignore[method-assign]
+
+    def headline(self) -> dict[str, Any]:
+        """The headline figures, name -> value, in order."""
+        if self._headline:
+            return {name: getattr(self, name) for name in self._headline}
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self) if dataclasses.is_dataclass(self) else ():
+            if f.name.startswith("_") or not _public_field(f.name, getattr(self, f.name)):
+                continue
+            value = getattr(self, f.name)
+            if _is_scalar(value):
+                out[f.name] = value
+        for name in dir(type(self)):  # counts a class states as properties (n_suppressed, ...)
+            if name.startswith("n_") and isinstance(getattr(type(self), name), property) and name not in out:
+                value = getattr(self, name)
+                if _is_scalar(value):
+                    out[name] = value
+        summary = getattr(self, "summary", None)
+        if isinstance(summary, dict):
+            for k, v in summary.items():
+                if _is_scalar(v) and str(k) not in out:
+                    out[str(k)] = v
+        guarantees = _guarantees(self)
+        if guarantees:
+            out = dict(list(out.items())[: self._max_headline - 1])
+            out["guarantees_held"] = f"{sum(bool(g.holds) for g in guarantees)}/{len(guarantees)}"
+        return dict(list(out.items())[: self._max_headline])
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.headline().items())
+        text = f"<{type(self).__name__}" + (f" {shown}" if shown else "") + ">"
+        return text if len(text) <= 240 else text[:236] + "...>"
+
+    def describe(self) -> dict:
+        """The headline figures as a plain dict (JSON-ready)."""
+        return jsonable({k: (v if _is_scalar(v) else _short(v)) for k, v in self.headline().items()})
+
+    def to_dict(self) -> dict:
+        """Every public field, JSON-ready: frames and arrays as records or lists when small,
+        else by their size; no seed."""
+        if not dataclasses.is_dataclass(self):
+            return self.describe()
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if not f.name.startswith("_") and _public_field(f.name, getattr(self, f.name))}
+
+    def _repr_html_(self) -> str:
+        """A small HTML fragment for notebooks: the headline figures in words, the guarantees
+        as the report states them, and a short table; every text escaped."""
+        rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{html.escape(_short(v, 60))}</td></tr>"
+                       for k, v in self.headline().items())
+        parts = [f"<div class='sdckit-result'><p><strong>{html.escape(type(self).__name__)}</strong></p>",
+                 f"<table class='kv'>{rows}</table>" if rows else ""]
+        guarantees = _guarantees(self)
+        if guarantees:
+            items = "".join(f"<li class='{'ok' if g.holds else 'fail'}'>{html.escape(g.statement)}: "
+                            f"{html.escape(_short(g.value, 40))} — {'holds' if g.holds else 'FAILS'}</li>"
+                            for g in guarantees[:8])
+            parts.append(f"<ul class='guarantees'>{items}</ul>")
+        table = self._short_table()
+        if table:
+            parts.append(table)
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _short_table(self) -> str:
+        """The first rows of the first table-like field (a DataFrame), escaped."""
+        for f in dataclasses.fields(self) if dataclasses.is_dataclass(self) else ():
+            value = getattr(self, f.name)
+            if type(value).__name__ == "DataFrame" and _public_field(f.name, value):
+                head = value.head(5)
+                cols = "".join(f"<th>{html.escape(str(c))}</th>" for c in head.columns[:8])
+                body = "".join("<tr>" + "".join(f"<td>{html.escape(_short(x, 20))}</td>" for x in row[:8]) + "</tr>"
+                               for row in head.itertuples(index=False, name=None))
+                return (f"<p>{html.escape(_words(f.name))}: first {len(head)} of {len(value):,} rows</p>"
+                        f"<table class='freq'><tr>{cols}</tr>{body}</table>")
+        return ""
+
+
+def _guarantees(result: Any) -> list:
+    """The result's guarantees (a tuple or list of :class:`Guarantee`), else an empty list."""
+    g = getattr(result, "guarantees", None)
+    if isinstance(g, (tuple, list)) and g and all(isinstance(x, Guarantee) for x in g):
+        return list(g)
+    return []
+
+
+def _public_field(name: str, value: Any) -> bool:
+    """Whether a field may be shown or exported (a seed is a secret)."""
+    return name not in ("seed", "seeds") and not isinstance(value, SeedRecord)
+
+
+def _is_scalar(value: Any) -> bool:
+    import numbers
+
+    return value is None or isinstance(value, (str, bool, numbers.Number))
+
+
+def _words(name: str) -> str:
+    return str(name).replace("_", " ")
+
+
+def _short(value: Any, width: int = 30) -> str:
+    """A value in a few characters: numbers to 4 significant digits, text cut, containers by size."""
+    import numbers
+
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.4g}"
+    if isinstance(value, str):
+        return value if len(value) <= width else value[: width - 3] + "..."
+    shape = getattr(value, "shape", None)
+    if shape is not None and isinstance(shape, tuple):
+        return f"{type(value).__name__}({'x'.join(str(s) for s in shape)})"
+    if isinstance(value, (list, tuple, dict, set)):
+        return f"{type(value).__name__}({len(value)})"
+    n = getattr(value, "n_records", None)
+    if isinstance(n, int):
+        return f"{type(value).__name__}({n:,} records)"
+    return type(value).__name__
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """JSON-ready form of a field: small frames and arrays as records and lists, large ones by
+    their size, nested results by their own ``to_dict()``, anything else by its short text."""
+    import numbers
+
+    import numpy as np
+
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Number):
+        return jsonable(value.item() if isinstance(value, np.generic) else value)
+    if depth > 4:
+        return _short(value)
+    if isinstance(value, SeedRecord):
+        return None
+    to_dict = getattr(value, "to_dict", None)
+    if type(value).__name__ == "DataFrame":
+        if len(value) <= 50:
+            return jsonable(value.reset_index().to_dict(orient="records"))
+        return {"rows": int(len(value)), "columns": [str(c) for c in value.columns]}
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist()) if value.size <= 1000 else {"shape": list(value.shape)}
+    if type(value).__name__ == "Series":
+        return jsonable(value.to_dict()) if len(value) <= 50 else {"rows": int(len(value))}
+    if callable(to_dict) and not isinstance(value, type):
+        try:
+            return jsonable(to_dict())
+        except TypeError:
+            pass
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v, depth + 1) for v in value]
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+                if _public_field(f.name, getattr(value, f.name))}
+    return _short(value)
+
+
 @dataclass(frozen=True)
-class StepResult:
+class StepResult(ResultDisplay):
     """Result of one step of a release.
 
     Attributes
@@ -99,6 +286,11 @@ class StepResult:
     guarantees: tuple[Guarantee, ...] = ()
     seed: SeedRecord | None = None
     artifacts: dict = field(default_factory=dict)
+
+    @property
+    def guarantees_held(self) -> str:
+        """How many of the step's guarantees hold, as "held/stated"."""
+        return f"{sum(bool(g.holds) for g in self.guarantees)}/{len(self.guarantees)}"
 
     def to_dict(self) -> dict:
         """Public description (no seed, and file parameters by their names only)."""

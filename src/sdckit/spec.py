@@ -6,6 +6,7 @@ Example::
     path = "persons.csv"          # relative to the spec file
     na_values = [-9]              # optional: codes that mean "missing"
     delimiter = ";"               # optional: a CSV file's delimiter (default ",")
+    ddi = "persons.xml"           # optional: a DDI-Codebook giving labels, missing codes, roles
 
     [roles]
     key_vars = ["region", "sex", "age"]
@@ -25,12 +26,17 @@ Example::
     [output]
     directory = "release"
     data = "persons_released.csv"
+    catalogue = ["ddi", "frictionless", "satre"]  # the default: codebook.xml, datapackage.json,
+                                                  # satre_record.json in the public folder
+    licence = "CC-BY-4.0"         # optional: the data package's licence
 
     [report]                      # optional: the report's title page and extra analyses
+    title = "Labour force survey: public-use file"   # the report's heading (PDF title page too)
     organisation = "Statistics Office"
     dataset = "Labour force survey 2025"
     release = "Public-use file"
     page_size = "A4"              # or "Letter" (PDF export)
+    choice_reason = "..."         # why the released setting was chosen over one the R-U map shows better
     analyses = [{ kind = "linear", outcome = "income", regressors = ["age", "sex"] }]
 
 Validated on load: every error starts with the key path and states the rule, e.g.
@@ -46,17 +52,19 @@ from pathlib import Path
 from typing import Any
 
 from ._validation import close_names
+from .catalogue.names import CATALOGUE_FORMATS  # the catalogue files ([output] catalogue; default all)
 from .errors import ParameterError, SpecError
 from .gate import Gate, as_gate
 from .registry import build_step
 
 _TOP = {"input", "roles", "run", "steps", "gate", "output", "report"}
-_REPORT = {"organisation", "dataset", "release", "analyses", "page_size"}
-_INPUT = {"path", "format", "na_values", "delimiter"}
+_REPORT = {"title", "organisation", "dataset", "release", "analyses", "page_size", "choice_reason"}
+_INPUT = {"path", "format", "na_values", "delimiter", "ddi"}
 _ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive"}
 _RUN = {"seed"}
 _OUTPUT = {"directory", "data", "report", "internal_report", "internal_directory", "overwrite",
-           "keep_order", "csv_formula_guard", "signing_key"}
+           "keep_order", "csv_formula_guard", "signing_key", "catalogue", "licence", "description"}
+
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,9 @@ class OutputSpec:
     #: the steward's Ed25519 private key file (``sdckit keygen``) that signs the certificates;
     #: relative to the spec; never inside the output folders
     signing_key: Path | None = None
+    #: the catalogue files written into the public folder: "ddi" (codebook.xml, DDI-Codebook
+    #: 2.5), "frictionless" (datapackage.json), "satre" (satre_record.json)
+    catalogue: tuple[str, ...] = CATALOGUE_FORMATS
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,8 @@ class ReleaseSpec:
     raw: dict = field(default_factory=dict, repr=False)
     #: the CSV field delimiter of the input ([input] delimiter), None for ","
     delimiter: str | None = None
+    #: a DDI-Codebook file ([input] ddi) giving labels, value labels, missing codes and roles
+    ddi: Path | None = None
 
 
 def _unknown(section: str, keys, allowed: set[str]) -> None:
@@ -154,6 +167,18 @@ def _path_params(method: str, where: str) -> set[str]:
     return {p.name for p in step_params(step_class(method, where=f"{where}.method")) if p.kind == "path"}
 
 
+def _refuse_flat_form(method: str, params: dict, where: str) -> None:
+    """A step table in a form earlier specs used (e.g. PRAM's builder settings beside the step's
+    own) is refused with one line showing the form to write (the step class says, with
+    ``spec_form_problem(params)``)."""
+    from .registry import step_class
+
+    problem = getattr(step_class(method, where=f"{where}.method"), "spec_form_problem", None)
+    text = problem(params) if callable(problem) else None
+    if text:
+        raise SpecError(f"{where}: {text}")
+
+
 def _resolve(base_dir: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else (base_dir / p)
@@ -182,6 +207,10 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
             check_delimiter(delimiter)
         except ParameterError as exc:
             raise SpecError(f"input.delimiter: must be {exc.rule}, got {delimiter!r}") from None
+
+    ddi = inp.get("ddi")
+    if ddi is not None:
+        ddi = _resolve(base_dir, _expect("input.ddi", ddi, str, "the path of a DDI-Codebook file"))
 
     roles_raw = _expect("roles", raw.get("roles", {}), dict, "a table of column roles")
     _unknown("roles", roles_raw, _ROLES)
@@ -213,10 +242,14 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
             raise SpecError(f"{where}.method: is required (the step's method name)")
         method = _expect(f"{where}.method", step["method"], str, "a method name")
         params = {k: v for k, v in step.items() if k != "method"}
+        _refuse_flat_form(method, params, where)
         paths = _path_params(method, where)
         for key, value in list(params.items()):
             if (key in paths or key == "file" or key.endswith("_file")) and isinstance(value, str):
                 params[key] = str(_resolve(base_dir, value))
+            elif isinstance(value, dict) and isinstance(value.get("type"), str):  # a variant's own paths
+                params[key] = {k: str(_resolve(base_dir, v)) if (k == "file" or k.endswith("_file"))
+                               and isinstance(v, str) else v for k, v in value.items()}
         steps.append(build_step(method, params, where=where))
         params_list.append({"method": method, **params})
 
@@ -226,9 +259,10 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
     # a spec being written (the workbench) can be checked before its gate is set
     gate = as_gate(gate_raw, where="gate")
 
-    rep = _expect("report", raw.get("report", {}), dict, "a table (organisation, dataset, release, analyses, page_size)")
+    rep = _expect("report", raw.get("report", {}), dict, "a table (title, organisation, dataset, release, analyses, page_size, "
+                  "choice_reason)")
     _unknown("report", rep, _REPORT)
-    for key in ("organisation", "dataset", "release"):
+    for key in ("title", "organisation", "dataset", "release", "choice_reason"):
         if key in rep:
             _expect(f"report.{key}", rep[key], str, "a text")
     if "page_size" in rep and rep["page_size"] not in ("A4", "Letter"):
@@ -241,9 +275,17 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
     for key in out:
         if key in ("overwrite", "keep_order"):
             _expect(f"output.{key}", out[key], bool, "true or false")
+        elif key == "catalogue":
+            value = [out[key]] if isinstance(out[key], str) else out[key]
+            _expect("output.catalogue", value, list, f"a list of {', '.join(CATALOGUE_FORMATS)}")
+            for i, v in enumerate(value):
+                if v not in CATALOGUE_FORMATS:
+                    raise SpecError(f"output.catalogue[{i}]: must be one of {', '.join(CATALOGUE_FORMATS)}, got {v!r}")
         elif key == "csv_formula_guard":
             if out[key] not in ("warn", "quote", "refuse"):
                 raise SpecError(f'output.csv_formula_guard: must be "warn", "quote" or "refuse", got {out[key]!r}')
+        elif key in ("licence", "description"):
+            _expect(f"output.{key}", out[key], str, "a text (e.g. licence = \"CC-BY-4.0\")")
         else:
             _expect(f"output.{key}", out[key], str, "a path")
     for key in ("data", "report", "internal_report"):
@@ -257,9 +299,11 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
                                             if "internal_directory" in out else None),
                         overwrite=out.get("overwrite", False), keep_order=out.get("keep_order", False),
                         csv_formula_guard=out.get("csv_formula_guard", "warn"),
-                        signing_key=(_resolve(base_dir, out["signing_key"]) if "signing_key" in out else None))
+                        signing_key=(_resolve(base_dir, out["signing_key"]) if "signing_key" in out else None),
+                        catalogue=tuple(([out["catalogue"]] if isinstance(out["catalogue"], str) else out["catalogue"])
+                                        if "catalogue" in out else CATALOGUE_FORMATS))
     names = [output.data, output.report, output.internal_report]
     if len(set(names)) != len(names):
         raise SpecError(f"output: data, report and internal_report must be different files, got {names}")
     return ReleaseSpec(in_path, fmt, na_values, roles, tuple(steps), tuple(params_list), gate,
-                       output, seed, source, raw, delimiter=delimiter)
+                       output, seed, source, raw, delimiter=delimiter, ddi=ddi)

@@ -64,9 +64,9 @@ def _households(n_hh: int = 400, seed: int = 7) -> pd.DataFrame:
 #: step -> list of (case id, data, roles, step parameters, comparison)
 CASES = {
     "pram": [("invariant", "persons", ROLES,
-              {"variables": ["age", "job"], "matrix": "invariant", "min_diagonal": 0.7}, "bitwise"),
+              {"variables": ["age", "job"], "matrix": {"type": "invariant"}, "min_diagonal": 0.7}, "bitwise"),
              ("strata", "persons", ROLES,
-              {"variables": ["job"], "matrix": "invariant", "min_diagonal": 0.8, "strata": ["sex"]}, "bitwise")],
+              {"variables": ["job"], "matrix": {"type": "invariant"}, "min_diagonal": 0.8, "strata": ["sex"]}, "bitwise")],
     "noise": [("correlated_kim", "persons", ROLES,
                {"variables": ["income", "hours"], "level": 0.1, "kind": "correlated", "restore": "kim"},
                "bitwise"),

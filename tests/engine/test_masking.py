@@ -6,8 +6,15 @@ import pytest
 from scipy import stats
 
 from sdckit.engine.frame import from_pandas, same_values
-from sdckit.engine.masking import (NoiseSettings, PramSettings, child_stream, fit_noise, fit_pram,
-                                   run_in_memory, transform)
+from sdckit.engine.masking import (
+    NoiseSettings,
+    PramSettings,
+    child_stream,
+    fit_noise,
+    fit_pram,
+    run_in_memory,
+    transform,
+)
 from sdckit.errors import InputError, ParameterError
 
 from .conftest import person_frame
@@ -127,12 +134,13 @@ def test_equal_to_the_in_memory_pram_step(client):
     # the in-memory pram step (sdckit.pram.steps.Pram) samples with block uniforms
     # (pram_codes(..., uniforms=...)), so it gives the engine's release bit for bit
     from sdckit.microdata import Microdata
+    from sdckit.pram.builders import Invariant
     from sdckit.pram.steps import Pram
 
     df = person_frame(5000, seed=8)
     step_ss = np.random.SeedSequence(77).spawn(1)[0]
     for strata in ([], ["sex"]):
-        step = Pram(variables=["age", "job"], matrix="invariant", min_diagonal=0.7, strata=strata)
+        step = Pram(variables=["age", "job"], matrix=Invariant(), min_diagonal=0.7, strata=strata)
         mem = step.apply(Microdata(df, **{k: v for k, v in ROLES.items() if k != "strata"}), rng=step_ss)
         pmd = from_pandas(df, npartitions=4, **{**ROLES, "strata": strata})
         plan = fit_pram(pmd, PramSettings.from_step(step), step_ss)

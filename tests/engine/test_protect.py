@@ -29,7 +29,7 @@ seed = 20261122
 [[steps]]
 method = "pram"
 variables = ["age", "job"]
-matrix = "invariant"
+matrix = {{ type = "invariant" }}
 min_diagonal = 0.7
 
 [[steps]]

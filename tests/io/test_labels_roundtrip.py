@@ -67,7 +67,7 @@ others = "keep"
 [[steps]]
 method = "pram"
 variables = ["marital_status"]
-matrix = "invariant"
+matrix = {{ type = "invariant" }}
 min_diagonal = 0.8
 [gate]
 min_diagonal = 0.8
@@ -167,7 +167,7 @@ seed = 5
 [[steps]]
 method = "pram"
 variables = ["marital-status"]
-matrix = "invariant"
+matrix = {{ type = "invariant" }}
 min_diagonal = 0.8
 [gate]
 none = "a test of column names"

@@ -126,13 +126,36 @@ def test_invariant_errors():
         b.invariant_matrix(range(1500), np.ones(1500))
 
 
-def test_registry():
-    @b.register_matrix_method("test_half")
-    def half(step, context):
-        L = context.n_categories
-        return TransitionMatrix(context.categories, np.full((L, L), 1 / L)), {"note": "uniform"}
+def test_registry_of_matrix_types(monkeypatch):
+    from dataclasses import dataclass
 
-    assert "test_half" in b.known_matrix_methods()
-    assert b.matrix_method("test_half") is half
+    from sdckit.params import check_params, param
+    from sdckit.pram.steps import Pram
+
+    monkeypatch.setattr(b, "_TYPES", dict(b._TYPES))  # the test type is forgotten afterwards
+
+    @b.register_matrix_type("test_half")
+    @dataclass(frozen=True)
+    class Half:
+        """Keep with probability keep, else any category evenly (a test type)."""
+
+        keep: float = param(0.5, kind="float", low=0.0, high=1.0, help="keep probability")
+
+        def __post_init__(self):
+            check_params(self)
+
+        def build(self, context):
+            L = context.n_categories
+            P = np.full((L, L), (1 - self.keep) / L) + np.eye(L) * self.keep
+            return TransitionMatrix(context.categories, P), {"note": "half"}
+
+    assert "test_half" in b.known_matrix_methods() and Half in b.matrix_types()
+    assert b.matrix_type("test_half") is Half
+    # a registered type is a value of Pram.matrix at once, from Python and from a spec table
+    assert Pram(["x"], matrix={"type": "test_half", "keep": 0.7}).matrix == Half(keep=0.7)
+    with pytest.raises(InputError, match="The 'keep' parameter of Half must be a number in"):
+        Pram(["x"], matrix={"type": "test_half", "keep": 2})
     with pytest.raises(InputError, match="the known ones are"):
-        b.matrix_method("nope")
+        b.matrix_type("nope")
+    with pytest.raises(TypeError, match="registered twice"):
+        b.register_matrix_type("invariant")(Half)

@@ -10,8 +10,8 @@ import pytest
 
 from sdckit import InputError, Microdata
 from sdckit.pram.apply import pram_codes
-from sdckit.pram.builders import invariant_matrix, max_entropy_matrix
-from sdckit.pram.estimate import (estimate_frequencies, ml_estimate, moment_covariance, moment_estimate)
+from sdckit.pram.builders import Identity, invariant_matrix, max_entropy_matrix
+from sdckit.pram.estimate import estimate_frequencies, ml_estimate, moment_covariance, moment_estimate
 from sdckit.pram.matrix import TransitionMatrix
 
 RUNS = 400
@@ -130,7 +130,7 @@ def test_joint_released_file_maps_to_the_joint_space():
     md = Microdata(df, key_vars=["a", "b", "c"])
     truth = pd.crosstab([df["a"], df["b"], df["c"]], df["y"]).to_numpy()   # C order: a slowest
     assert truth.shape == (1100, 2)
-    ident = Pram(["a", "b", "c"], joint=True, matrix="identity").apply(md, rng=1)
+    ident = Pram(["a", "b", "c"], joint=True, matrix=Identity()).apply(md, rng=1)
     m = ident.matrices[(("a", "b", "c"), "all")]
     e = estimate_frequencies(ident.microdata.frame, m, by="y")
     assert np.array_equal(e.estimate, truth)                       # exact label mapping

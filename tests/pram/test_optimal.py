@@ -264,7 +264,7 @@ def test_pram_step_optimal_and_gate():
     from sdckit.registry import gate_check
 
     md = Microdata(_census_like(), key_vars=["a", "b", "c"])
-    step = Pram(variables=["a", "b", "c"], matrix="optimal", joint=True, alpha=0.1, combinations=2)
+    step = Pram(variables=["a", "b", "c"], matrix=opt.Optimal(alpha=0.1, combinations=2), joint=True)
     res = step.apply(md, rng=3)
     assert all(g.holds for g in res.guarantees)
     ev = next(iter(res.evidence.values()))
@@ -288,12 +288,15 @@ def test_pram_step_optimal_needs_joint_and_alpha():
 
     md = Microdata(_census_like(), key_vars=["a", "b", "c"])
     with pytest.raises(InputError, match="joint = true"):
-        Pram(variables=["a", "b"], matrix="optimal", alpha=0.1).apply(md, rng=1)
-    with pytest.raises(InputError, match="set alpha"):
-        Pram(variables=["a", "b"], matrix="optimal", joint=True).apply(md, rng=1)
+        Pram(variables=["a", "b"], matrix=opt.Optimal(alpha=0.1)).apply(md, rng=1)
+    # alpha is required: the table form names it, the Python form cannot be built without it
+    with pytest.raises(InputError, match=r"Optimal's parameters \(alpha, .*alpha required"):
+        Pram(variables=["a", "b"], matrix={"type": "optimal"}, joint=True)
+    with pytest.raises(TypeError, match="alpha"):
+        opt.Optimal()
     with pytest.raises(InputError, match="'zz'"):
-        Pram(variables=["a", "b"], matrix="optimal", joint=True, alpha=0.1,
-             combinations=[["a", "zz"]]).apply(md, rng=1)
+        Pram(variables=["a", "b"], matrix=opt.Optimal(alpha=0.1, combinations=[["a", "zz"]]),
+             joint=True).apply(md, rng=1)
 
 
 # --------------------------------------------------------------------------- the experiment

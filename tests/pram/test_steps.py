@@ -7,8 +7,9 @@ import pytest
 
 from sdckit import InputError, Microdata
 from sdckit.errors import SpecError
+from sdckit.pram.builders import File, Identity, MaxEntropy
 from sdckit.pram.matrix import TransitionMatrix
-from sdckit.pram.steps import Pram, PramResult, check_min_diagonal
+from sdckit.pram.steps import Evolved, Pram, PramResult, check_min_diagonal
 from sdckit.release import Release
 from sdckit.spec import spec_from_dict
 
@@ -48,13 +49,13 @@ def test_step_guarantees_missing_and_strata(md):
 
 
 def test_same_rng_same_release(md):
-    a = Pram(["occ"], matrix="max_entropy", min_diagonal=0.6).apply(md, rng=11)
-    b = Pram(["occ"], matrix="max_entropy", min_diagonal=0.6).apply(md, rng=11)
+    a = Pram(["occ"], matrix=MaxEntropy(), min_diagonal=0.6).apply(md, rng=11)
+    b = Pram(["occ"], matrix=MaxEntropy(), min_diagonal=0.6).apply(md, rng=11)
     assert np.array_equal(a.microdata.codes("occ"), b.microdata.codes("occ"))
 
 
 def test_identity_step_changes_nothing(md):
-    r = Pram(["occ", "sex"], matrix="identity").apply(md, rng=1)
+    r = Pram(["occ", "sex"], matrix=Identity()).apply(md, rng=1)
     assert r.microdata.frame.equals(md.frame)
 
 
@@ -96,18 +97,18 @@ def test_gate_without_pram_passes_vacuously(md):
 def test_file_matrix_labels_checked(tmp_path, md):
     good = TransitionMatrix(["clerk", "farmer", "judge", "nurse", "pilot"], np.eye(5) * 0.9 + 0.02)
     good.write(tmp_path / "occ.csv")
-    r = Pram(["occ"], matrix="file", file=str(tmp_path / "occ.csv")).apply(md, rng=1)
+    r = Pram(["occ"], matrix=File(str(tmp_path / "occ.csv"))).apply(md, rng=1)
     assert r.matrices[(("occ",), "all")].categories == tuple(md.categories("occ"))
     bad = TransitionMatrix(["clerk", "farmer", "judge", "nurse", "poet"], np.eye(5))
     bad.write(tmp_path / "bad.csv")
     with pytest.raises(InputError) as e:
-        Pram(["occ"], matrix="file", file=str(tmp_path / "bad.csv")).apply(md, rng=1)
+        Pram(["occ"], matrix=File(str(tmp_path / "bad.csv"))).apply(md, rng=1)
     assert "'pilot'" in str(e.value) and "'poet'" in str(e.value)
     (tmp_path / "rows.csv").write_text("occ \\ released,clerk,farmer\nclerk,0.5,0.4\nfarmer,0.5,0.5\n")
     with pytest.raises(InputError, match="do not sum to 1"):
-        Pram(["occ"], matrix="file", file=str(tmp_path / "rows.csv")).apply(md, rng=1)
+        Pram(["occ"], matrix=File(str(tmp_path / "rows.csv"))).apply(md, rng=1)
     with pytest.raises(InputError, match="probability 0.92 < min_diagonal 0.95"):
-        Pram(["occ"], matrix="file", file=str(tmp_path / "occ.csv"), min_diagonal=0.95).apply(md, rng=1)
+        Pram(["occ"], matrix=File(str(tmp_path / "occ.csv")), min_diagonal=0.95).apply(md, rng=1)
 
 
 def test_parameter_and_input_errors(md):
@@ -130,15 +131,15 @@ def test_joint_space_too_large_says_what_to_do():
 
 
 def test_evolved_matrix_method(md):
-    r = Pram(["occ"], matrix="evolved", d_min=0.8, d_max=0.95, generations=3, population=6).apply(md, rng=5)
+    r = Pram(["occ"], matrix=Evolved(d_min=0.8, d_max=0.95, generations=3, population=6)).apply(md, rng=5)
     assert all(g.holds for g in r.guarantees)
     m = r.matrices[(("occ",), "all")]
     assert 0.8 - 1e-12 <= m.min_diagonal and m.is_invariant(r.before[(("occ",), "all")])
 
 
 def test_evolved_report_shows_fitness_terms_and_front(md):
-    r = Pram(["occ"], matrix="evolved", d_min=0.8, d_max=0.95, generations=3, population=6,
-             pareto=True).apply(md, rng=5)
+    r = Pram(["occ"], matrix=Evolved(d_min=0.8, d_max=0.95, generations=3, population=6,
+                                   pareto=True)).apply(md, rng=5)
     ev = r.evidence[(("occ",), "all")]
     assert ev["front"] and all(len(p) == 2 for p in ev["front"])
     page = r.report_html()

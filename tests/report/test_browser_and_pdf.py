@@ -14,6 +14,12 @@ import pytest
 from tests.report.demo_release import BROWSER_ARGS, chromium_or_skip, write_demo_release
 
 
+def _drawn_risk(label: str) -> float:
+    """The risk (x) of a point of the R-U map from its ARIA label: the axis title, then the
+    value as a percentage."""
+    return float(re.search(r"% of records\): ([0-9.e-]+)%", label).group(1)) / 100
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser")
@@ -60,13 +66,14 @@ def test_release_point_and_gate_threshold_on_the_ru_map(page, demo):
     labels = pg.eval_on_selector_all("#ru-map svg [aria-label]", "els => els.map(e => e.getAttribute('aria-label'))")
     release = [lab for lab in labels if "what: this release" in lab]
     assert release, labels[:20]
-    # the drawn point's risk is the gate's measured global risk (Vega prints 12 significant digits)
-    risk = float(re.search(r"disclosure risk \(global_risk\): ([0-9.e-]+)", release[0]).group(1))
-    assert risk == pytest.approx(gate.value["global_risk"], rel=1e-9)
-    rule = [lab for lab in labels if lab.startswith("threshold: ")]
+    # the drawn point's risk is the gate's measured global risk, on the x axis as a percentage
+    # (Vega's label prints 7 significant digits)
+    risk = _drawn_risk(release[0])
+    assert risk == pytest.approx(gate.value["global_risk"], rel=1e-6)
+    rule = [lab for lab in labels if "threshold: " in lab and "this release" not in lab]
     assert len(rule) == 1
-    drawn = float(re.match(r"threshold: ([0-9.e-]+)", rule[0]).group(1))
-    assert drawn == gate.threshold
+    drawn = float(re.search(r"threshold: ([0-9.e-]+)%", rule[0]).group(1)) / 100
+    assert drawn == pytest.approx(gate.threshold, rel=1e-9)
     # and the verdict box states the same threshold for the same gate
     cell = pg.locator("#verdict tr[data-gate='max_global_risk']").get_attribute("data-threshold")
     assert float(cell) == drawn
@@ -138,10 +145,10 @@ def test_sdckit_demo_report_in_the_browser_and_verified(tmp_path):
         labels = pg.eval_on_selector_all("#ru-map svg [aria-label]", "els => els.map(e => e.getAttribute('aria-label'))")
         browser.close()
     release = next(lab for lab in labels if "what: this release" in lab)
-    risk = float(re.search(r"disclosure risk \(global_risk\): ([0-9.e-]+)", release).group(1))
-    assert risk == pytest.approx(gate["measured"], rel=1e-9)
-    drawn = float(re.match(r"threshold: ([0-9.e-]+)", next(lab for lab in labels if lab.startswith("threshold: "))).group(1))
-    assert drawn == gate["threshold"]
+    assert _drawn_risk(release) == pytest.approx(gate["measured"], rel=1e-6)
+    rule = next(lab for lab in labels if "threshold: " in lab and "this release" not in lab)
+    drawn = float(re.search(r"threshold: ([0-9.e-]+)%", rule).group(1)) / 100
+    assert drawn == pytest.approx(gate["threshold"], rel=1e-9)
     v = subprocess.run([sys.executable, "-m", "sdckit", "verify", str(tmp_path / "sdckit-demo"), "--json"],
                        capture_output=True, text=True, timeout=300)
     assert v.returncode == 0 and json.loads(v.stdout)["ok"] is True

@@ -56,9 +56,11 @@ def test_verdict_box_comes_first_and_lists_every_threshold(demo):
     assert "Passed" in verdict and "census_released.csv" in verdict
     for o in run.gate:
         assert f'data-gate="{o.name}"' in verdict
-    # the measured global risk appears as the gate measured it (ER / n)
+    # the measured global risk appears as the gate measured it (ER / n), as a percentage, and
+    # its threshold in the same unit
     g = next(o for o in run.gate if o.name == "max_global_risk")
-    assert f"{g.value['global_risk']:.4g}" in verdict
+    assert f"global risk: {g.value['global_risk']:.2%}" in verdict
+    assert f"{g.threshold:.2%} of records" in verdict
 
 
 def test_public_report_has_no_json_and_no_seed(demo):

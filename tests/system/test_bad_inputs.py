@@ -53,7 +53,7 @@ seed = 1
 [[steps]]
 method = "pram"
 variables = ["age"]
-matrix = "invariant"
+matrix = { type = "invariant" }
 min_diagonal = 0.8
 [gate]
 min_diagonal = 0.8
@@ -224,9 +224,9 @@ CASES: list[tuple] = [
     ("protect-pram-missing-column", ["protect", "s.toml"], {"s.toml": REL.replace('variables = ["age"]', 'variables = ["zz"]')},
      2, "zz"),
     ("protect-pram-matrix-file-missing", ["protect", "s.toml"],
-     {"s.toml": REL.replace('matrix = "invariant"\nmin_diagonal = 0.8', 'matrix = "file"\nfile = "m.csv"')}, 2, "m.csv"),
+     {"s.toml": REL.replace('matrix = { type = "invariant" }\nmin_diagonal = 0.8', 'matrix = { type = "file", file = "m.csv" }')}, 2, "m.csv"),
     ("protect-pram-matrix-file-garbage", ["protect", "s.toml"],
-     {"s.toml": REL.replace('matrix = "invariant"\nmin_diagonal = 0.8', 'matrix = "file"\nfile = "m.csv"'),
+     {"s.toml": REL.replace('matrix = { type = "invariant" }\nmin_diagonal = 0.8', 'matrix = { type = "file", file = "m.csv" }'),
       "m.csv": "not,a\nmatrix,at all\n"}, 2, "m.csv"),
     ("protect-recode-partial", ["protect", "s.toml"], {"s.toml": step_spec("recode", mapping={"young": [1, 2], "old": [3, 4]})},
      2, "others"),

@@ -40,19 +40,13 @@ def _pram_spec(tmp_path: pathlib.Path, order: list[str]) -> pathlib.Path:
         "evolved": '''[[steps]]
 method = "pram"
 variables = ["Region"]
-matrix = "evolved"
-d_min = 0.6
-d_max = 0.95
-generations = 3
-population = 6
+matrix = { type = "evolved", d_min = 0.6, d_max = 0.95, generations = 3, population = 6 }
 ''',
         "optimal": '''[[steps]]
 method = "pram"
 variables = ["Sex", "Marital Status"]
-matrix = "optimal"
+matrix = { type = "optimal", alpha = 0.5, combinations = 2 }
 joint = true
-alpha = 0.5
-combinations = 2
 ''',
     }
     text = f'''[input]
@@ -130,8 +124,8 @@ threshold = 0.5
 seeds = [1]
 [[candidates]]
 method = "pram"
-grid = { d_min = [0.6, 0.8] }
-fixed = { variables = ["Marital Status"], matrix = "evolved", d_max = 0.95, generations = 2, population = 4 }
+grid = { min_diagonal = [0.6, 0.8] }
+fixed = { variables = ["Marital Status"], matrix = { type = "evolved", d_max = 0.95, generations = 2, population = 4 } }
 [[candidates]]
 method = "local_suppression"
 grid = { k = [2, 3] }

@@ -31,6 +31,7 @@ MICRO_ARB = """// written from the tau-Argus manual's batch examples (section 5.
 <READMICRODATA>
 <SUPPRESS> MOD(1,5,1,0,0)
 <WRITETABLE> (1,1,AS+,"t1_mod.csv")
+<WRITETABLE> (1,2,AS+,"t1_piv.csv")
 <SUPPRESS> CKM(1)
 <WRITETABLE> (1,7,AO+AD+AC+,"t1_ckm.csv")
 <SUPPRESS> OPT(2,60)
@@ -84,12 +85,24 @@ def test_fixed_width_data_and_hierlevels(tmp_path):
     assert t.value[t.cell_index("1")] == 35 and t.value[t.cell_index("Total")] == 42
 
 
+def _matrix_cells(path: Path) -> dict[tuple[str, str], str]:
+    """A two-variable tau-Argus matrix (output type 1): {(row code, column code): cell text}."""
+    lines = [ln for ln in path.read_text().splitlines() if ln]
+    cols = [c.strip('"') for c in lines[0].split(",")[1:]]
+    out = {}
+    for ln in lines[1:]:
+        row, *cells = ln.split(",")
+        for col, text in zip(cols, cells, strict=True):
+            out[(row.strip('"'), col)] = text
+    return out
+
+
 @needs_shared
 def test_batch_run_writes_files_and_patterns_pass_audit(work):
     (work / "job.arb").write_text(MICRO_ARB)
     out = run_arb(work / "job.arb")
     names = [Path(f).name for f in out["files"]]
-    assert names == ["t1_mod.csv", "t1_ckm.csv", "t2_opt.csv", "t2_gh.csv", "t1_rnd.csv"]
+    assert names == ["t1_mod.csv", "t1_piv.csv", "t1_ckm.csv", "t2_opt.csv", "t2_gh.csv", "t1_rnd.csv"]
     methods = [j.get("method") for j in out["jobs"] if j["command"] == "<SUPPRESS>"]
     assert methods == ["MOD", "CKM", "OPT", "GH", "RND"]
     assert all(j["audit_ok"] for j in out["jobs"] if j.get("method") in ("MOD", "OPT", "GH"))
@@ -99,19 +112,22 @@ def test_batch_run_writes_files_and_patterns_pass_audit(work):
     meta = read_rda(work / "microdata.rda")
     t = Table.from_microdata(micro, ["Sex", "Age"], hierarchies={"Sex": meta.hierarchy("Sex"),
                                                                  "Age": meta.hierarchy("Age")})
-    f = pd.read_csv(work / "t1_mod.csv", header=None, names=["Sex", "Age", "value", "status"], dtype=str)
-    assert len(f) == t.n_cells == 45
+    cells = _matrix_cells(work / "t1_mod.csv")  # type 1: tau-Argus's matrix (Sex rows, Age columns)
+    assert len(cells) == t.n_cells == 45
     sup = np.zeros(t.n_cells, bool)
-    for r in f.itertuples():
-        c = t.cell_index(r.Sex, r.Age)
-        assert (r.value == "x") == (r.status in ("U", "M"))
-        if r.value != "x":
-            assert float(r.value) == t.value[c]
-        sup[c] = r.value == "x"
+    for (sex, age), text in cells.items():
+        c = t.cell_index(sex, age)
+        if text not in ("x", "-"):
+            assert float(text) == t.value[c]
+        sup[c] = text == "x"
     assert sup.any() and audit(t, sup).ok
-    # primary cells (FREQ(10,20): 0 < count < 10) are exactly the U cells, by hand
-    u = {(r.Sex, r.Age) for r in f.itertuples() if r.status == "U"}
+    # primary cells (FREQ(10,20): 0 < count < 10) carry tau-Argus's status 5 (CS_UNSAFE_FREQ) in
+    # the pivot file of the same table (type 2, AS+), by hand
+    piv = pd.read_csv(work / "t1_piv.csv", dtype=str)
+    u = {(r.Sex, r.Age) for r in piv.itertuples() if r.Status == "5"}
     assert u == {t.cell_codes(c) for c in range(t.n_cells) if 0 < t.freq[c] < 10}
+    assert {(r.Sex, r.Age) for r in piv.itertuples() if r.Status in ("5", "11")} == \
+        {t.cell_codes(c) for c in np.flatnonzero(sup)}
     # CKM file: perturbed = original + difference; the grand total's cell key by exact decimal sum
     ck = pd.read_csv(work / "t1_ckm.csv", header=None, names=["Sex", "Age", "value", "orig", "diff", "key"],
                      dtype={"Sex": str, "Age": str})
@@ -120,7 +136,7 @@ def test_batch_run_writes_files_and_patterns_pass_audit(work):
     tot = ck[(ck.Sex == "Total") & (ck.Age == "Total")].iloc[0]
     assert abs(float(s - int(s)) - tot.key) < 1e-9
     pivot = pd.read_csv(work / "t2_opt.csv", dtype=str)
-    assert list(pivot.columns) == ["Sex", "Age", "value", "status"]
+    assert list(pivot.columns) == ["Sex", "Age", "Savings", "Status"]  # tau-Argus's first line
     rnd = pd.read_csv(work / "t1_rnd.csv", header=None, names=["Sex", "Age", "value"])
     assert (rnd.value % 5 == 0).all()
 
@@ -134,8 +150,8 @@ def test_tabular_batch(work):
     out = run_arb(work / "pp.arb")
     sup = [j for j in out["jobs"] if j["command"] == "<SUPPRESS>"][0]
     assert sup["audit_ok"] and sup["n_primary"] > 0
-    f = pd.read_csv(work / "pp_out.csv", header=None, names=["Size", "Region", "value", "status"], dtype=str)
-    assert (f.value == "x").sum() == sup["n_primary"] + sup["n_secondary"]
+    cells = _matrix_cells(work / "pp_out.csv")
+    assert sum(v == "x" for v in cells.values()) == sup["n_primary"] + sup["n_secondary"]
     assert any("not additive" in n for n in out["notes"])  # the shipped table's totals do not add up
 
 
@@ -171,8 +187,8 @@ def test_unsupported_suppress_method_and_output_type(work):
         run_arb(work / "b.arb")
     (work / "c.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
                                 '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
-                                '<SUPPRESS> OPT(1)\n<WRITETABLE> (1,4,AS+,"o.txt")\n')
-    with pytest.raises(InputError, match=r"c\.arb: line 7: output type 4 \(SBS\)"):
+                                '<SUPPRESS> OPT(1)\n<WRITETABLE> (1,5,AS+,"o.txt")\n')
+    with pytest.raises(InputError, match=r"c\.arb: line 7: output type 5 \(intermediate\)"):
         run_arb(work / "c.arb")
 
 
@@ -184,7 +200,7 @@ def test_cli_argus_json(work, capsys):
     cap = capsys.readouterr()
     assert code == 0, cap.err
     out = json.loads(cap.out)  # exactly one JSON document on stdout
-    assert len(out["files"]) == 5 and all(Path(f).is_file() for f in out["files"])
+    assert len(out["files"]) == 6 and all(Path(f).is_file() for f in out["files"])
     assert {"line", "command"} <= set(out["jobs"][0])
     bad = work / "bad.arb"
     bad.write_text("<RECODE> 1, Size, 2\n")

@@ -3,9 +3,10 @@ figures every page shows, computed from the same functions the command line uses
 
 The session never holds a step object as its state: each state is a release-spec dict (the
 TOML the steward can export), validated by :func:`sdckit.spec.spec_from_dict` whenever it
-changes. A preview runs the spec's steps the way :meth:`sdckit.release.Release.run` does (one
-child seed stream per step, spawned from the run seed) with results cached by the spec prefix
-that produced them, so changing step 3 re-runs steps 3.. only. A release goes through
+changes. A preview runs the spec's steps through the one step runner that
+:meth:`sdckit.release.Release.run` uses (:func:`sdckit.runner.run_steps`: one child seed stream
+per step, spawned from the run seed) with results cached by the step prefix that produced
+them, so changing step 3 re-runs steps 3.. only. A release goes through
 :func:`sdckit.release.protect` on the exported TOML itself.
 """
 
@@ -30,6 +31,7 @@ from ..errors import InputError, SpecError
 from ..io.files import read_data
 from ..microdata import Microdata
 from ..result import jsonable
+from ..runner import StepCache
 from .security import FileRoots, PathRefused, check_file_name, path_text
 
 #: suffixes the file picker lists
@@ -101,10 +103,14 @@ class Session:
         self._meta = None
         self._data_key: str | None = None
         self._md_cache: OrderedDict[str, Microdata] = OrderedDict()
-        self._step_cache: OrderedDict[str, Any] = OrderedDict()
+        self._step_cache = StepCache(64)
         self._risk_cache: OrderedDict[str, dict] = OrderedDict()
         self.releases: list[dict] = []
         self._suggestions: _Background | None = None
+        #: explore sweeps and their results (kept for the session, reloads included)
+        self.sweeps: list[dict] = []
+        #: a spec imported before any data was open, waiting for the file it names
+        self._pending_spec: dict | None = None
 
     # ------------------------------------------------------------------ data
     @property
@@ -119,12 +125,17 @@ class Session:
 
     def open(self, path: str | Path, *, file_format: str | None = None,
              na_values: list | None = None, roles: dict | None = None,
-             delimiter: str | None = None) -> dict:
+             delimiter: str | None = None, honour_missing: bool = True) -> dict:
         """Read ``path`` and start a new history whose first state is a spec of it.
 
         ``path`` must lie inside the workbench's folders (:class:`~sdckit.app.security.FileRoots`);
         the file is opened once more without following links and checked again, and the
         reader reads that very descriptor.
+
+        With ``honour_missing`` (the default) and no ``na_values``, the single user-missing
+        codes an SPSS file declares (``-9`` "refused", say) are read as missing, exactly as
+        ``[input] na_values`` (``sdckit protect``) or ``--na-values`` (``sdckit risk``) reads
+        them: the spec of the session then holds them, so the command line reruns it the same.
         """
         path = self.files.check_read(path, base=self.workdir, what="the data file")
         fd = self.files.open_read(path)
@@ -139,6 +150,11 @@ class Session:
                         self.files.check_read(cat, base=self.workdir, what="the SAS format catalog")
             df, meta = read_data(self.files.descriptor_path(fd, path), file_format=fmt,
                                  na_values=na_values or None, delimiter=delimiter, source=path)
+            declared = declared_missing_codes(meta)
+            if honour_missing and not na_values and declared:
+                na_values = declared  # as [input] na_values would: the same reader, the same codes
+                df, meta = read_data(self.files.descriptor_path(fd, path), file_format=fmt,
+                                     na_values=na_values, delimiter=delimiter, source=path)
             mtime = os.fstat(fd).st_mtime_ns
         finally:
             os.close(fd)
@@ -149,6 +165,7 @@ class Session:
             self._md_cache.clear()
             self._step_cache.clear()
             self._risk_cache.clear()
+            self.sweeps = []
             inp: dict[str, Any] = {"path": str(path)}
             if file_format:
                 inp["format"] = file_format
@@ -233,9 +250,10 @@ class Session:
             top = s.value_counts(dropna=True).head(6)
             cols.append({"name": str(c), "dtype": str(s.dtype), "kind": kind, "n_categories": nun,
                          "n_missing": n_missing, "label": (meta.column_labels.get(c) if meta else None),
-                         "value_labels": {str(k): str(v) for k, v in list(vl.items())[:20]},
+                         "value_labels": {str(_show(_whole(k))): str(v) for k, v in list(vl.items())[:20]},
                          "n_value_labels": len(vl),
-                         "examples": [_show(v) for v in top.index]})
+                         "examples": [_show(_whole(v)) for v in top.index],
+                         "example_labels": [_label_of(vl, v) for v in top.index]})
         return {"file": self.state["input"]["path"], "format": getattr(meta, "file_format", None),
                 "n_records": int(len(df)), "n_columns": int(df.shape[1]), "columns": cols}
 
@@ -406,6 +424,7 @@ class Session:
         if not p.is_absolute():  # relative: to the workbench folder, else to a picker folder
             tries = [base, self.workdir / "uploads", *self.roots]
             p = next((t / p for t in tries if (t / p).is_file()), base / p)
+        self._wait_for_data(raw, p, base)
         # every file and folder the spec names: inside the workbench's folders, or refused
         p = self.files.check_read(p, base=base, what="input.path")
         inp["path"] = str(p)
@@ -431,6 +450,123 @@ class Session:
         self.push(state, "import spec")
         return state
 
+    # ------------------------------------------------------------------ a spec before its data
+    def _wait_for_data(self, raw: dict, p: Path, base: Path) -> None:
+        """A spec whose data file is missing (inside the workbench's folders) is kept, and the
+        refusal names the file to open or upload; that file, once uploaded, resumes it."""
+        try:
+            real = self.files.resolve(p, base=base, what="input.path")
+        except Exception:
+            return  # refused below, as before (outside the folders, a bad name)
+        if os.path.lexists(real) or self.files.readable_root(real) is None:
+            return
+        try:
+            name = check_file_name(real.name, "input.path")
+        except Exception:
+            return
+        self._pending_spec = {"raw": copy.deepcopy(raw), "name": name}
+        raise InputError(f"input.path: the spec needs its data file {name!r}, which is not in the workbench's "
+                         f"folders: upload {name} (Data page) and the spec continues from it")
+
+    def pending_spec_info(self) -> dict | None:
+        """The data file a spec imported before its data waits for, or None."""
+        if self._pending_spec is None:
+            return None
+        return {"needs": self._pending_spec["name"],
+                "message": f"an imported spec waits for its data file {self._pending_spec['name']}: upload it"}
+
+    def pending_spec_wants(self, name: str) -> bool:
+        return self._pending_spec is not None and self._pending_spec["name"] == name
+
+    def resume_pending_spec(self, path: Path) -> dict:
+        """Import the waiting spec with its data file now at ``path``."""
+        import tomli_w
+
+        raw = copy.deepcopy(self._pending_spec["raw"])
+        raw["input"]["path"] = str(path)
+        state = self.import_toml(tomli_w.dumps(_drop_none(raw)))
+        self._pending_spec = None
+        return state
+
+    # ------------------------------------------------------------------ state the pages derive
+    def removed_columns(self, state: dict | None = None) -> list[str]:
+        """Columns a ``remove`` step of the state takes out of the release."""
+        out: list[str] = []
+        for st in (state or self.state).get("steps", []):
+            if isinstance(st, dict) and st.get("method") == "remove":
+                v = st.get("variables", [])
+                out += [v] if isinstance(v, str) else [str(x) for x in v or []]
+        return out
+
+    def offered_columns(self, state: dict | None = None) -> list[str]:
+        """The columns a form may offer: the data's, less those a remove step takes out."""
+        gone = set(self.removed_columns(state))
+        return [str(c) for c in self.frame.columns if str(c) not in gone]
+
+    def present_steps(self) -> list[str]:
+        """The methods of the current steps (buttons reflect whether a step exists)."""
+        return [str(st.get("method")) for st in self.state.get("steps", []) if isinstance(st, dict)]
+
+    def check_new_step(self, steps: list, step: dict, index: int | None = None) -> None:
+        """Refuse a step that repeats one already in the list, or removes a column already removed."""
+        others = [s for j, s in enumerate(steps) if j != index]
+        if step.get("method") == "remove":
+            v = step.get("variables", [])
+            wanted = [v] if isinstance(v, str) else [str(x) for x in v or []]
+            gone = set(self.removed_columns({"steps": others}))
+            again = [c for c in wanted if c in gone]
+            if again:
+                raise InputError(f"{', '.join(map(repr, again))} is already removed by a remove step; "
+                                 "nothing to add")
+        if any(_canon(s) == _canon(step) for s in others):
+            raise InputError(f"the {step.get('method')} step is already in the list with these settings; "
+                             "change its settings or edit the existing step")
+
+    def warnings(self) -> list[str]:
+        """Sentences about the roles and the file the steward should read before a release."""
+        out: list[str] = []
+        w = (self.state.get("roles") or {}).get("weight")
+        if w and w in self.frame.columns:
+            reason = weight_problem(self.frame[w])
+            if reason:
+                out.append(f"The weight {w!r} does not look like a sampling weight: {reason}. A sampling "
+                           "weight is the number of population units a record stands for.")
+        na = (self.state.get("input") or {}).get("na_values")
+        declared = declared_missing_codes(self._meta)
+        if declared and na:
+            out.append("The file declares the missing codes " + ", ".join(map(str, declared))
+                       + "; they are read as missing (input.na_values), as the command line reads them.")
+        return out
+
+    def column_label(self, col: str) -> str | None:
+        return (self._meta.column_labels.get(col) if self._meta is not None else None) or None
+
+    def categories(self, col: str, *, limit: int) -> list[dict]:
+        """Every value of ``col`` with its count and label (missing values counted), in the
+        order of the codes; more than ``limit`` values are refused in one line."""
+        if col not in self.frame.columns:
+            raise InputError(f"column {col!r} is not in the data")
+        counts = self.frame[col].value_counts(dropna=False)
+        if len(counts) > limit:
+            raise InputError(f"{col!r} has {len(counts):,} values: too many to list one by one; use breaks")
+        labels = self._meta.value_labels.get(col, {}) if self._meta is not None else {}
+        rows, missing = [], 0
+        for value, n in counts.sort_index().items():
+            v = value.item() if hasattr(value, "item") else value
+            if isinstance(v, float) and v != v:
+                missing += int(n)
+                continue
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)  # a code read as a float (a column with missing values) shows as 1, not 1.0
+            rows.append({"value": v, "records": int(n), "label": _label_of(labels, value), "missing": False})
+        if missing:
+            rows.append({"value": None, "records": missing, "label": "missing", "missing": True})
+        return rows
+
+    def public_release(self, rec: dict) -> dict:
+        """A release as the pages show it: no internal report path, public and internal files apart."""
+        return {k: v for k, v in rec.items() if k != "internal_report"}
+
     # ------------------------------------------------------------------ computing
     def microdata(self, roles: dict) -> Microdata:
         key = _canon(roles)
@@ -446,35 +582,26 @@ class Session:
 
     def preview(self, state: dict | None = None) -> Preview:
         """Run the state's steps (cached by prefix) and its gate, without writing anything."""
-        from .._random import seed_sequence
         from ..gate import run_gate
+        from ..runner import run_steps
 
         state = state or self.state
         spec = self.validate(state)
         md = self.microdata(state.get("roles", {}))
-        root, _ = seed_sequence(spec.seed)
-        children = root.spawn(len(spec.steps)) if spec.steps else []
         results, datas = [], [md]
-        current = md
-        prefix = [self._data_key, _canon(state.get("roles", {})), spec.seed]
         error = failed = None
-        for i, (step, child, params) in enumerate(zip(spec.steps, children, spec.step_params)):
-            prefix.append(params)
-            key = _canon(prefix)
-            res = self._step_cache.get(key)
-            if res is None:
-                try:
-                    res = step.apply(current, rng=child)
-                except Exception as exc:
-                    error, failed = one_line(exc, f"step {i + 1} ({params['method']})"), i
-                    break
-                with self.lock:
-                    self._step_cache[key] = res
-                    while len(self._step_cache) > 64:
-                        self._step_cache.popitem(last=False)
-            results.append(res)
-            current = res.microdata
-            datas.append(current)
+
+        def keep(i: int, step: Any, result: Any, seconds: float) -> None:
+            results.append(result)
+            datas.append(result.microdata)
+
+        # the one runner: the release's seed rule, unchanged prefixes from the session's cache
+        try:
+            run_steps(md, spec.steps, spec.seed, cache=self._step_cache, on_step=keep)
+        except Exception as exc:
+            failed = len(results)
+            error = one_line(exc, f"step {failed + 1} ({spec.step_params[failed]['method']})")
+        current = datas[-1]
         gate = []
         if error is None and spec.gate:
             try:
@@ -527,6 +654,58 @@ class _Background:
         return self._value
 
 
+def declared_missing_codes(meta) -> list:
+    """The single user-missing codes an SPSS file declares (``{"lo": -9, "hi": -9}``), sorted."""
+    ranges = getattr(meta, "missing_ranges", None) or {}
+    codes = set()
+    for rs in ranges.values():
+        for r in rs or []:
+            lo, hi = r.get("lo"), r.get("hi")
+            if lo is not None and lo == hi and isinstance(lo, (int, float)):
+                codes.add(int(lo) if float(lo).is_integer() else float(lo))
+    return sorted(codes)
+
+
+def weight_problem(s: pd.Series) -> str | None:
+    """Why ``s`` is not a plausible sampling weight (values below 1, missing values, or a few
+    small whole numbers such as 1-3, which read as a category code), or None."""
+    if not pd.api.types.is_numeric_dtype(s):
+        return "it is not numeric"
+    v = pd.to_numeric(s, errors="coerce")
+    if v.isna().any():
+        return f"{int(v.isna().sum()):,} records have no weight"
+    below = int((v < 1).sum())
+    if below:
+        return f"{below:,} records have a weight below 1 (smallest {v.min():g})"
+    distinct = np.unique(v.to_numpy())
+    if len(distinct) <= 5 and np.all(distinct == np.round(distinct)) and distinct.max() <= 10:
+        return ("it takes only the whole values " + ", ".join(f"{x:g}" for x in distinct)
+                + ", which reads as a category code")
+    return None
+
+
+def _label_of(labels: dict, value) -> str | None:
+    if not labels:
+        return None
+    for key in (value, _show(value)):
+        try:
+            if key in labels:
+                return str(labels[key])
+        except TypeError:
+            continue
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    for k, lab in labels.items():
+        try:
+            if float(k) == f:
+                return str(lab)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
 def _suggest(frame: pd.DataFrame) -> dict:
     from .figures import suggest_roles
 
@@ -553,6 +732,13 @@ def _drop_none(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_drop_none(v) for v in obj]
     return obj
+
+
+def _whole(v: Any) -> Any:
+    """A float code that is a whole number as an int (1.0 -> 1), anything else unchanged."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return int(v)
+    return v
 
 
 def _show(v: Any) -> Any:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 
 #: the attacks run by default (sdckit.attacks.ATTACKS, spelled here so that --help loads nothing)
 ALL_ATTACKS = "singling_out,linkability,inference,membership"
@@ -36,14 +35,14 @@ def attack_command(
     released: Annotated[Path, typer.Argument(help="The released file (masked or synthetic).")],
     control: Annotated[Path, typer.Option("--control", help="Records of the same population that the release "
                                           "was not made from (same columns as the original).")],
-    secret: Annotated[Optional[str], typer.Option("--secret", help="Column(s) the inference attack guesses, "
+    secret: Annotated[str | None, typer.Option("--secret", help="Column(s) the inference attack guesses, "
                                                   "comma-separated.")] = None,
-    aux: Annotated[Optional[str], typer.Option("--aux", help="Columns the intruder knows, comma-separated "
+    aux: Annotated[str | None, typer.Option("--aux", help="Columns the intruder knows, comma-separated "
                                                "(default: every shared column but the secrets); the linkability "
                                                "attack splits them into two files.")] = None,
-    link_a: Annotated[Optional[str], typer.Option("--link-a", help="Linkability: the first file's columns "
+    link_a: Annotated[str | None, typer.Option("--link-a", help="Linkability: the first file's columns "
                                                   "(default: the first half of --aux).")] = None,
-    link_b: Annotated[Optional[str], typer.Option("--link-b", help="Linkability: the second file's columns "
+    link_b: Annotated[str | None, typer.Option("--link-b", help="Linkability: the second file's columns "
                                                   "(default: the rest of --aux).")] = None,
     attacks: Annotated[str, typer.Option("--attacks", help="Which attacks, comma-separated: singling_out, "
                                          "linkability, inference, membership.")] = ALL_ATTACKS,
@@ -58,14 +57,14 @@ def attack_command(
                                            "non-members scored.")] = 1000,
     n_repeats: Annotated[int, typer.Option("--n-repeats", help="Membership inference: disjoint seeded groups "
                                            "of targets behind the interval.")] = 5,
-    numeric: Annotated[Optional[str], typer.Option("--numeric", help="Numeric columns (default: every column "
+    numeric: Annotated[str | None, typer.Option("--numeric", help="Numeric columns (default: every column "
                                                    "with numbers in all three files, less --categorical).")] = None,
-    categorical: Annotated[Optional[str], typer.Option("--categorical", help="Columns to treat as categories "
+    categorical: Annotated[str | None, typer.Option("--categorical", help="Columns to treat as categories "
                                                        "although they hold numbers.")] = None,
-    na_values: Annotated[Optional[str], typer.Option("--na-values", help="Codes meaning missing in all three "
+    na_values: Annotated[str | None, typer.Option("--na-values", help="Codes meaning missing in all three "
                                                      "files, comma-separated (e.g. -9).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the attacks' own sampling.")] = 0,
-    html_out: Annotated[Optional[Path], typer.Option("--html", help="Also write the report section (an HTML "
+    html_out: Annotated[Path | None, typer.Option("--html", help="Also write the report section (an HTML "
                                                      "fragment) to this file.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:

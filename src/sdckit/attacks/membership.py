@@ -37,7 +37,8 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import rankdata, t as student_t
+from scipy.stats import rankdata
+from scipy.stats import t as student_t
 
 from .._random import as_generator
 from .._validation import check_choice, check_float, check_int

@@ -10,7 +10,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from .stats import excess_risk, excess_risk_error, wilson_rate
 
 __all__ = ["AttackResult", "MembershipResult", "AttackReport", "attack_result"]
@@ -23,7 +23,7 @@ def _pct(v: float) -> str:
 
 
 @dataclass(frozen=True, repr=False)
-class AttackResult:
+class AttackResult(ResultDisplay):
     """One attack measured against its control (singling out, linkability or inference).
 
     Attributes
@@ -131,8 +131,8 @@ class AttackResult:
 
 
 @dataclass(frozen=True, repr=False)
-class MembershipResult:
-    """A membership-inference attack: can the release tell its own records from others?
+class MembershipResult(ResultDisplay):
+    """A membership-inference attack: whether the release tells its own records from others.
 
     Attributes
     ----------
@@ -207,7 +207,7 @@ class MembershipResult:
 
 
 @dataclass(frozen=True, repr=False)
-class AttackReport:
+class AttackReport(ResultDisplay):
     """Several attacks on one release with one control sample."""
 
     results: tuple[Any, ...]

@@ -49,8 +49,18 @@ from .._random import as_generator
 from .._validation import check_choice, check_int
 from ..errors import InputError
 from .encode import EncodedFrames, FrameLike, encode_frames
-from .kernels import (OP_EQ, OP_GE, OP_GT, OP_ISNULL, OP_LE, OP_LT, OP_NE, OP_NOTNULL, count_matches,
-                      count_matches_indexed)
+from .kernels import (
+    OP_EQ,
+    OP_GE,
+    OP_GT,
+    OP_ISNULL,
+    OP_LE,
+    OP_LT,
+    OP_NE,
+    OP_NOTNULL,
+    count_matches,
+    count_matches_indexed,
+)
 from .results import AttackResult, attack_result
 
 __all__ = ["singling_out", "Predicates", "Records"]
@@ -97,7 +107,7 @@ class Predicates:
     def __len__(self) -> int:
         return int(self.n_terms.shape[0])
 
-    def take(self, which) -> "Predicates":
+    def take(self, which) -> Predicates:
         return Predicates(self.cols[which], self.ops[which], self.vals[which], self.n_terms[which])
 
     def counts(self, records, stop_at: int = 2) -> np.ndarray:
@@ -118,7 +128,7 @@ class Predicates:
                 for i in range(len(self))]
 
     @staticmethod
-    def concat(parts: Sequence["Predicates"]) -> "Predicates":
+    def concat(parts: Sequence[Predicates]) -> Predicates:
         width = max((p.cols.shape[1] for p in parts), default=1)
 
         def pad(a, fill):

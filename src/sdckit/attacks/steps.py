@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._validation import param_error
 from ..errors import InputError
 from ..microdata import Microdata
 from ..params import check_params, param
-from ..registry import GateCheck, GateOutcome, published_recodes, register_gate_check
+from ..registry import GateCheck, GateOutcome, measured_words, published_recodes, register_gate_check
 from ..result import StepResult
 
 __all__ = ["MaxSinglingOut", "MaxLinkability", "MaxInference", "MaxMiaAuc", "ATTACK_GATES",
@@ -81,6 +82,17 @@ def _outcome(check, threshold: float, result, value_key: str, upper: float) -> G
     return GateOutcome(check.gate_name, threshold, value, ok, detail)
 
 
+def attack_words(measured: Any) -> str:
+    """An attack's measured value for a person: the attack's own sentence (its rates, the risk
+    and its 95% interval in words), else its figures in words; never JSON."""
+    if isinstance(measured, dict) and measured.get("sentence"):
+        return str(measured["sentence"])
+    return measured_words(measured, {"risk": ("risk beyond the control records", None),
+                                     "ci_high": ("upper end of its 95% interval", None),
+                                     "auc": ("area under the ROC curve", None),
+                                     "auc_ci_high": ("upper end of its 95% interval", None)})
+
+
 def _common_post_init(check) -> None:
     check_params(check)
     if check.control_file is None:
@@ -109,6 +121,10 @@ class MaxSinglingOut(GateCheck):
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
                       advanced=True)
+
+    @classmethod
+    def measured_sentence(cls, measured: Any) -> str:
+        return attack_words(measured)
 
     def __post_init__(self) -> None:
         _common_post_init(self)
@@ -146,6 +162,10 @@ class MaxLinkability(GateCheck):
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
                       advanced=True)
+
+    @classmethod
+    def measured_sentence(cls, measured: Any) -> str:
+        return attack_words(measured)
 
     def __post_init__(self) -> None:
         _common_post_init(self)
@@ -188,6 +208,10 @@ class MaxInference(GateCheck):
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
                       advanced=True)
+
+    @classmethod
+    def measured_sentence(cls, measured: Any) -> str:
+        return attack_words(measured)
 
     def __post_init__(self) -> None:
         _common_post_init(self)
@@ -238,6 +262,10 @@ class MaxMiaAuc(GateCheck):
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
                       advanced=True)
+
+    @classmethod
+    def measured_sentence(cls, measured: Any) -> str:
+        return attack_words(measured)
 
     def __post_init__(self) -> None:
         _common_post_init(self)

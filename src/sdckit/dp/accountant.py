@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Union
 
 from .._validation import check_choice, check_float, param_error
 from ..errors import ParameterError
@@ -94,7 +93,7 @@ class ApproxDP:
         return f"epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g} (approximate DP)"
 
 
-Loss = Union[PureDP, ZCDP, ApproxDP]
+Loss = PureDP | ZCDP | ApproxDP
 
 
 def _log_inv(delta: float) -> float:
@@ -228,7 +227,7 @@ class MaxEpsilon:
                 f"epsilon <= {self.epsilon:g} at delta = {self.delta:.3g}")
 
 
-Budget = Union[MaxRho, MaxEpsilon]
+Budget = MaxRho | MaxEpsilon
 
 
 @dataclass(frozen=True)
@@ -263,7 +262,7 @@ class Accountant:
 
     charges: tuple[Charge, ...] = field(default_factory=tuple)
 
-    def spend(self, charge: Charge) -> "Accountant":
+    def spend(self, charge: Charge) -> Accountant:
         if not isinstance(charge, Charge):
             raise param_error("Accountant.spend", "charge", "a Charge", charge)
         return Accountant(self.charges + (charge,))

@@ -53,13 +53,21 @@ import pandas as pd
 from .._random import SeedRecord, seed_sequence
 from ..errors import InputError
 from ..params import check_params, param
-from ..result import Guarantee, jsonable
+from ..result import Guarantee, ResultDisplay, jsonable
 from ..tables.table import Table
 from .accountant import ZCDP, Charge, PureDP
-from .accuracy import IntervalCalibration, calibrate, cell_classes, value_bands, BAND_EDGES
+from .accuracy import BAND_EDGES, IntervalCalibration, calibrate, cell_classes, value_bands
 from .postprocess import TopDownLayout, check_consistency, topdown
-from .sampling import (BitSource, discrete_gaussian, discrete_gaussian_pmf, discrete_laplace,
-                       discrete_laplace_pmf, gaussian_parameters, laplace_parameters, symmetric_quantile)
+from .sampling import (
+    BitSource,
+    discrete_gaussian,
+    discrete_gaussian_pmf,
+    discrete_laplace,
+    discrete_laplace_pmf,
+    gaussian_parameters,
+    laplace_parameters,
+    symmetric_quantile,
+)
 
 __all__ = ["DiscreteGaussianCounts", "DiscreteLaplaceCounts", "DiscreteGaussianSums", "DiscreteLaplaceSums",
            "DPTableResult", "Sensitivity", "table_sensitivity", "clipped_table", "MECHANISMS"]
@@ -171,7 +179,7 @@ class _DPTable:
         50,000 simulated cells, at most 200 runs)."""
         return int(min(200, max(self.n_simulations, math.ceil(SIMULATED_CELLS / max(1, n_cells)))))
 
-    def apply(self, table: Table, *, rng=None, name: str = "table") -> "DPTableResult":
+    def apply(self, table: Table, *, rng=None, name: str = "table") -> DPTableResult:
         """Noise every cell, post-process, state the intervals.
 
         Parameters
@@ -464,7 +472,7 @@ def clipped_table(frame: pd.DataFrame, dims, *, response: str | None = None, per
 # ----------------------------------------------------------------------------- result
 
 @dataclass(frozen=True)
-class DPTableResult:
+class DPTableResult(ResultDisplay):
     """A differentially private table: the published cells, their intervals, the privacy loss,
     the checks.
 

@@ -96,7 +96,7 @@ class TopDownLayout:
     depths: tuple
 
     @classmethod
-    def from_hierarchies(cls, hierarchies, geo: int) -> "TopDownLayout":
+    def from_hierarchies(cls, hierarchies, geo: int) -> TopDownLayout:
         hs = tuple(hierarchies)
         if not 0 <= geo < len(hs):
             raise InputError(f"geography axis {geo} is not an axis of a {len(hs)}-dimensional table")

@@ -33,13 +33,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from ..errors import GateError, ParameterError, SpecError
 from ..io.atomic import atomic_write_text, guard_target
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
+from ..tables.registry import table_method_class
 from ..tables.table import Table, grid_html
 from .accountant import Accountant, MaxEpsilon, MaxRho
-from .mechanisms import MECHANISMS, DPTableResult, clipped_table
+from .mechanisms import DPTableResult, clipped_table
 
 __all__ = ["DPRun", "run_dp", "budget_from_spec", "settings_from_spec", "dp_public_page", "PROTECTION_KEYS",
            "BUDGET_KEYS"]
@@ -51,7 +51,7 @@ BUDGET_KEYS = ("max_rho", "max_epsilon", "delta", "conversion")
 
 
 @dataclass(frozen=True)
-class DPRun:
+class DPRun(ResultDisplay):
     """Outcome of a ``method = "dp"`` table spec."""
 
     spec_path: str
@@ -63,6 +63,8 @@ class DPRun:
     seconds: float
     outputs: dict = field(default_factory=dict)
     method: str = "dp"
+    #: per dimension with missing values: the choice made and the counts
+    missing: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = self.result.to_dict()
@@ -114,7 +116,8 @@ def settings_from_spec(prot: dict, *, sums: bool):
     mech = prot.get("mechanism", "gaussian")
     if mech not in ("gaussian", "laplace"):
         raise SpecError(f"protection.mechanism: must be 'gaussian' or 'laplace'; got {mech!r}")
-    cls = MECHANISMS[("sums" if sums else "counts", mech)]
+    # the four DP settings are registered table methods (sdckit.dp.table_methods)
+    cls = table_method_class(f"dp_{mech}_{'sums' if sums else 'counts'}").dp_class
     kw = {}
     for k in ("max_contributions", "geography", "consistent", "confidence", "n_simulations"):
         if k in prot:
@@ -150,8 +153,9 @@ def settings_from_spec(prot: dict, *, sums: bool):
         raise SpecError(f"protection.{key}: {e}") from None
 
 
-def run_dp(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> DPRun:
-    """Run the DP part of a table spec on ``table`` (built by the spec reader)."""
+def run_dp(spec: dict, spec_path: str | Path, table: Table, frame_reader, *, write: bool = True) -> DPRun:
+    """Run the DP part of a table spec on ``table`` (built by the spec reader); with
+    ``write=False`` nothing is written (a release writes the outputs)."""
     t0 = time.perf_counter()
     inp = spec.get("input", {})
     prot = spec.get("protection", {})
@@ -185,6 +189,12 @@ def run_dp(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> DPR
     if not check.passed:
         raise GateError(f"budget: {check.statement} Lower protection.{'rho' if 'rho' in prot else 'epsilon'} or "
                         "raise the budget; nothing was written.")
+    if not write:
+        try:
+            result = settings.apply(table, rng=prot.get("seed"), name=name)
+        except ParameterError as e:
+            raise SpecError(f"protection.{e.param or 'seed'}: {e}") from None
+        return DPRun(str(spec_path), table, result, budget, check, tabulation, time.perf_counter() - t0, {})
     out = spec.get("output", {})
     stem = Path(spec_path).stem
     targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}

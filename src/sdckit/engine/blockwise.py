@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._sums import mean_sd
 from .._validation import check_float, check_int, param_error
 from ..errors import InputError
 from .frame import PartitionedMicrodata
 from .masking import child_stream
-from .._sums import mean_sd
 
 ROW = "__sdckit_row__"
 BLOCK = "__sdckit_block__"

@@ -91,7 +91,7 @@ class PartitionedMicrodata:
     def n_categories(self, var: str) -> int:
         return len(self.categories[var])
 
-    def with_frame(self, frame: Any) -> "PartitionedMicrodata":
+    def with_frame(self, frame: Any) -> PartitionedMicrodata:
         """The same roles, categories and offsets on a transformed frame (same partitions)."""
         if frame.npartitions != self.frame.npartitions:
             raise InputError("a per-partition transform changed the number of partitions.")

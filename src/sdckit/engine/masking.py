@@ -15,7 +15,7 @@ Every method here is split in two:
 partition (offset 0): the in-memory reference the equality tests compare against.
 
 PRAM (Gouweleeuw et al. 1998): record i with category k in stratum s is released as a
-draw from row k of P_s (seed 000, section 1: P(released = l | original = k) = p_kl) by the
+draw from row k of P_s (Cator, Hensbergen and Rozenholc, section 1: P(released = l | original = k) = p_kl) by the
 PRAM engine's own sampling (:func:`sdckit.pram.apply.pram_codes`, alias tables) fed with
 the record's block uniform u_i. Missing values are never changed.
 Noise (Brand 2002; the ``noise`` step's meaning, level = noise variance relative to the
@@ -43,11 +43,17 @@ import numpy as np
 import pandas as pd
 
 from .._random import block_normals, block_uniforms, child_stream, standard_normals  # noqa: F401
+from .._sums import mean_sd
 from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
-from ..masking._moments import (CROSS, covariance_from_sums, exact_scale,  # noqa: F401
-                                merge_moment_dicts, moments_partition, psd_factor)
-from .._sums import mean_sd
+from ..masking._moments import (  # noqa: F401
+    CROSS,
+    covariance_from_sums,
+    exact_scale,
+    merge_moment_dicts,
+    moments_partition,
+    psd_factor,
+)
 from .frame import PartitionedMicrodata, encode
 
 
@@ -135,10 +141,11 @@ class PramSettings:
                               "false (joint PRAM over the combined space runs in memory only)", self.joint)
 
     @classmethod
-    def from_step(cls, step: Any) -> "PramSettings":
+    def from_step(cls, step: Any) -> PramSettings:
         """From the in-memory ``pram`` step (same spec table, same validation)."""
-        return cls(tuple(step.variables), step.matrix, step.min_diagonal, step.alpha, step.file,
-                   tuple(step.strata), bool(getattr(step, "joint", False)), step=step)
+        m = step.matrix  # a matrix builder type (Invariant(), Optimal(alpha=...), ...)
+        return cls(tuple(step.variables), m.variant_name, step.min_diagonal, getattr(m, "alpha", None),
+                   getattr(m, "file", None), tuple(step.strata), bool(getattr(step, "joint", False)), step=step)
 
 
 class _BuilderStep:
@@ -378,7 +385,7 @@ class NoiseSettings:
             raise param_error("Noise", "restore", "'kim' only with method 'correlated'", self.restore)
 
     @classmethod
-    def from_step(cls, step: Any, numeric_vars: Sequence[str] = ()) -> "NoiseSettings":
+    def from_step(cls, step: Any, numeric_vars: Sequence[str] = ()) -> NoiseSettings:
         """From the in-memory ``noise`` step (its variables default to the numeric role)."""
         return cls(tuple(step.variables or numeric_vars), float(step.level), step.kind, step.restore)
 

@@ -9,7 +9,6 @@ the run's random id, the certificates signed by the steward's key when one is gi
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,9 +20,19 @@ import pandas as pd
 from ..errors import InputError
 from ..io.atomic import atomic_write_text, staged_release
 from ..release import ROW_ORDER_KEY, refuse_inputs_inside, release_folders, signing_key_for
-from ..report.certificate import (CERTIFICATE, FORMAT, INTERNAL_CERTIFICATE, dependency_versions,
-                                  file_entry, mark_entry, public_spec, seal, sha256_file)
+from ..report.certificate import (
+    CERTIFICATE,
+    FORMAT,
+    INTERNAL_CERTIFICATE,
+    dependency_versions,
+    file_entry,
+    mark_entry,
+    public_spec,
+    seal,
+    sha256_file,
+)
 from ..report.narrative import gate_headline
+from ..report.release import outcome_report_html
 from ..result import jsonable
 from .frame import PartitionedMicrodata, write_partitioned
 from .masking import PramPlan
@@ -31,7 +40,7 @@ from .masking import PramPlan
 #: a :class:`sdckit.engine.run.DaskRelease`; not imported: run.py imports this module
 DaskRelease = Any
 
-__all__ = ["write_release", "dask_certificate", "public_html", "partition_order", "ROW_ORDER_KEY"]
+__all__ = ["write_release", "dask_certificate", "partition_order", "ROW_ORDER_KEY"]
 
 
 def partition_order(entropy: Any, part: int, n: int) -> np.ndarray:
@@ -103,7 +112,9 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
                           runner=lambda lazy: runner(lazy, "masking and writing the release"))
         for name, text in artifacts.items():
             atomic_write_text(pub / name, text)
-        atomic_write_text(pub / spec.output.report, public_html(run, sorted(artifacts)))
+        # the one public-report template, as the in-memory engine writes it
+        atomic_write_text(pub / spec.output.report,
+                          outcome_report_html(run, data_file=data_name, artifacts=sorted(artifacts)))
         cert = dask_certificate(run, pub, artifacts=sorted(artifacts), data_format=fmt,
                                 columns=[str(c) for c in current.frame.columns], run_id=stage.run_id)
         atomic_write_text(pub / CERTIFICATE, json.dumps(seal(cert, key), indent=2) + "\n")
@@ -169,7 +180,7 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
                             entry_m.update(invariant=True, frequencies=[float(x) for x in freq])
                     matrices.append(entry_m)
     cert = {"format": FORMAT, "kind": "public", "engine": "dask", "run_id": run_id,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "sdckit_version": __version__, "dependencies": dependency_versions(),
             "optional_dependencies": dependency_versions(extras=True),
             "passed": run.verdict == "passed", "verdict": run.public_dict()["verdict_text"],
@@ -184,115 +195,3 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
             "checks": {"matrices": matrices},
             "spec": public_spec(run)}
     return jsonable(cert)
-
-
-#: the risk figures the public report shows, in plain words (key of the risk summary -> label)
-_RISK_ROWS = (("n_records", "records"), ("n_combinations", "key combinations"),
-              ("n_sample_uniques", "records unique on the keys (f_k = 1)"),
-              ("k_reached", "smallest class size k reached"),
-              ("global_risk", "global risk (expected share of re-identifications)"),
-              ("expected_reidentifications", "expected re-identifications"),
-              ("max_individual_risk", "largest individual risk"),
-              ("n_above_threshold", "records above the individual-risk threshold"),
-              ("n_records_with_missing_keys", "records with a missing key"))
-
-_CSS = """body { font-family: system-ui, -apple-system, "Segoe UI", "Liberation Sans", sans-serif; max-width: 1000px;
- margin: 1.2em auto; padding: 0 1em; color: #1d2430; line-height: 1.45; }
-h1 { border-bottom: 3px solid #2b6cb0; padding-bottom: .2em; font-size: 1.7em; }
-h2 { margin-top: 1.6em; color: #2b6cb0; border-bottom: 1px solid #cbd2d9; }
-table { border-collapse: collapse; margin: .5em 0 1em; }
-th, td { border: 1px solid #cbd2d9; padding: .25em .6em; text-align: left; vertical-align: top;
- font-variant-numeric: tabular-nums; }
-th { background: #f0f4f8; } td.num { text-align: right; }
-.verdict { border: 3px solid #276749; border-radius: 6px; padding: .6em 1.1em; background: #f0fff4; }
-.verdict.failed { border-color: #c53030; background: #fff5f5; }
-.ok { color: #276749; font-weight: 600; } .fail { color: #c53030; font-weight: bold; }
-.step { border-left: 4px solid #90cdf4; padding-left: 1em; margin: 1em 0; }
-.scope { color: #4a5568; font-size: .95em; }"""
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 1e5 else f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        return ", ".join(map(str, v)) if v else "none"
-    return str(v)
-
-
-def _step_sentence(d: dict) -> str:
-    m = d["method"]
-    if m == "pram":
-        lows = ", ".join(f"{v} {x['min_diagonal']:.3g}" for v, x in d.get("matrices", {}).items())
-        strata = f", within strata of {', '.join(d['strata'])}" if d.get("strata") else ""
-        return (f"PRAM changed the categories of {', '.join(d['variables'])} at random by published "
-                f"transition matrices{strata}; each keeps every category with probability at least "
-                f"(smallest diagonal): {lows}.")
-    if m == "noise":
-        return (f"{str(d.get('kind', '')).capitalize()} noise at level {d.get('level')} was added to "
-                f"{', '.join(d['variables'])}.")
-    if m == "rank_swap":
-        return (f"Rank swapping exchanged values of {', '.join(d['variables'])} that are at most "
-                f"{d.get('window_ranks')} ranks apart (p = {d.get('p')}).")
-    if m == "microaggregation":
-        return (f"MDAV replaced {', '.join(d['variables'])} by group means over groups of "
-                f"{d.get('k')} to {2 * int(d.get('k', 1)) - 1} records.")
-    return f"{m} ran" + (f" on {', '.join(map(str, d['columns']))}" if d.get("columns") else "") + "."
-
-
-def public_html(run: DaskRelease, artifacts: Sequence[str] = ()) -> str:
-    """The public report of a Dask release: the verdict, the risk before and after in plain
-    words, one section a step (a sentence, its settings, its scope at scale), the gate, and
-    the published files. No seed, no path of the machine."""
-    d = run.public_dict()
-    esc = html.escape
-    passed = d["passed"]
-    parts = [f"<h1>Release report: {d['n_records']:,} records (Dask engine)</h1>"]
-    gate_rows = "".join(
-        f"<tr><td>{esc(g['name'])}</td><td class='num'>{esc(_fmt(g['threshold']))}</td>"
-        f"<td>{esc(g['detail'])}</td><td class='{'ok' if g['passed'] else 'fail'}'>"
-        f"{'passed' if g['passed'] else 'FAILED'}</td></tr>" for g in d["gate"])
-    verdict = d["verdict_text"]  # "Passed: ...", "FAILED: ..." or "NOT CHECKED: <reason>"
-    passed = d["verdict"] == "passed"
-    parts.append(f"<div class='verdict{'' if passed else ' failed'}'><h2>{esc(verdict)}</h2>"
-                 f"<p>{d['n_records']:,} records were read in {d['n_partitions']} partitions and "
-                 f"masked by {len(d['steps'])} step(s): "
-                 f"{esc(', '.join(s['method'] for s in d['steps']) or 'none')}.</p>"
-                 + (f"<table><tr><th>threshold</th><th>limit</th><th>measured on the release</th>"
-                    f"<th>verdict</th></tr>{gate_rows}</table>" if d["gate"] else "") + "</div>")
-    before, after = d["risk_before"], d["risk_after"]
-    head = "<tr><th>figure</th><th>before masking</th>" + ("<th>released</th>" if after else "") + "</tr>"
-    rows = "".join(f"<tr><td>{esc(label)}</td><td class='num'>{esc(_fmt(before.get(key)))}</td>"
-                   + (f"<td class='num'>{esc(_fmt(after.get(key)))}</td>" if after else "") + "</tr>"
-                   for key, label in _RISK_ROWS if key in before)
-    parts += ["<h2>Re-identification risk on the key variables</h2>",
-              f"<p>Individual risk by the {esc(str(before.get('risk_method', '')))} estimate"
-              f"{' with sampling weights' if before.get('weighted') else ''}. "
-              + ("" if after else "The released data's risk was not measured: the gate has no risk threshold.")
-              + "</p>", f"<table>{head}{rows}</table>"]
-    kv = before.get("k_violations") or {}
-    if kv:
-        krows = "".join(f"<tr><td>k = {esc(str(k))}</td><td class='num'>{_fmt(v)}</td>"
-                        + (f"<td class='num'>{_fmt((after.get('k_violations') or {}).get(k))}</td>" if after else "")
-                        + "</tr>" for k, v in kv.items())
-        parts.append("<p>Records in key classes smaller than k:</p>"
-                     f"<table>{head.replace('figure', 'k')}{krows}</table>")
-    parts.append("<h2>What was done</h2>")
-    for i, st in enumerate(d["steps"], 1):
-        settings = {k: v for k, v in st.items() if k not in ("method", "matrices", "scope", "guarantee")
-                    and not isinstance(v, dict)}
-        srows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(_fmt(v))}</td></tr>" for k, v in settings.items())
-        parts.append(f"<div class='step'><h3>Step {i}: {esc(st['method'])}</h3>"
-                     f"<p>{esc(_step_sentence(st))}</p>"
-                     + (f"<p>Guarantee: {esc(st['guarantee'])}.</p>" if st.get("guarantee") else "")
-                     + (f"<p class='scope'>At scale: {esc(st['scope'])}.</p>" if st.get("scope") else "")
-                     + (f"<table>{srows}</table>" if srows else "") + "</div>")
-    files = [run.spec.output.data + "/ (data parts)"] + [f"{a} (PRAM transition matrix)" for a in sorted(artifacts)]
-    parts += ["<h2>Published files</h2>", "<ul>" + "".join(f"<li>{esc(f)}</li>" for f in files)
-              + f"<li>{esc(run.spec.output.report)} (this report)</li><li>certificate.json (SHA-256 of "
-              "every file; check with <code>sdckit verify</code>)</li></ul>"]
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Release report</title>"
-            f"<style>{_CSS}</style></head><body>" + "".join(parts) + "</body></html>")

@@ -1,6 +1,6 @@
-"""The R-U confidentiality map: disclosure risk (y) against data utility (x).
+"""The R-U confidentiality map: data utility (y) against disclosure risk (x), as Duncan et al. draw it.
 
-One curve per method through its parameter values, the threshold as a horizontal line, the
+One curve per method through its parameter values, the threshold as a vertical line, the
 original data (utility 1, its risk) and "no data" (0, 0) as the end points, the Pareto front
 highlighted, and the release itself when it is known. Two renderings: an interactive
 Vega-Lite chart (Altair; the Vega JavaScript is inlined, so the page works offline) whose points
@@ -9,15 +9,19 @@ show the method and parameters on hover, and a static PNG (matplotlib).
 References
 ----------
 Duncan, G. T., Keller-McNulty, S. A. and Stokes, S. L. (2001). Disclosure risk vs. data
-utility: the R-U confidentiality map. NISS technical report 121; seed 002's R-U map slides.
+utility: the R-U confidentiality map. NISS technical report 121, section 2 (risk R on the
+horizontal axis, utility U on the vertical).
+
+The interactive chart and its data come from :func:`sdckit.report.fragments.rumap_data` and
+:func:`sdckit.report.fragments.rumap_chart`, which the workbench draws too: one map, one risk
+measure and one unit (risk as a share of records, shown as a percentage).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from ..report.plots import figure_to_html, figure_png, new_figure
+from ..report.plots import figure_png, figure_to_html, new_figure
 from .sweep import pareto_front
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
@@ -38,24 +42,30 @@ def ru_map_figure(summary: pd.DataFrame, *, threshold: float | None, original_ri
     for i, (method, g) in enumerate(s.groupby("method", sort=False)):
         g = g.sort_values("utility")
         color = PALETTE[i % len(PALETTE)]
-        ax.errorbar(g["utility"], g["risk"], xerr=g["utility_sd"], yerr=g["risk_sd"], fmt="-o", ms=4,
+        g = g.sort_values("risk")
+        ax.errorbar(g["risk"], g["utility"], xerr=g["risk_sd"], yerr=g["utility_sd"], fmt="-o", ms=4,
                     color=color, label=method, capsize=2, lw=1)
-    front = s[s["pareto"]].sort_values("utility")
+    front = s[s["pareto"]].sort_values("risk")
     if len(front):
-        ax.plot(front["utility"], front["risk"], "s", mfc="none", mec="black", ms=10, label="Pareto front")
-    ax.plot([1.0], [original_risk], "k*", ms=12, label="original data")
+        ax.plot(front["risk"], front["utility"], "s", mfc="none", mec="black", ms=10, label="Pareto front")
+    ax.plot([original_risk], [1.0], "k*", ms=12, label="original data")
     ax.plot([0.0], [0.0], "kx", ms=10, label="no data")
     if threshold is not None:
-        ax.axhline(threshold, color="#c53030", ls="--", lw=1, label=f"threshold {threshold:g}")
+        ax.axvline(threshold, color="#c53030", ls="--", lw=1, label=f"threshold {threshold:.2%}")
     if chosen is not None:
-        ax.plot([chosen[0]], [chosen[1]], "o", ms=14, mfc="none", mec="#c53030", mew=2, label="proposed release")
+        ax.plot([chosen[1]], [chosen[0]], "o", ms=14, mfc="none", mec="#c53030", mew=2, label="proposed release")
     if failures is not None and len(failures):
         for _, row in failures.iterrows():
             ax.plot([], [], " ", label=f"failed: {row['method']} {row['params']}")
-    ax.set_xlabel(f"utility ({utility_name}; 1 = original)")
-    ax.set_ylabel(f"disclosure risk ({risk_name})")
-    ax.set_xlim(-0.03, 1.05)
-    ax.set_ylim(bottom=-0.002)
+    from matplotlib.ticker import PercentFormatter
+
+    from ..report.fragments import risk_axis_title, utility_axis_title
+
+    ax.set_xlabel(risk_axis_title(risk_name))
+    ax.set_ylabel(utility_axis_title(utility_name))
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlim(left=-0.002)
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title("R-U confidentiality map")
     return fig
@@ -69,61 +79,21 @@ def ru_map_chart(summary: pd.DataFrame, *, threshold: float | None, original_ris
                  risk_name: str = "risk", utility_name: str = "utility", chosen: tuple | None = None,
                  release: tuple | None = None, threshold_label: str | None = None,
                  width: int = 640, height: int = 400):
-    """The R-U map as an Altair (Vega-Lite) chart.
+    """The R-U map as an Altair (Vega-Lite) chart: risk on x, utility on y.
 
     Layers: one line per method through its settings (named ``method-curve``), the points
     (hover: method, parameters, risk and utility with their sd over seeds; Pareto front
     outlined), the original data (utility 1) and "no data" (0, 0), the threshold as a dashed
-    rule (named ``threshold``), the proposed setting of the sweep and ``release`` — the
+    vertical rule (named ``threshold``), the proposed setting of the sweep and ``release`` — the
     release itself, measured with the same risk measure — as a red diamond (named
-    ``this-release``).
+    ``this-release``). ``chosen`` and ``release`` are (utility, risk) pairs. Built by
+    :func:`sdckit.report.fragments.rumap_chart` from :func:`~sdckit.report.fragments.rumap_data`.
     """
-    import altair as alt
+    from ..report.fragments import rumap_chart, rumap_data
 
-    s = _points(summary)
-    pts = pd.DataFrame({"method": s["method"].astype(str), "parameters": s["label"].astype(str),
-                        "risk": s["risk"].astype(float), "risk_sd": s["risk_sd"].astype(float),
-                        "utility": s["utility"].astype(float), "utility_sd": s["utility_sd"].astype(float),
-                        "pareto": s["pareto"].astype(bool)})
-    pts["front"] = np.where(pts["pareto"], "on the Pareto front", "dominated")
-    x = alt.X("utility:Q", title=f"utility ({utility_name}; 1 = original)", scale=alt.Scale(domain=[-0.02, 1.04]))
-    y = alt.Y("risk:Q", title=f"disclosure risk ({risk_name})")
-    tip = ["method:N", "parameters:N", alt.Tooltip("risk:Q", format=".4g"), alt.Tooltip("risk_sd:Q", format=".2g"),
-           alt.Tooltip("utility:Q", format=".4g"), alt.Tooltip("utility_sd:Q", format=".2g"), "front:N"]
-    color = alt.Color("method:N", title="method", scale=alt.Scale(range=PALETTE))
-    base = alt.Chart(pts)
-    layers = [
-        base.mark_line(strokeWidth=1.5).encode(x, y, color=color, order="utility:Q", detail="method:N")
-        .properties(name="method-curve"),
-        base.mark_point(filled=True, size=60).encode(
-            x, y, color=color, tooltip=tip,
-            stroke=alt.condition("datum.pareto", alt.value("black"), alt.value(None)),
-            strokeWidth=alt.condition("datum.pareto", alt.value(2), alt.value(0))).properties(name="points"),
-    ]
-    ends = pd.DataFrame({"utility": [1.0, 0.0], "risk": [float(original_risk), 0.0],
-                         "what": ["original data", "no data"]})
-    layers.append(alt.Chart(ends).mark_point(shape="cross", size=120, color="black", filled=True).encode(
-        x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".4g"), "utility:Q"]).properties(name="end-points"))
-    if threshold is not None:
-        rule = pd.DataFrame({"threshold": [float(threshold)],
-                             "what": [threshold_label or f"risk threshold {threshold:g}"]})
-        layers.append(alt.Chart(rule).mark_rule(color="#c53030", strokeDash=[6, 4], strokeWidth=1.5).encode(
-            y=alt.Y("threshold:Q"), tooltip=["what:N", alt.Tooltip("threshold:Q", format=".6g")])
-            .properties(name="threshold"))
-    if chosen is not None:
-        ch = pd.DataFrame({"utility": [float(chosen[0])], "risk": [float(chosen[1])], "what": ["best setting of the sweep"]})
-        layers.append(alt.Chart(ch).mark_point(size=320, color="#c53030", strokeWidth=2).encode(
-            x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".4g"), alt.Tooltip("utility:Q", format=".4g")])
-            .properties(name="proposed"))
-    if release is not None:
-        rel = pd.DataFrame({"utility": [float(release[0])], "risk": [float(release[1])], "what": ["this release"]})
-        layers.append(alt.Chart(rel).mark_point(shape="diamond", size=260, color="#c53030", filled=True,
-                                                stroke="black", strokeWidth=1).encode(
-            x, y, tooltip=["what:N", alt.Tooltip("risk:Q", format=".6g"), alt.Tooltip("utility:Q", format=".4g")])
-            .properties(name="this-release"))
-        layers.append(alt.Chart(rel).mark_text(align="left", dx=10, dy=-10, fontWeight="bold", color="#c53030")
-                      .encode(x, y, text="what:N").properties(name="this-release-label"))
-    return alt.layer(*layers).properties(title="R-U confidentiality map", width=width, height=height)
+    data = rumap_data(summary, original_risk=original_risk, release=release, chosen=chosen)
+    return rumap_chart(data, risk_name=risk_name, utility_name=utility_name, threshold=threshold,
+                       threshold_label=threshold_label, width=width, height=height)
 
 
 def ru_map_html(summary: pd.DataFrame, *, threshold: float | None, original_risk: float,
@@ -148,7 +118,7 @@ def ru_map_html(summary: pd.DataFrame, *, threshold: float | None, original_risk
     fig = ru_map_figure(summary, threshold=threshold, original_risk=original_risk, risk_name=risk_name,
                         utility_name=utility_name, chosen=chosen)
     if release is not None:
-        fig.axes[0].plot([release[0]], [release[1]], "D", ms=10, color="#c53030", mec="black", label="this release")
+        fig.axes[0].plot([release[1]], [release[0]], "D", ms=10, color="#c53030", mec="black", label="this release")
         fig.axes[0].legend(fontsize=7, loc="upper left")
     return ((vega_script() if include_script else "") + embed(chart, "ru-map", attrs=attrs)
             + "<details><summary>static image</summary>" + figure_to_html(fig, "R-U map") + "</details>")
@@ -176,25 +146,73 @@ def release_ru_map_section(run, summary: pd.DataFrame, *, original_risk: float, 
     view = intruder_view(run.original, run.steps)
     release_risk = float(get_measure("risk", risk_name)(run.original, run.released, view))
     release_utility = float(get_measure("utility", utility_name)(run.original, run.released, view))
+    from ..report.fragments import percent, threshold_words
+
     gate_name = GATE_FOR_RISK.get(risk_name)
     gate = next((o for o in run.gate if o.name == gate_name), None)
     if gate is not None:
         threshold, source = float(gate.threshold), f"gate {gate.name}"
-        label = f"gate threshold {gate.name} = {threshold:g}"
-        note = (f"The risk axis is the gate's own measure ({risk_name}); the dashed line is the gate's "
-                f"threshold {gate.name} = {threshold:g}.")
+        words, limit = threshold_words(gate.name, gate.threshold)
+        label = f"gate threshold: {words} {limit}"
+        note = (f"The risk axis is the gate's own measure; the dashed line is the gate's threshold "
+                f"({words}: {limit}).")
     else:
         source = "sweep"
-        label = None if threshold is None else f"sweep threshold {threshold:g}"
-        note = ("The gate of this release does not check the map's risk measure "
-                f"({risk_name}); the dashed line is the sweep's threshold"
-                + ("" if threshold is None else f" {threshold:g}") + ".")
+        label = None if threshold is None else f"sweep threshold {percent(threshold)}"
+        note = ("The gate of this release does not check the map's risk measure; the dashed line is the "
+                "sweep's threshold" + ("" if threshold is None else f" ({percent(threshold)})") + ".")
+    why = dominating_html(run, summary, release_risk, release_utility, threshold)
     html_ = (f"<p>Each point is one method and setting of the sweep (mean over seeds; hover for details). "
-             f"The red diamond is this release: risk {release_risk:.4g}, utility {release_utility:.4g}. "
+             f"The red diamond is this release: risk {percent(release_risk)}, utility {release_utility:.4g}. "
              f"{note} {chosen_text} The open red circle marks that best setting; the crosses are the "
-             "original data (utility 1) and no data at all (0, 0).</p>"
+             "original data (utility 1) and no data at all (0, 0).</p>" + why
              + ru_map_html(summary, threshold=threshold, original_risk=original_risk, risk_name=risk_name,
                            utility_name=utility_name, chosen=chosen, release=(release_utility, release_risk),
                            threshold_label=label, include_script=False))
     return html_, {"threshold": threshold, "threshold_source": source, "release_risk": release_risk,
                    "release_utility": release_utility}
+
+
+def dominating(summary: pd.DataFrame, release_risk: float, release_utility: float) -> pd.DataFrame:
+    """The settings of a sweep that dominate the release: risk no higher and utility no lower,
+    one of them strictly (compared at the sweep's means), best utility first."""
+    if not len(summary):
+        return summary
+    r, u = summary["risk"].astype(float), summary["utility"].astype(float)
+    tol = 1e-12
+    mask = (r <= release_risk + tol) & (u >= release_utility - tol) & ((r < release_risk - tol) | (u > release_utility + tol))
+    return summary[mask].sort_values(["utility", "risk"], ascending=[False, True])
+
+
+def dominating_html(run, summary: pd.DataFrame, release_risk: float, release_utility: float,
+                    threshold: float | None) -> str:
+    """Why the release was chosen when the map shows a setting that dominates it: the steward's
+    reason (``[report] choice_reason``), else what the map cannot show (the setting's risk above
+    the threshold, or the gate's other thresholds not checked for the sweep's settings). Empty
+    when nothing dominates the release."""
+    import html
+
+    from ..report.fragments import percent
+
+    better = dominating(summary, release_risk, release_utility)
+    if not len(better):
+        return ""
+    top = better.iloc[0]
+    what = (f"{html.escape(str(top['method']).replace('_', ' '))} with {html.escape(str(top['label']))} "
+            f"(risk {percent(float(top['risk']))}, utility {float(top['utility']):.4g})")
+    reason = ""
+    if run.spec is not None:
+        reason = str((run.spec.raw.get("report") or {}).get("choice_reason") or "")
+    if threshold is not None and float(top["risk"]) > float(threshold):
+        because = f"it fails the risk threshold ({percent(float(top['risk']))} > {percent(float(threshold))})"
+    elif reason:
+        because = f"the steward chose otherwise: {html.escape(reason)}"
+    else:
+        others = [o.name for o in run.gate if o.name not in ("max_global_risk", "max_linkage_risk")]
+        because = ("the map measures risk and utility only"
+                   + (f"; the gate's other thresholds ({html.escape(', '.join(others))}) were not checked "
+                      "for the sweep's settings" if others else "")
+                   + ", and the spec gives no reason (write one as <code>[report] choice_reason</code>)")
+    return (f"<p class='explain' id='ru-dominating'><b>A setting on the map does better than this release:</b> "
+            f"{what}; {len(better)} setting{'s' if len(better) != 1 else ''} in all have no more risk and "
+            f"no less utility. It was not chosen because {because}.</p>")

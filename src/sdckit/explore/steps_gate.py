@@ -25,6 +25,8 @@ class MaxLinkageRisk(GateCheck):
                         label="largest linkage risk",
                         help="expected share of records correctly re-identified on the keys")
 
+    measured_labels = {"linkage_risk": ("expected share of correct re-identifications", "share")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_linkage_risk(original, released, results, self.risk)

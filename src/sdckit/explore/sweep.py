@@ -94,14 +94,17 @@ _STATE: dict[str, Any] = {}
 
 
 def _evaluate(task: tuple[str, dict, int]) -> dict:
+    from ..runner import run_steps
+
     method, params, seed = task
     original: Microdata = _STATE["original"]
-    base: Microdata = _STATE["base"]
     pre = _STATE["pre_steps"]
     t0 = time.perf_counter()
     try:
         step = build_step(method, params, where=f"candidate {method}({_label(params)})")
-        released = step.apply(base, rng=seed).microdata
+        # the release's own run of [pre-steps, candidate] with this seed (the one runner and
+        # its seed rule); the pre-steps' results come from the cache filled before the pool
+        released = run_steps(original, [*pre, step], seed, cache=_STATE["cache"]).released
         view = intruder_view(original, [*pre, step])
         risk = _STATE["risk"](original, released, view)
         utility = _STATE["utility"](original, released, view)
@@ -150,7 +153,9 @@ class Sweep:
     pre_steps : list of steps
         Applied once before every candidate (e.g. removing identifiers, fixed recodes).
     seeds : list of int
-        Seeds per setting (random methods are summarised by mean and sd over them).
+        Seeds per setting (random methods are summarised by mean and sd over them). Seed s
+        runs the pre-steps and the candidate exactly as a release of those steps with
+        ``seed = s`` does (:func:`sdckit.runner.run_steps`: step i draws from child i).
     n_jobs : int
         Worker processes (default: the machine's cores).
     cache_dir : path, optional
@@ -175,7 +180,10 @@ class Sweep:
 
     def _cache_key(self, fingerprint: str, method: str, params: dict, seed: int) -> str:
         from .. import __version__
+        # "seeds": the rule of the one step runner (sdckit.runner): results of the older rule
+        # (pre-steps with seed 0, the candidate with the seed itself) are not reused
         blob = json.dumps({"data": fingerprint, "pre": [repr(s) for s in self.pre_steps], "method": method,
+                           "seeds": "runner",
                            "params": jsonable(params), "seed": seed, "risk": self.risk_name,
                            "utility": self.utility_name, "version": __version__}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -185,10 +193,7 @@ class Sweep:
 
     def run(self, tasks: Iterable[tuple[str, dict, int]] | None = None) -> SweepResult:
         tasks = list(tasks if tasks is not None else self.tasks())
-        base = self.microdata
-        for step in self.pre_steps:
-            base = step.apply(base, rng=0).microdata
-        _STATE.update(original=self.microdata, base=base, pre_steps=self.pre_steps,
+        _STATE.update(original=self.microdata, pre_steps=self.pre_steps, cache=None,
                       risk=self.risk, utility=self.utility)
         fingerprint = data_fingerprint(self.microdata)
         rows: list[dict | None] = [None] * len(tasks)
@@ -200,6 +205,14 @@ class Sweep:
                 rows[i] = {**json.loads(path.read_text()), "cached": True}
             else:
                 todo.append((i, path))
+        if todo and self.pre_steps:
+            from ..runner import StepCache, run_steps
+
+            # the pre-steps once per seed, before the workers fork (they inherit the cache)
+            cache = StepCache(maxsize=max(64, len(self.pre_steps) * len(self.seeds) + 1))
+            for seed in dict.fromkeys(tasks[i][2] for i, _ in todo):
+                run_steps(self.microdata, self.pre_steps, seed, cache=cache)
+            _STATE["cache"] = cache
         results = self._compute([tasks[i] for i, _ in todo])
         for (i, path), res in zip(todo, results):
             rows[i] = {**res, "cached": False}
@@ -214,8 +227,9 @@ class Sweep:
     def _compute(self, tasks: list[tuple[str, dict, int]]) -> list[dict]:
         if not tasks:
             return []
-        from ..progress import disable_bars, task
         from contextlib import nullcontext
+
+        from ..progress import disable_bars, task
 
         # runs done out of total with an ETA: a bar on a terminal, events for listeners
         with (nullcontext() if self.progress else disable_bars()), \
@@ -229,7 +243,7 @@ class Sweep:
             ctx = multiprocessing.get_context("fork")
             with cf.ProcessPoolExecutor(max_workers=self.n_jobs, mp_context=ctx) as pool:
                 futures = [pool.submit(_evaluate, t) for t in tasks]
-                for f in cf.as_completed(futures):
+                for _ in cf.as_completed(futures):
                     bar.advance()
                 return [f.result() for f in futures]
 

@@ -68,6 +68,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 
@@ -241,10 +242,10 @@ def _proc_start(pid: int) -> str | None:
     return None if st is None else st[1]
 
 
-def _owner_alive(pid, start) -> bool:
+def _owner_alive(pid: object, start: object) -> bool:
     """Whether the process that wrote a journal or lock still runs (the same pid and, where the
     system tells, the same start time: a reused pid is another process; a zombie has ended)."""
-    if not _pid_alive(pid):
+    if not isinstance(pid, int) or not _pid_alive(pid):
         return False
     st = _proc_stat(pid)
     if st is None:
@@ -331,7 +332,7 @@ def _remove_journal(path: Path) -> None:
             p.unlink()
 
 
-def _listed(folder: Path, name, token: str) -> Path | None:
+def _listed(folder: Path, name: object, token: str) -> Path | None:
     """The entry ``name`` in ``folder`` when the name is a plain name carrying ``token``."""
     if (not isinstance(name, str) or token not in name or "/" in name or "\0" in name
             or name in ("", ".", "..") or (os.sep != "/" and os.sep in name)):
@@ -566,10 +567,10 @@ def _take_lock(target: Path, token: str, journal_folder: Path) -> Path:
     return lock
 
 
-def _release_lock(parent: Path, name, token: str) -> None:
-    path = parent / name if isinstance(name, str) and "/" not in name else None
-    if path is None:
+def _release_lock(parent: Path, name: object, token: str) -> None:
+    if not isinstance(name, str) or "/" in name:
         return
+    path = parent / name
     held = _read_lock(path)
     if held is not None and held.get("token") == token:
         with contextlib.suppress(FileNotFoundError):
@@ -610,7 +611,7 @@ def _acquire(target: Path, token: str, journal_folder: Path) -> Path:
                 if cand is not None and cand.is_file():
                     journal = cand
             data = _read_journal(journal) if journal is not None else None
-            if data is None or not any(isinstance(lk, dict) and lk.get("name") == lock.name
+            if journal is None or data is None or not any(isinstance(lk, dict) and lk.get("name") == lock.name
                                        for lk in data.get("locks", [])):
                 raise _busy(target, lock) from None
             _recover(journal, data)
@@ -728,7 +729,7 @@ def _recover(journal: Path, data: dict) -> int:
     return 1
 
 
-def recover_release(public: str | os.PathLike) -> dict:
+def recover_release(public: str | os.PathLike) -> dict[str, Any]:
     """Finish an interrupted switch of the release in ``public`` (and its internal folder).
 
     Looks for sdckit's release journals beside ``public`` whose switch names this folder.
@@ -737,11 +738,12 @@ def recover_release(public: str | os.PathLike) -> dict:
     """
     public = Path(public)
     parent = public.parent if str(public.parent) else Path(".")
-    out = {"recovered": 0, "running": []}
+    recovered = 0
+    running: list[Any] = []  # the pids as the journals give them
     try:
         names = sorted(os.listdir(parent))
     except OSError:
-        return out
+        return {"recovered": recovered, "running": running}
     for name in names:
         if not _JOURNAL_RE.fullmatch(name):
             continue
@@ -751,10 +753,10 @@ def recover_release(public: str | os.PathLike) -> dict:
         if not any(e["target"] == public.name and e.get("role") == "public" for e in data["folders"]):
             continue
         if _owner_alive(data.get("pid"), data.get("proc_start")):
-            out["running"].append(data.get("pid"))
+            running.append(data.get("pid"))
             continue
-        out["recovered"] += _recover(parent / name, data)
-    return out
+        recovered += _recover(parent / name, data)
+    return {"recovered": recovered, "running": running}
 
 
 def _mkdirs(folder: Path, created: list[str]) -> None:

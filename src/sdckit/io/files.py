@@ -18,8 +18,8 @@ import pandas as pd
 from .._validation import param_error
 from ..errors import InputError
 from ..microdata import DatasetMeta, Microdata
-from .atomic import register_input, atomic_write_with, refuse_overwrite
-from .formats import _SUFFIX, READ_FORMATS, WRITE_FORMATS, infer_format  # noqa: F401
+from .atomic import atomic_write_with, refuse_overwrite, register_input
+from .formats import READ_FORMATS, SUFFIX, WRITE_FORMATS, infer_format  # noqa: F401
 
 _META_KEY = b"sdckit.meta"
 
@@ -219,7 +219,7 @@ def _check_csv_header(path: Path, sep: str | None = None, shown: Path | None = N
         seen_at[name] = i
 
 
-def _integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
+def integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
     """Float columns whose values are all whole numbers (missing values aside) as nullable ints,
     so that codes read as 3 are written as 3, not 3.0 (a column with missing values is read as
     float)."""
@@ -299,7 +299,7 @@ def write_data(data: pd.DataFrame | Microdata, path: str | os.PathLike, *,
 
     def writer(tmp: Path) -> None:
         if fmt == "csv":
-            _integral_floats_as_ints(frame).to_csv(tmp, index=False)
+            integral_floats_as_ints(frame).to_csv(tmp, index=False)
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -334,7 +334,7 @@ def _write_labelled(frame: pd.DataFrame, tmp: Path, fmt: str, meta: DatasetMeta,
     from .labels import legal_names
 
     names = legal_names(frame.columns, fmt)
-    out = _integral_floats_as_ints(frame).rename(columns=names)
+    out = integral_floats_as_ints(frame).rename(columns=names)
     max_label = 80 if fmt == "dta" else 256  # Stata's and SPSS's variable-label limits
     labels = {names[c]: str(col_labels.get(c) or c)[:max_label] for c in names
               if col_labels.get(c) or names[c] != c}

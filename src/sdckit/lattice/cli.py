@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -88,22 +88,22 @@ def anonymise_command(
     file: Annotated[Path, typer.Argument(help="Data file (CSV with a header, or Parquet).")],
     hierarchies: Annotated[Path, typer.Option("--hierarchies", help="Folder of hierarchy files *_<qi>.csv.")],
     qis: Annotated[str, typer.Option("--qis", help="Quasi-identifiers, comma-separated.")],
-    k: Annotated[Optional[int], typer.Option("--k", help="k of k-anonymity.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="k of k-anonymity.")] = None,
     suppression: Annotated[float, typer.Option("--suppression", help="Largest share of records suppressed.")] = 0.0,
     metric: Annotated[str, typer.Option("--metric", help="discernibility, loss, precision, "
                                         "non_uniform_entropy, aecs or kl_divergence.")] = "discernibility",
-    l: Annotated[Optional[float], typer.Option("--l", help="l of l-diversity (needs --sensitive).")] = None,
+    l: Annotated[float | None, typer.Option("--l", help="l of l-diversity (needs --sensitive).")] = None,
     l_variant: Annotated[str, typer.Option("--l-variant", help="distinct, entropy or recursive.")] = "distinct",
-    c: Annotated[Optional[float], typer.Option("--c", help="c of recursive-(c,l)-diversity.")] = None,
-    t: Annotated[Optional[float], typer.Option("--t", help="t of t-closeness (needs --sensitive).")] = None,
+    c: Annotated[float | None, typer.Option("--c", help="c of recursive-(c,l)-diversity.")] = None,
+    t: Annotated[float | None, typer.Option("--t", help="t of t-closeness (needs --sensitive).")] = None,
     t_distance: Annotated[str, typer.Option("--t-distance", help="equal or hierarchical.")] = "equal",
-    sensitive: Annotated[Optional[str], typer.Option("--sensitive", help="Sensitive attribute.")] = None,
-    sensitive_hierarchy: Annotated[Optional[Path], typer.Option("--sensitive-hierarchy",
+    sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive attribute.")] = None,
+    sensitive_hierarchy: Annotated[Path | None, typer.Option("--sensitive-hierarchy",
                                    help="Hierarchy of the sensitive attribute.")] = None,
     method: Annotated[str, typer.Option("--search", help="exact, exhaustive or heuristic.")] = "exact",
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Node budget of the heuristic.")] = 2000,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Seconds for the search.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", help="Write the released CSV here.")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds for the search.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Write the released CSV here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""

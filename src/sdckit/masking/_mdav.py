@@ -31,14 +31,12 @@ microaggregation. *IEEE TKDE* 15(4), 1043-1044.
 
 from __future__ import annotations
 
-
 import numba
 import numpy as np
 
 from .._validation import check_int
 from ..errors import InputError
 from ._numeric import check_numeric
-
 
 _LEAF = 16          # records per leaf of the k-d tree
 _ENTRY_COST = 0.03   # CPU of reading one ranked-list entry / of searching one tree node
@@ -513,7 +511,7 @@ def _as_2d(X) -> np.ndarray:
     return X[:, None] if X.ndim == 1 else X
 
 
-def _check_k(k: int, n: int, where: str) -> int:
+def check_k(k: int, n: int, where: str) -> int:
     k = check_int(where, "k", k, min_value=2)
     if k > n:
         raise InputError(f"{where}: k = {k} is larger than the number of records ({n}); "
@@ -565,7 +563,7 @@ def mdav(X: np.ndarray, k: int) -> np.ndarray:
     k-anonymity through microaggregation. *Data Min. Knowl. Discov.* 11(2), 195-212.
     """
     X = _as_2d(X)
-    k = _check_k(k, X.shape[0], "mdav")
+    k = check_k(k, X.shape[0], "mdav")
     check_numeric(X, None, where="mdav")
     return _mdav(X, k)
 
@@ -579,7 +577,7 @@ def mdav_reference(X: np.ndarray, k: int) -> np.ndarray:
     """
     X = _as_2d(X)
     n = X.shape[0]
-    k = _check_k(k, n, "mdav_reference")
+    k = check_k(k, n, "mdav_reference")
     alive = np.ones(n, bool)
     labels = np.full(n, -1, dtype=np.int64)
     idx = np.arange(n)
@@ -634,7 +632,7 @@ def mdav_partitioned(X: np.ndarray, k: int, block: int = 50_000) -> np.ndarray:
         Largest cell.
     """
     X = _as_2d(X)
-    k = _check_k(k, X.shape[0], "mdav_partitioned")
+    k = check_k(k, X.shape[0], "mdav_partitioned")
     check_numeric(X, None, where="mdav_partitioned")
     block = check_int("mdav_partitioned", "block", block, min_value=2 * k)
     n = X.shape[0]
@@ -721,7 +719,7 @@ def optimal_univariate(x: np.ndarray, k: int) -> np.ndarray:
     microaggregation. *IEEE TKDE* 15(4), 1043-1044.
     """
     x = np.asarray(x, dtype=np.float64).ravel()
-    k = _check_k(k, x.size, "optimal_univariate")
+    k = check_k(k, x.size, "optimal_univariate")
     check_numeric(x, None, where="optimal_univariate")
     order = np.argsort(x, kind="stable")
     xs = x[order]

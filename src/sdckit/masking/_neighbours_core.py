@@ -1,7 +1,6 @@
-"""The neighbourhood-resampling core of Matloff & Tendick's ``nbrs``, on arrays: the mixed
-metric (standardised continuous variables, categorical ones as scaled dummies), the k-NN and
-epsilon-ball searches with a ``scipy.spatial.cKDTree``, the neighbour draws, the distance
-summary, and the independent checker of a release (:func:`check_neighbours`). The method and
+"""The neighbourhood-resampling core of Matloff & Tendick's ``nbrs``, on arrays: the k-NN and
+epsilon-ball searches on the mixed metric (:class:`sdckit.risk.metric.MixedMetric`) with a
+``scipy.spatial.cKDTree``, the neighbour draws, the distance summary, and the independent checker of a release (:func:`check_neighbours`). The method and
 its result are in :mod:`sdckit.masking.neighbours`.
 
 References
@@ -13,156 +12,20 @@ automatically preserving multivariate relations. arXiv:1510.04406 (``nbrs``), se
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.spatial import cKDTree
 
-from ..errors import InputError
 from ..result import Guarantee
-
+from ..risk.metric import values_equal
 
 OWNER = "NeighbourResampling"
 
 
-# ---------------------------------------------------------------------------------- metric
-@dataclass(frozen=True)
-class MixedMetric:
-    """Standardised, weighted coordinates of mixed data (section 4's metric M).
-
-    Built from a reference frame with :meth:`fit`; :meth:`transform` maps any frame with the
-    same columns to coordinates on the reference's scale (NaN rows where a continuous value
-    is missing). Euclidean distance between coordinate rows is the method's distance.
-
-    Attributes
-    ----------
-    continuous, categorical : tuple of str
-        Variables used in the distance, by kind (constant or zero-weight ones left out).
-    excluded : dict
-        Variable -> reason it takes no part in the distance (constant, weight 0).
-    """
-
-    continuous: tuple[str, ...]
-    categorical: tuple[str, ...]
-    weights: Mapping[str, float]
-    centre: Mapping[str, float]
-    scale: Mapping[str, float]
-    levels: Mapping[str, tuple]
-    level_mean: Mapping[str, np.ndarray]
-    level_sd: Mapping[str, np.ndarray]
-    excluded: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def fit(cls, frame: pd.DataFrame, continuous: Sequence[str], categorical: Sequence[str],
-            weights: Mapping[str, float] | None = None, *, where: str = "neighbours") -> "MixedMetric":
-        weights = dict(weights or {})
-        n = len(frame)
-        cont, cat, excluded = [], [], {}
-        centre, scale, levels, lmean, lsd = {}, {}, {}, {}, {}
-        for v in continuous:
-            x = pd.to_numeric(frame[v], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            bad = np.flatnonzero(~np.isfinite(x))
-            if bad.size:
-                raise InputError(f"{where}: continuous variable {v!r} is missing or not finite in "
-                                 f"{bad.size} records (first row {frame.index[bad[0]]!r}); distances "
-                                 "need every value: impute or drop those records, or declare "
-                                 f"{v!r} categorical.")
-            sd = float(np.std(x, ddof=1)) if n > 1 else 0.0
-            if weights.get(v, 1.0) == 0.0:
-                excluded[v] = "weight 0"
-            elif not sd > 1e-12 * max(1.0, abs(float(np.mean(x)))):
-                excluded[v] = "constant (cannot be standardised)"
-            else:
-                cont.append(v)
-                centre[v], scale[v] = float(np.mean(x)), sd
-        for v in categorical:
-            codes, uniq = pd.factorize(frame[v], sort=True, use_na_sentinel=False)
-            c = len(uniq)
-            if weights.get(v, 1.0) == 0.0:
-                excluded[v] = "weight 0"
-                continue
-            if c < 2 or n < 2:
-                excluded[v] = "constant (a single category)"
-                continue
-            p = np.bincount(codes, minlength=c) / n
-            sd = np.sqrt(p * (1 - p) * n / (n - 1))  # sd of each dummy, n - 1 as R's scale()
-            cat.append(v)
-            levels[v] = tuple(uniq)
-            lmean[v], lsd[v] = p, sd
-        return cls(tuple(cont), tuple(cat), {v: float(weights.get(v, 1.0)) for v in (*cont, *cat)},
-                   centre, scale, levels, lmean, lsd, excluded)
-
-    @property
-    def variables(self) -> tuple[str, ...]:
-        return self.continuous + self.categorical
-
-    @property
-    def n_continuous(self) -> int:
-        """Continuous coordinates come first in :meth:`transform`'s columns."""
-        return len(self.continuous)
-
-    @property
-    def n_dims(self) -> int:
-        return len(self.continuous) + sum(1 if len(self.levels[v]) == 2 else len(self.levels[v])
-                                          for v in self.categorical)
-
-    def codes(self, frame: pd.DataFrame, v: str) -> np.ndarray:
-        """Index of each record's category of ``v`` in the reference's levels; missing values
-        are a category of their own when the reference had them, else -1 (as unknown values)."""
-        lv = self.levels[v]
-        codes = pd.Index(lv).get_indexer(pd.Index(frame[v]))
-        miss = pd.isna(frame[v]).to_numpy()
-        nan_code = next((i for i, x in enumerate(lv) if pd.isna(x)), -1)
-        return np.where(miss, nan_code, codes).astype(np.int64)
-
-    def combinations(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Dense id of each record's combination of categorical values (in the distance), and
-        the first record of each combination."""
-        ids = np.zeros(len(frame), dtype=np.int64)
-        for v in self.categorical:
-            code = ids * (len(self.levels[v]) + 1) + (self.codes(frame, v) + 1)
-            _, ids = np.unique(code, return_inverse=True)
-        _, first, ids = np.unique(ids, return_index=True, return_inverse=True)
-        return ids.astype(np.int64).ravel(), first
-
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """Coordinates (n, n_dims) float64: w * (x - mean) / sd per continuous variable, and the
-        weighted standardised dummies of each categorical variable (1/sqrt(2) for c > 2)."""
-        n = len(frame)
-        out = np.empty((n, self.n_dims), dtype=np.float64)
-        col = 0
-        for v in self.continuous:
-            x = pd.to_numeric(frame[v], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            out[:, col] = self.weights[v] * (x - self.centre[v]) / self.scale[v]
-            col += 1
-        for v in self.categorical:
-            lv = self.levels[v]
-            codes = self.codes(frame, v)  # -1: unknown or missing -> NaN coordinates
-            w, p, sd = self.weights[v], self.level_mean[v], self.level_sd[v]
-            use = [1] if len(lv) == 2 else range(len(lv))
-            factor = w if len(lv) == 2 else w / math.sqrt(2.0)
-            for c in use:
-                out[:, col] = factor * ((codes == c) - p[c]) / sd[c]
-                out[codes < 0, col] = np.nan
-                col += 1
-        return out
-
-
-def values_equal(a: pd.Series, b: pd.Series) -> np.ndarray:
-    """Element-wise equality of two aligned columns (by position), missing == missing."""
-    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
-    if isinstance(a.dtype, pd.CategoricalDtype) or isinstance(b.dtype, pd.CategoricalDtype):
-        a, b = a.astype(object), b.astype(object)
-    both = (a.isna() & b.isna()).to_numpy(dtype=bool)
-    eq = (a == b).to_numpy(dtype=bool, na_value=False)
-    return eq | both
-
-
 # ---------------------------------------------------------------------------------- search
-def _knn(tree: cKDTree, x: np.ndarray, rows: np.ndarray, k: int, workers: int) -> tuple[np.ndarray, np.ndarray]:
+def knn_search(tree: cKDTree, x: np.ndarray, rows: np.ndarray, k: int, workers: int) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest other records of each query row: (m, k) indices and distances.
 
     Self is removed by index; when ``rows[t]`` is not among the k + 1 returned (more than k
@@ -176,7 +39,7 @@ def _knn(tree: cKDTree, x: np.ndarray, rows: np.ndarray, k: int, workers: int) -
     return idx[keep].reshape(len(rows), k), d[keep].reshape(len(rows), k)
 
 
-def _ball(tree: cKDTree, x: np.ndarray, rows: np.ndarray, radius: np.ndarray, probe: int,
+def ball_search(tree: cKDTree, x: np.ndarray, rows: np.ndarray, radius: np.ndarray, probe: int,
           workers: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR of the balls S_i = {j != i : d(i, j) <= radius_i}: (offsets (m + 1,), members).
 
@@ -218,7 +81,7 @@ def _ball(tree: cKDTree, x: np.ndarray, rows: np.ndarray, radius: np.ndarray, pr
     return offsets, members
 
 
-def _draw(offsets: np.ndarray, members: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def draw_members(offsets: np.ndarray, members: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each row t and variable j the member ranked floor(u[t, j] |S_t|) of S_t (eq. (2):
     one independent uniform draw with replacement per variable); -1 where S_t is empty."""
     c = np.diff(offsets)
@@ -229,7 +92,7 @@ def _draw(offsets: np.ndarray, members: np.ndarray, u: np.ndarray) -> tuple[np.n
     return out, c
 
 
-def _grouped_ball_draws(x: np.ndarray, n_cont: int, comb: np.ndarray, first: np.ndarray,
+def grouped_ball_draws(x: np.ndarray, n_cont: int, comb: np.ndarray, first: np.ndarray,
                         sel: np.ndarray, radius: np.ndarray, u: np.ndarray, src: np.ndarray,
                         count: np.ndarray, probe: int, chunk: int, workers: int) -> None:
     """Ball draws searched by categorical combination (fills ``src`` and ``count``).
@@ -238,7 +101,7 @@ def _grouped_ball_draws(x: np.ndarray, n_cont: int, comb: np.ndarray, first: np.
     categorical parts of combinations g and h. A record of g has in h exactly the records
     with d_cont <= sqrt(eps_i^2 - D^2[g, h]), so each partner h with D[g, h] <= eps_i is one
     KD-tree query on the continuous coordinates only. Members are merged in increasing row
-    order, as :func:`_ball` gives them, so the draws equal the single-tree search's.
+    order, as :func:`ball_search` gives them, so the draws equal the single-tree search's.
     """
     n = x.shape[0]
     xc = np.ascontiguousarray(x[:, :n_cont])
@@ -279,14 +142,14 @@ def _grouped_ball_draws(x: np.ndarray, n_cont: int, comb: np.ndarray, first: np.
                     if h not in trees:
                         trees[h] = cKDTree(xc[members_h])
                     self_local = position[rows[ok]] if h == g else np.full(ok.size, -1)
-                    local_off, local = _ball(trees[h], xc[rows[ok]], self_local, np.sqrt(rr2[ok]),
+                    local_off, local = ball_search(trees[h], xc[rows[ok]], self_local, np.sqrt(rr2[ok]),
                                              probe, workers)
                 owner = np.repeat(ok, np.diff(local_off))
                 keys.append(owner * n + members_h[local])
             key = np.sort(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
             c = np.bincount(key // n, minlength=pos.size)
             offsets = np.concatenate([[0], np.cumsum(c)])
-            src[pos], count[pos] = _draw(offsets, key % n, u[pos])
+            src[pos], count[pos] = draw_members(offsets, key % n, u[pos])
 
 
 def distance_summary(x: np.ndarray, *, sample: int = 10_000, ks: Sequence[int] = (1, 5, 20),
@@ -302,7 +165,7 @@ def distance_summary(x: np.ndarray, *, sample: int = 10_000, ks: Sequence[int] =
     kmax = min(max(ks), n - 1)
     if kmax < 1:
         return {}
-    _, d = _knn(tree, x[rows], rows, kmax, 1)
+    _, d = knn_search(tree, x[rows], rows, kmax, 1)
     out = {}
     for k in ks:
         if k <= kmax:

@@ -19,7 +19,7 @@ from ..microdata import Microdata
 from ..result import StepResult
 
 
-def _names(names: Sequence[str] | None, p: int) -> list[str]:
+def numeric_names(names: Sequence[str] | None, p: int) -> list[str]:
     return list(names) if names is not None else [f"column {j}" for j in range(p)]
 
 
@@ -48,7 +48,7 @@ def check_numeric(X, names: Sequence[str] | None, *, where: str, allow_nan: bool
         raise InputError(f"{where}: expected a 2-d array of records x variables; got shape {X.shape}.")
     if np.isfinite(X).all():                        # the usual case: one pass, no messages to build
         return X
-    names = _names(names, X.shape[1])
+    names = numeric_names(names, X.shape[1])
     inf = np.isinf(X)
     if inf.any():
         raise InputError(f"{where}: {int(inf.sum())} infinite values ({_where_text(inf, names, row_labels)}); "
@@ -65,7 +65,7 @@ def standardise(X: np.ndarray, names: Sequence[str] | None, *, where: str
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(X - mean) / sd per column (sd with ddof = 1, NaN ignored); a constant column is an
     error that names it, since it cannot be standardised."""
-    names = _names(names, X.shape[1])
+    names = numeric_names(names, X.shape[1])
     count = (~np.isnan(X)).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, np.nansum(X, axis=0) / np.maximum(count, 1), np.nan)

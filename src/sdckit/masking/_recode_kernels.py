@@ -5,7 +5,6 @@ what the replacement costs (Hundepool et al. 2012, sec. 3.4.3).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 

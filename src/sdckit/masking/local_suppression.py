@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .._random import seed_sequence
+from .._random import as_generator, seed_sequence
 from .._validation import param_error
 from ..errors import InputError, SolverError
 from ..microdata import Microdata
@@ -202,9 +202,9 @@ def suppress_to_k(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: f
     the counts are now exact after every move, which is the limit ``batch_share -> 0``.
     ``max_rounds``, when given, bounds the number of moves (the search always ends after at
     most G m moves, G the distinct combinations and m the keys, since every move adds one
-    missing value to one combination).
+    missing value to one combination). ``rng`` orders ties; ``None`` draws OS entropy.
     """
-    rng = rng or np.random.default_rng(0)
+    rng = as_generator(rng)  # None: OS entropy (the step records its seed; a kernel has no record)
     codes = [np.asarray(c, dtype=np.int32) for c in codes]
     m = len(codes)
     f_rec = _fk(codes, list(n_categories), weights)
@@ -231,9 +231,9 @@ def restore_suppressions(original: Sequence[np.ndarray], suppressed: Sequence[np
     block of 64 cells is restored at once and kept if the data stay k-anonymous, otherwise
     undone and split in two, down to single cells. f_k is updated incrementally (+-w per
     changed match). Stops after ``max_checks`` tests. Returns the codes and the number of
-    values (records x variables) given back.
+    values (records x variables) given back. ``rng`` orders the cells; ``None`` draws OS entropy.
     """
-    rng = rng or np.random.default_rng(0)
+    rng = as_generator(rng)  # None: OS entropy (the step records its seed; a kernel has no record)
     orig = [np.asarray(c, dtype=np.int32) for c in original]
     supp = [np.asarray(c, dtype=np.int32) for c in suppressed]
     m = len(supp)
@@ -469,6 +469,18 @@ class LocalSuppression:
         if self.algorithm == "exact":
             params["time_limit"] = self.time_limit
         return StepResult("local_suppression", out, params, summary, guarantees, record)
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Area by area: within the groups of the first strata column, else of the first key
+        (put the geography first); it may read every role column and writes the other keys."""
+        from ..registry import DaskPlan, role_columns
+
+        keys = tuple(roles.get("key_vars", ()))
+        strata = tuple(roles.get("strata", ()))
+        area = strata[0] if strata else keys[0]
+        writes = tuple(k for k in keys if k != area)
+        return DaskPlan("groups", tuple(dict.fromkeys((*writes, area, *role_columns(roles)))), writes, area)
 
 
 def check_k_anonymity_wildcard(codes: Sequence[np.ndarray], n_categories: Sequence[int], k: float,

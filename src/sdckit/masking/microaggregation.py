@@ -22,13 +22,29 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from ._numeric import ContinuousResult, _names, check_numeric, moments_summary, select_numeric, standardise, strata_rows
-
 
 # the algorithms on arrays (MDAV with its k-d tree, the reference and partitioned MDAV, the
 # optimal univariate partition, group SSE and aggregation) live in _mdav; re-exported here
-from ._mdav import (_check_k, _mdav, _principal_axis, aggregate_groups, group_sse,  # noqa: F401
-                    mdav, mdav_partitioned, mdav_reference, optimal_univariate)
+from ._mdav import (  # noqa: F401
+    _mdav,
+    _principal_axis,
+    aggregate_groups,
+    check_k,
+    group_sse,
+    mdav,
+    mdav_partitioned,
+    mdav_reference,
+    optimal_univariate,
+)
+from ._numeric import (
+    ContinuousResult,
+    check_numeric,
+    moments_summary,
+    numeric_names,
+    select_numeric,
+    standardise,
+    strata_rows,
+)
 
 
 def _variable_blocks(p: int, variables_per_group: int | None, method: str) -> list[list[int]]:
@@ -94,7 +110,7 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
         check_int(owner, "variables_per_group", variables_per_group, min_value=1)
     X = check_numeric(X, names, where=owner, allow_nan=(missing == "separate"))
     n, p = X.shape
-    k = _check_k(k, n, owner)
+    k = check_k(k, n, owner)
     Z, _, _ = standardise(X, names, where=owner)
     strata_list = [np.arange(n)] if strata is None else strata_rows(np.asarray(strata))
     out = X.copy()
@@ -123,7 +139,7 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
 
 
 def _nan_names(cols: list[int], pattern: int, names: Sequence[str] | None) -> str:
-    nm = _names(names, max(cols) + 1)
+    nm = numeric_names(names, max(cols) + 1)
     return ", ".join(repr(nm[c]) for i, c in enumerate(cols) if (pattern >> i) & 1)
 
 
@@ -194,7 +210,7 @@ class Microaggregation:
         time); MDAV within principal-axis cells of at most ``block`` records, for millions of
         records; the optimal univariate method (Hansen & Mukherjee) per variable.
     variables_per_group : int, optional
-        Microaggregate the variables this many at a time (e.g. 4, seed 004's Table 5.2).
+        Microaggregate the variables this many at a time (e.g. 4, Table 5.2 of the post-masking chapter after Sebé et al. 2002).
     aggregate : {"mean", "median"}
         Value given to every member of a group.
     missing : {"refuse", "separate"}
@@ -271,3 +287,16 @@ class Microaggregation:
                   "variables_per_group": self.variables_per_group, "aggregate": self.aggregate,
                   "missing": self.missing}
         return MicroaggregationResult(where, released, params, summary, guarantees, labels=tuple(labels))
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Scalable MDAV within blocks along the first principal axis."""
+        from ..errors import SpecError
+        from ..registry import DaskPlan, dask_takes_only
+
+        dask_takes_only(self, ("variables", "k", "algorithm", "block"))
+        if self.algorithm not in ("mdav", "mdav_partitioned"):
+            raise SpecError(f"algorithm: the Dask engine runs the scalable MDAV variant only; "
+                            f"got {self.algorithm!r}.")
+        cols = tuple(self.variables or roles.get("numeric_vars", ()))
+        return DaskPlan("microaggregation", cols, cols)

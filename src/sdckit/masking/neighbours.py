@@ -2,7 +2,7 @@
 
 Each selected record i is replaced, variable by variable, by the value of an independently
 drawn neighbour: for j = 1..p draw a record a_j from the set S_i of records within distance
-epsilon of record i (record i itself excluded) and release W'_ij = W_{a_j, j} (seed 003,
+epsilon of record i (record i itself excluded) and release W'_ij = W_{a_j, j} (Matloff and Tendick 2018,
 section 2, eq. (2)). The conditional independence of the draws does not break the dependence
 between variables: as epsilon -> 0 the joint law of the released record tends to that of the
 original data (section 3, eqs. (4)-(12)), so the multivariate structure of continuous,
@@ -45,10 +45,19 @@ from ..errors import InputError
 from ..microdata import Microdata
 from ..params import check_params, param
 from ..result import StepResult
-# the core on arrays (metric, searches, draws, checker) lives in _neighbours_core; re-exported here
-from ._neighbours_core import (OWNER, MixedMetric, PairDistance, _ball, _draw,  # noqa: F401
-                               _grouped_ball_draws, _knn, check_neighbours, distance_summary,
-                               values_equal)
+from ..risk.metric import MixedMetric, values_equal  # noqa: F401 - re-exported (the metric M)
+
+# the core on arrays (searches, draws, checker) lives in _neighbours_core; re-exported here
+from ._neighbours_core import (  # noqa: F401
+    OWNER,
+    PairDistance,
+    ball_search,
+    check_neighbours,
+    distance_summary,
+    draw_members,
+    grouped_ball_draws,
+    knn_search,
+)
 
 
 # ---------------------------------------------------------------------------------- result
@@ -259,7 +268,7 @@ class NeighbourResampling:
             dm = np.empty(n)
             for s in range(0, n, self.chunk_size):  # eps_i = max(eps, d_m(i))  (section 8)
                 rows = np.arange(s, min(n, s + self.chunk_size))
-                _, d = _knn(tree(), x[rows], rows, m, self.workers)
+                _, d = knn_search(tree(), x[rows], rows, m, self.workers)
                 dm[rows] = d[:, -1]
             radius = dm if (self.eps is None and self.eps_column is None) else np.maximum(radius, dm)
         return radius
@@ -304,7 +313,7 @@ class NeighbourResampling:
             for s in range(0, sel.size, self.chunk_size):
                 part = slice(s, min(sel.size, s + self.chunk_size))
                 rows = sel[part]
-                nbr, d = _knn(full_tree(), x[rows], rows, k, self.workers)
+                nbr, d = knn_search(full_tree(), x[rows], rows, k, self.workers)
                 src[part] = nbr[np.arange(rows.size)[:, None], (u[part] * k).astype(np.int64)]
                 count[part], used_radius[part] = k, d[:, -1]
         else:
@@ -314,21 +323,21 @@ class NeighbourResampling:
             comb, first = metric.combinations(frame)
             if first.size <= self.max_groups:
                 path = "grouped"
-                _grouped_ball_draws(x, metric.n_continuous, comb, first, sel, radius, u, src, count,
+                grouped_ball_draws(x, metric.n_continuous, comb, first, sel, radius, u, src, count,
                                     self.probe, self.chunk_size, self.workers)
             else:
                 path = "tree"
                 for s in range(0, sel.size, self.chunk_size):
                     part = slice(s, min(sel.size, s + self.chunk_size))
                     rows = sel[part]
-                    offsets, members = _ball(full_tree(), x[rows], rows, radius[rows], self.probe,
+                    offsets, members = ball_search(full_tree(), x[rows], rows, radius[rows], self.probe,
                                              self.workers)
-                    src[part], count[part] = _draw(offsets, members, u[part])
+                    src[part], count[part] = draw_members(offsets, members, u[part])
             lonely = np.flatnonzero(count == 0)
             if lonely.size and self.no_neighbour == "knn":
                 for s in range(0, lonely.size, self.chunk_size):
                     t = lonely[s:s + self.chunk_size]
-                    nbr, d = _knn(full_tree(), x[sel[t]], sel[t], k, self.workers)
+                    nbr, d = knn_search(full_tree(), x[sel[t]], sel[t], k, self.workers)
                     src[t] = nbr[np.arange(t.size)[:, None], (u[t] * k).astype(np.int64)]
                     count[t], used_radius[t], fallback[t] = k, d[:, -1], True
         notes.append(f"neighbour search: {path}"

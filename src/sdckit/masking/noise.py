@@ -302,3 +302,15 @@ class Noise:
                           dict(zip(names, chk["realised_ratio"])), chk["holds"])
         params = {"level": self.level, "variables": names, "kind": self.kind, "restore": self.restore}
         return NoiseResult("noise", released, params, summary, (g,), record)
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Noise at scale: moments merged over partitions, each partition's noise from its rows."""
+        from ..errors import SpecError
+        from ..registry import DaskPlan
+
+        if self.restore not in ("none", "kim"):
+            raise SpecError(f"restore: {self.restore!r} needs a second pass over the output and runs in "
+                            "memory only; use \"none\" or \"kim\" on the Dask engine.")
+        cols = tuple(self.variables or roles.get("numeric_vars", ()))
+        return DaskPlan("noise", cols, cols)

@@ -28,7 +28,6 @@ microdata masking. *PSD 2004*, LNCS 3050, 201-215.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numba

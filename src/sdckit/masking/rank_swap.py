@@ -39,7 +39,9 @@ def _swap_partners(m, window, seed):  # pragma: no cover - compiled
     uniform on the window), then, if all 32 hit swapped ranks, by counting the free ranks of
     the window and drawing one of them. A rank with no free partner ahead keeps its value.
     """
-    np.random.seed(seed)
+    # numba keeps its own generator per thread (not numpy's global state); the seed comes from
+    # the step's child stream
+    np.random.seed(seed)  # noqa: NPY002
     partner = np.arange(m)
     swapped = np.zeros(m, dtype=np.bool_)
     for i in range(m):
@@ -51,7 +53,7 @@ def _swap_partners(m, window, seed):  # pragma: no cover - compiled
             continue
         j = -1
         for _ in range(32):
-            c = i + 1 + int(np.random.random() * w)
+            c = i + 1 + int(np.random.random() * w)  # noqa: NPY002
             if not swapped[c]:
                 j = c
                 break
@@ -62,7 +64,7 @@ def _swap_partners(m, window, seed):  # pragma: no cover - compiled
                     free += 1
             if free == 0:
                 continue
-            r = int(np.random.random() * free)
+            r = int(np.random.random() * free)  # noqa: NPY002
             for c in range(i + 1, hi + 1):
                 if not swapped[c]:
                     if r == 0:
@@ -447,3 +449,12 @@ class RankSwap:
         params = {"p": self.p, "variables": names, "top_percent": self.top_percent,
                   "bottom_percent": self.bottom_percent}
         return RankSwapResult("rank_swap", released, params, summary, guarantees, record)
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Rank swapping within blocks of ranks (the window P of the whole variable)."""
+        from ..registry import DaskPlan, dask_takes_only
+
+        dask_takes_only(self, ("variables", "p"))
+        cols = tuple(self.variables or roles.get("numeric_vars", ()))
+        return DaskPlan("rank_swap", cols, cols)

@@ -406,6 +406,13 @@ class Recode:
         summary = {"variable": var, "mode": mode, **counts}
         return StepResult("recode", out, self._params(), summary, tuple(guarantees))
 
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Row by row: the map value -> released value fitted by this step on the distinct values."""
+        from ..registry import DaskPlan
+
+        return DaskPlan("rows", (self.variable,), (self.variable,))
+
 
 def mode_top_bottom_fast(step: Recode, col: pd.Series) -> bool:
     """Whether top/bottom coding of ``col`` (not a key) takes the compiled path: a float64

@@ -6,7 +6,7 @@ region > district > municipality) with a partner household that shares the *swap
 first, going up the hierarchy only if needed. Every other variable stays with its record,
 so every margin of the non-geographic variables is kept exactly; whole households move.
 
-Terms (Roehrig's TEDS example, seed 002; sdcMicro ``recordSwap``):
+Terms (Roehrig's TEDS example, 2002; sdcMicro ``recordSwap``):
 
 - uniques key (``risk_variables``): variables that make a record risky: a record is at risk
   at level h when its combination of (geo_1..geo_h, risk_variables) occurs fewer than
@@ -342,6 +342,16 @@ class RecordSwap:
                   "swap_all_risky": self.swap_all_risky}
         return SwapResult("record_swap", released, params, summary, tuple(guarantees), record,
                           partner=partner, household_risk_level=hh_level)
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Within the areas of the top hierarchy level; writes the hierarchy and carried columns."""
+        from ..registry import DaskPlan, role_columns
+
+        hierarchy = tuple(self.hierarchy)
+        writes = tuple(dict.fromkeys(hierarchy + tuple(self.carry_along or ())))
+        reads = tuple(dict.fromkeys((*writes, hierarchy[0], *role_columns(roles))))
+        return DaskPlan("groups", reads, writes, hierarchy[0])
 
 
 def _margin_changes(before: pd.DataFrame, after: pd.DataFrame, hierarchy: Sequence[str]) -> dict:

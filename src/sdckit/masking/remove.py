@@ -54,3 +54,10 @@ class RemoveVariables:
                           {"removed": list(self.variables), "columns_left": len(out.columns)},
                           (Guarantee("removed", "the removed columns are absent from the release",
                                      gone, len(gone) == len(self.variables)),))
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Partition by partition: the same columns dropped."""
+        from ..registry import DaskPlan
+
+        return DaskPlan("rows", tuple(self.variables), tuple(self.variables))

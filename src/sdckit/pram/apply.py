@@ -1,6 +1,6 @@
 """Applying PRAM to integer codes: one variable, several independently, several jointly, by stratum.
 
-Each record's category k is replaced by a draw from row k of P (seed 000 section 1:
+Each record's category k is replaced by a draw from row k of P (Cator, Hensbergen and Rozenholc, section 1:
 P(X(i) = l | xi(i) = k) = P_kl, independently over records). The draw uses Walker's alias
 tables of each row's non-zero entries: one uniform u_i per record gives the entry (integer
 part of u_i m) and the choice between it and its alias (fractional part), O(1) per record in

@@ -1,19 +1,21 @@
-"""PRAM matrix builders and the registry the ``pram`` step looks its ``matrix`` up in.
+"""PRAM matrix builders: one declared type per builder, and the registry ``Pram.matrix`` reads.
 
-Built-in methods (each ``fn(step, context) -> (TransitionMatrix, evidence dict)``):
+Each builder is a frozen dataclass declared with :func:`~sdckit.params.param` (an alternative
+is a type, not a string plus fields that apply to one choice only) with
+``build(context) -> (TransitionMatrix, evidence dict)``. Built-in types:
 
-- ``identity``: P = I (nothing changes; a baseline);
-- ``max_entropy``: keep with probability d, move to every other category with (1 - d)/(L - 1);
-  over a joint space too large for a dense matrix, move to one of the combinations that differ
-  in exactly one variable (sparse);
-- ``invariant``: from a base matrix P and frequencies p, the Bayes inverse
+- :class:`Identity`: P = I (nothing changes; a baseline);
+- :class:`MaxEntropy`: keep with probability d (the step's ``min_diagonal``), move to every
+  other category with (1 - d)/(L - 1); over a joint space too large for a dense matrix, move
+  to one of the combinations that differ in exactly one variable (sparse);
+- :class:`Invariant`: from a base matrix P and frequencies p, the Bayes inverse
   Q[k, j] = P[j, k] p_j / sum_l p_l P[l, k] and R = P Q, so p R = p (Kooiman et al. 1997;
-  Gouweleeuw et al. 1998); optionally sdcMicro's blend alpha R + (1 - alpha) I. The base
-  diagonal is chosen so that the FINAL matrix has every diagonal >= ``min_diagonal``;
-- ``file``: a published matrix read from CSV or JSON, matched to the data's labels.
+  Gouweleeuw et al. 1998, sec. 3); optionally sdcMicro's blend alpha R + (1 - alpha) I. The
+  base diagonal is chosen so that the FINAL matrix has every diagonal >= ``min_diagonal``;
+- :class:`File`: a published matrix read from CSV or JSON, matched to the data's labels.
 
-Other modules register more (``evolved`` in :mod:`sdckit.pram.steps`, ``optimal``) with
-:func:`register_matrix_method`.
+Other modules register more (``Evolved`` in :mod:`sdckit.pram.steps`, ``Optimal`` in
+:mod:`sdckit.pram.optimal.register`) with :func:`register_matrix_type`.
 
 References
 ----------
@@ -27,6 +29,7 @@ using the R package sdcMicro. *Journal of Statistical Software* 67(4) (``pram``:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +41,7 @@ import scipy.sparse as sp
 from .._validation import check_float
 from ..errors import InputError
 from ..microdata import Microdata
+from ..params import check_params, param, step_params
 from .matrix import MAX_DENSE, TransitionMatrix
 
 #: largest category space for which invariant PRAM builds dense matrices (R = P Q costs L^3)
@@ -66,6 +70,10 @@ class MatrixContext:
         The records this matrix is for (e.g. one stratum).
     rng : numpy.random.Generator
         The builder's own stream (for random builders).
+    min_diagonal : float or None
+        The step's promised smallest diagonal entry (a target for the builders that have one).
+    step_variables : tuple of str
+        Every variable of the step (a matrix over one of them when PRAMmed independently).
     """
 
     microdata: Microdata
@@ -74,6 +82,8 @@ class MatrixContext:
     counts: np.ndarray
     rows: np.ndarray
     rng: np.random.Generator
+    min_diagonal: float | None = None
+    step_variables: tuple = ()
 
     @property
     def categories(self) -> tuple:
@@ -114,36 +124,77 @@ def joint_codes(codes: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray
     return np.where(missing, -1, flat)
 
 
-MatrixBuilder = Callable[[Any, MatrixContext], "tuple[TransitionMatrix, dict]"]
-_METHODS: dict[str, MatrixBuilder] = {}
+_TYPES: dict[str, type] = {}
 
 
-def register_matrix_method(name: str) -> Callable[[MatrixBuilder], MatrixBuilder]:
-    """Decorator: make ``fn(step, context) -> (TransitionMatrix, evidence)`` available as
-    ``matrix = "<name>"`` of the ``pram`` step.
+def register_matrix_type(name: str) -> Callable[[type], type]:
+    """Class decorator: make a matrix builder type one of the values of ``Pram.matrix``
+    (``matrix = { type = "<name>", ... }`` in a spec).
 
-    The evidence dict is public (it goes to the report). Two keys are promises the step checks
-    independently on the output: ``"invariant": True`` (p P = p for the context's counts) and
-    ``"min_diagonal": m`` (every diagonal >= m).
+    The class is a frozen dataclass whose settings are declared with
+    :func:`~sdckit.params.param` and validated in ``__post_init__`` (``check_params``), with
+    ``build(context) -> (TransitionMatrix, evidence dict)``. The evidence dict is public (it
+    goes to the report). Two keys are promises the step checks independently on the output:
+    ``"invariant": True`` (p P = p for the context's counts) and ``"min_diagonal": m`` (every
+    diagonal >= m).
     """
 
-    def deco(fn: MatrixBuilder) -> MatrixBuilder:
-        _METHODS[name] = fn
-        return fn
+    def deco(cls: type) -> type:
+        if not (dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+                and callable(getattr(cls, "build", None))):
+            raise TypeError(f"matrix type {name!r}: {cls.__name__} must be a frozen dataclass with build()")
+        if name in _TYPES and _TYPES[name] is not cls:
+            raise TypeError(f"matrix type {name!r} registered twice ({_TYPES[name].__name__}, {cls.__name__})")
+        cls.variant_name = name
+        _TYPES[name] = cls
+        return cls
 
     return deco
 
 
-def matrix_method(name: str) -> MatrixBuilder:
-    """The registered builder ``name``; InputError listing the known ones otherwise."""
-    if name not in _METHODS:
-        raise InputError(f"unknown PRAM matrix method {name!r}; the known ones are "
-                         f"{', '.join(sorted(_METHODS))}.")
-    return _METHODS[name]
+def matrix_types() -> tuple[type, ...]:
+    """The registered matrix builder types, in registration order (the values ``Pram.matrix``
+    accepts)."""
+    return tuple(_TYPES.values())
+
+
+def matrix_type(name: str) -> type:
+    """The registered type ``name``; InputError listing the known ones otherwise."""
+    if name not in _TYPES:
+        raise InputError(f"unknown PRAM matrix type {name!r}; the known ones are "
+                         f"{', '.join(sorted(_TYPES))}.")
+    return _TYPES[name]
 
 
 def known_matrix_methods() -> list[str]:
-    return sorted(_METHODS)
+    """The names of the registered matrix types."""
+    return sorted(_TYPES)
+
+
+MatrixBuilder = Callable[[Any, MatrixContext], "tuple[TransitionMatrix, dict]"]
+
+
+def matrix_method(matrix: Any) -> MatrixBuilder:
+    """A ``fn(settings, context) -> (TransitionMatrix, evidence)`` for a matrix type instance or
+    name, for callers holding flat settings (the Dask engine's ``PramSettings``).
+
+    With an instance the settings object gives only ``min_diagonal`` and ``variables``; with a
+    name the type's own parameters are read from it too (unset ones keep their defaults).
+    """
+    fixed = None if isinstance(matrix, str) else matrix
+    cls = matrix_type(matrix) if fixed is None else type(matrix)
+
+    def build(settings: Any, context: MatrixContext):
+        chosen = getattr(settings, "matrix", None)
+        spec = fixed if fixed is not None else chosen if isinstance(chosen, cls) else None
+        if spec is None:
+            given = {p.name: getattr(settings, p.name, None) for p in step_params(cls)}
+            spec = cls(**{k: v for k, v in given.items() if v is not None})
+        ctx = dataclasses.replace(context, min_diagonal=getattr(settings, "min_diagonal", None),
+                                  step_variables=tuple(getattr(settings, "variables", None) or context.variables))
+        return spec.build(ctx)
+
+    return build
 
 
 # --------------------------------------------------------------------------- plain matrices
@@ -418,40 +469,69 @@ def invariant_matrix(categories: Sequence[Any], counts: Sequence[float], *, min_
 
 
 # --------------------------------------------------------------------------- registered builders
-def _labels_and_vars(context: MatrixContext) -> tuple[tuple, tuple]:
-    return context.categories, tuple(context.variables)
+@register_matrix_type("identity")
+@dataclass(frozen=True)
+class Identity:
+    """P = I: nothing changes (a baseline)."""
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+    def build(self, context: MatrixContext) -> tuple[TransitionMatrix, dict]:
+        return identity_matrix(context.categories, variables=tuple(context.variables)), {}
 
 
-@register_matrix_method("identity")
-def _build_identity(step, context: MatrixContext):
-    cats, names = _labels_and_vars(context)
-    return identity_matrix(cats, variables=names), {}
+@register_matrix_type("max_entropy")
+@dataclass(frozen=True)
+class MaxEntropy:
+    """Maximum entropy: keep with probability d (the step's min_diagonal, default 0.8), else
+    move to any other category evenly (one variable away over a large joint space)."""
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+    def build(self, context: MatrixContext) -> tuple[TransitionMatrix, dict]:
+        d = 0.8 if context.min_diagonal is None else context.min_diagonal
+        m = max_entropy_matrix(context.categories, d, shape=context.shape, variables=tuple(context.variables))
+        return m, {"min_diagonal": d, "form": "one_variable_moves" if m.is_sparse else "dense"}
 
 
-@register_matrix_method("max_entropy")
-def _build_max_entropy(step, context: MatrixContext):
-    cats, names = _labels_and_vars(context)
-    d = 0.8 if step.min_diagonal is None else step.min_diagonal
-    m = max_entropy_matrix(cats, d, shape=context.shape, variables=names)
-    return m, {"min_diagonal": d, "form": "one_variable_moves" if m.is_sparse else "dense"}
+@register_matrix_type("invariant")
+@dataclass(frozen=True)
+class Invariant:
+    """Invariant PRAM (Gouweleeuw et al. 1998, sec. 3): R = P Q keeps p R = p, with every
+    final diagonal entry >= the step's min_diagonal (default 0.8)."""
+
+    alpha: float = param(1.0, kind="float", low=0.0, high=1.0, low_open=True, symbol="alpha",
+                         help="blend alpha R + (1 - alpha) I (sdcMicro's alpha; 1: no blend)")
+    base: str = param("proportional", kind="choice", choices=("proportional", "uniform"),
+                      help="base matrix: moves drawn from the frequencies, or evenly (sdcMicro's shape)")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+    def build(self, context: MatrixContext) -> tuple[TransitionMatrix, dict]:
+        cats, names = context.categories, tuple(context.variables)
+        if context.counts.sum() == 0:  # a stratum where the variable is always missing
+            return identity_matrix(cats, variables=names), {"note": "no non-missing records: identity"}
+        b = invariant_matrix(cats, context.counts,
+                             min_diagonal=0.8 if context.min_diagonal is None else context.min_diagonal,
+                             alpha=self.alpha, base=self.base, shape=context.shape, variables=names)
+        return b.matrix, b.evidence()
 
 
-@register_matrix_method("invariant")
-def _build_invariant(step, context: MatrixContext):
-    cats, names = _labels_and_vars(context)
-    if context.counts.sum() == 0:  # a stratum where the variable is always missing
-        return identity_matrix(cats, variables=names), {"note": "no non-missing records: identity"}
-    b = invariant_matrix(cats, context.counts, min_diagonal=0.8 if step.min_diagonal is None else step.min_diagonal,
-                         alpha=1.0 if step.alpha is None else step.alpha, base=step.base,
-                         shape=context.shape, variables=names)
-    return b.matrix, b.evidence()
+@register_matrix_type("file")
+@dataclass(frozen=True)
+class File:
+    """A published matrix read from a CSV or JSON file with labels, matched to the data."""
 
+    file: str = param(kind="path", help="matrix file (CSV or JSON with labels)")
 
-@register_matrix_method("file")
-def _build_file(step, context: MatrixContext):
-    if not step.file:
-        raise InputError("pram: matrix = \"file\" needs file = \"<path to the matrix CSV or JSON>\".")
-    cats, names = _labels_and_vars(context)
-    m = TransitionMatrix.read(step.file, variables=names)
-    m = m.match(cats, variable=" x ".join(names))
-    return m, {"file": str(step.file)}
+    def __post_init__(self) -> None:
+        check_params(self)
+
+    def build(self, context: MatrixContext) -> tuple[TransitionMatrix, dict]:
+        cats, names = context.categories, tuple(context.variables)
+        m = TransitionMatrix.read(self.file, variables=names)
+        m = m.match(cats, variable=" x ".join(names))
+        return m, {"file": str(self.file)}

@@ -2,7 +2,7 @@
 
 - moment estimator (Kooiman et al. 1997; Marés & Shlomo 2014 section 2): E(t* | t) = t P, so
   t_hat = t* P^{-1} is unbiased for the original frequencies t;
-- seed 000 equation (4), the joint distribution of the PRAMmed variables (k) with unperturbed
+- Cator, Hensbergen and Rozenholc, equation (4): the joint distribution of the PRAMmed variables (k) with unperturbed
   variables y:  mu_hat(k; y) = (1/n) sum_l P^{-1}_{lk} U(l; y), with U(l; y) the released
   count of (l; y);
 - its covariance from the multinomial model of the released counts: each record i is released
@@ -10,7 +10,7 @@
   Cov(t* | t) = diag(t P) - P^T diag(t) P, estimated without bias by diag(t*) - P^T diag(t_hat) P,
   and Cov(t_hat) = P^{-T} Cov(t*) P^{-1};
 - the maximum-likelihood estimate on the probability simplex by EM, for when t_hat has negative
-  entries (seed 000 section 3: maximise sum_i log((mu P)_{x(i)}) over the simplex).
+  entries (Cator, Hensbergen and Rozenholc, section 3: maximise sum_i log((mu P)_{x(i)}) over the simplex).
 
 References
 ----------
@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..result import ResultDisplay
 from .matrix import MAX_CONDITION, MAX_DENSE, TransitionMatrix, _label_text, _show, as_matrix
 
 
@@ -130,7 +131,7 @@ def _dense_inverse(matrix: TransitionMatrix | Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class MLResult:
+class MLResult(ResultDisplay):
     """The EM maximum-likelihood estimate: relative frequencies on the simplex, per group."""
 
     shares: np.ndarray       # (L,) or (L, G), each column sums to 1
@@ -141,7 +142,7 @@ class MLResult:
 
 def ml_estimate(released_counts: Sequence[float], matrix: TransitionMatrix | Any, *, tol: float = 1e-10,
                 max_iter: int = 20000) -> MLResult:
-    """Maximum-likelihood original shares pi on the simplex, by EM (seed 000 section 3).
+    """Maximum-likelihood original shares pi on the simplex, by EM (Cator, Hensbergen and Rozenholc, section 3).
 
     Maximises l(pi) = sum_l t*_l log((pi P)_l). EM step (the original category of each record
     is the missing data): pi_k <- pi_k sum_l P_kl t*_l / (pi P)_l / n. It starts from the
@@ -184,7 +185,7 @@ class PramEstimate:
 
     ``released`` and ``estimate`` are (L, G) count arrays (G groups of ``by``; G = 1
     without), ``std_error`` the standard errors of ``estimate`` (PRAM variance), ``shares``
-    = estimate / n (seed 000's mu_hat), ``ml_shares`` the EM estimate of the same shares.
+    = estimate / n (Cator, Hensbergen and Rozenholc's mu_hat), ``ml_shares`` the EM estimate of the same shares.
     """
 
     variables: tuple
@@ -301,7 +302,7 @@ def estimate_frequencies(released: pd.DataFrame | Any, matrix: TransitionMatrix,
     variables : list of str, optional
         The PRAMmed variable(s), default the matrix's own.
     by : list of str
-        Unperturbed variables y: the estimate is seed 000's equation (4),
+        Unperturbed variables y: the estimate is Cator et al.'s equation (4),
         mu_hat(k; y) = (1/n) sum_l P^{-1}_{lk} U(l; y), for every y.
     weights : str, optional
         A weight column: U(l; y) then sums weights (the covariance treats them as counts).

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._validation import check_bool, check_float, check_int, param_error
 from ..errors import InputError, SolverError
+from ..result import ResultDisplay
 
 
 # --------------------------------------------------------------------------- feasibility
@@ -224,7 +225,7 @@ class Fitness:
 
 
 @dataclass(frozen=True)
-class EvolveResult:
+class EvolveResult(ResultDisplay):
     """The evolved matrix, its fitness terms, the run's history and its invariance evidence."""
 
     matrix: np.ndarray

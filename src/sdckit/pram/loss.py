@@ -1,4 +1,4 @@
-"""Information loss of a PRAM matrix (seed 000 section 3) and distances between tables.
+"""Information loss of a PRAM matrix (Cator, Hensbergen and Rozenholc, section 3) and distances between tables.
 
 - :func:`l2_loss`: the closed form of the expected L2 loss of the unbiased estimate (4),
   l2(P) = (1/n^2) sum_i sum_{k,l} (P^{-1}_{lk})^2 P_{xi(i) l} - 1/n, which does not depend on
@@ -38,7 +38,7 @@ def _counts(counts: Sequence[float], L: int) -> np.ndarray:
 
 
 def l2_loss(P: TransitionMatrix | Any, counts: Sequence[float]) -> float:
-    """Closed-form expected L2 loss l2(P) of seed 000 section 3.
+    """Closed-form expected L2 loss l2(P) of Cator, Hensbergen and Rozenholc, section 3.
 
     l2(P) = (1/n^2) sum_i sum_{k,l} (P^{-1}_{lk})^2 P_{xi(i) l} - 1/n
           = (1/n^2) sum_x U_0(x) sum_l P_{x l} s_l - 1/n,   s_l = sum_k (P^{-1}_{lk})^2,
@@ -111,7 +111,7 @@ def kl_loss_monte_carlo(P: TransitionMatrix | Any, counts: Sequence[float], *, n
                         rng=None, estimator: str = "ml") -> MonteCarloLoss:
     """l_KL(P) = E_P sum_{(k; y)} -log(mu_hat(k; y) / mu(k; y)) mu(k; y), by simulation.
 
-    ``estimator = "ml"`` uses the EM maximum-likelihood estimate (seed 000's choice; it
+    ``estimator = "ml"`` uses the EM maximum-likelihood estimate (Cator et al.'s choice, section 3; it
     stays positive), ``"moment"`` the estimate (4), whose draws with mu_hat <= 0 where mu > 0
     give an infinite loss: they are counted in ``n_infinite`` and left out of the mean.
     """

@@ -1,13 +1,13 @@
 """The PRAM transition matrix: labelled, validated, dense or sparse, and part of the release.
 
-P[k, l] = P(released category l | original category k) (Gouweleeuw et al. 1998; seed 000
+P[k, l] = P(released category l | original category k) (Gouweleeuw et al. 1998; Cator, Hensbergen and Rozenholc
 section 1: P(X(i) = l | xi(i) = k) = P_kl). Rows are original categories, columns released
 ones; every row sums to 1 within ``ROW_TOLERANCE`` and every entry is >= 0. The steward
 publishes P with the data (CSV and JSON with the labels), so analysts can undo its effect
 (:mod:`sdckit.pram.estimate`).
 
 For several variables PRAMmed jointly, the categories are the combinations of the variables'
-categories (the joint space X = X_1 x ... x X_m of seed 000), as tuples of labels in the C
+categories (the joint space X = X_1 x ... x X_m of Cator et al., section 1), as tuples of labels in the C
 order of ``np.ravel_multi_index`` over the variables' codes; P may then be a
 ``scipy.sparse`` matrix.
 

@@ -1,14 +1,17 @@
-"""The ``pram`` release step, the ``evolved`` matrix method and the ``min_diagonal`` gate check.
+"""The ``pram`` release step, the ``Evolved`` matrix type and the ``min_diagonal`` gate check.
 
 A release spec step::
 
     [[steps]]
     method = "pram"
     variables = ["region", "occupation"]
-    matrix = "invariant"        # identity | max_entropy | invariant | file | evolved | optimal
+    matrix = { type = "invariant", alpha = 1.0 }   # identity | max_entropy | invariant | file
+                                                   # | evolved | optimal, with its own settings
     min_diagonal = 0.8          # a guarantee on the final matrix, every category
     strata = ["sex"]            # one matrix per stratum (optional)
     joint = false               # true: one matrix over the combinations of the variables
+
+In Python: ``Pram(["region"], matrix=Optimal(alpha=0.1), joint=True)``.
 
 The release writes each matrix next to the data (``pram_<variables>[_<stratum>].csv`` and
 ``.json``) so analysts can undo PRAM (:func:`sdckit.pram.estimate.estimate_frequencies`).
@@ -17,10 +20,11 @@ The release writes each matrix next to the data (``pram_<variables>[_<stratum>].
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,11 +33,11 @@ from .._random import seed_sequence, spawn_keyed
 from .._validation import close_names
 from ..errors import InputError
 from ..microdata import Microdata
-from ..params import check_params, param
+from ..params import check_params, param, step_params, variant_value
 from ..registry import GateCheck, GateOutcome, register_gate_check, register_step
 from ..result import Guarantee, StepResult
 from .apply import code_counts, group_names, pram_frame_codes, transition_counts
-from .builders import MatrixContext, joint_codes, known_matrix_methods, matrix_method, register_matrix_method
+from .builders import Invariant, MatrixContext, joint_codes, matrix_types, register_matrix_type
 from .loss import hellinger, total_variation
 from .matrix import ROW_TOLERANCE, TransitionMatrix, invariance_error
 
@@ -47,40 +51,67 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on the checkout
 INVARIANCE_TOLERANCE = 1e-9
 
 
-@register_matrix_method("evolved")
-def _build_evolved(step, context: MatrixContext):
-    """Marés & Shlomo's evolutionary invariant matrix (sdckit.pram.evolve) for this context.
+@register_matrix_type("evolved")
+@dataclass(frozen=True)
+class Evolved:
+    """Marés & Shlomo's (2014) evolutionary invariant matrix: a genetic search over invariant
+    matrices for the least weighted risk and utility loss (sdckit.pram.evolve)."""
 
-    The search runs over the observed categories; categories without records keep their
-    value (row e_k), which keeps invariance. The other key variables form the risk table.
-    """
-    from .evolve import EvolvePRAM, Problem
+    d_min: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True, nullable=True,
+                                help="smallest diagonal (default: the step's min_diagonal, else 0.8)")
+    d_max: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True, nullable=True,
+                                help="largest diagonal (default max(0.99, d_min))")
+    risk_weight: float = param(0.5, kind="float", low=0.0, high=1.0, symbol="w",
+                               help="weight of risk against utility in the fitness")
+    generations: int = param(200, kind="int", low=1, help="generations")
+    population: int = param(50, kind="int", low=4, help="population size")
+    pareto: bool = param(False, kind="bool",
+                         help="also keep the non-dominated (risk, utility loss) matrices seen")
 
-    v = context.codes()
-    keep = v >= 0
-    observed = np.flatnonzero(context.counts > 0)
-    J = context.n_categories
-    if observed.size < 2:
-        raise InputError(f"pram (evolved): {list(context.variables)} has fewer than 2 categories with records "
-                         "in this stratum; nothing to evolve.")
-    compact = np.full(J, -1, dtype=np.int64)
-    compact[observed] = np.arange(observed.size)
-    md = context.microdata
-    others = [md.codes(k)[context.rows][keep] for k in md.key_vars if k not in context.variables]
-    problem = Problem.from_codes(compact[v[keep]], others, observed.size)
-    d_min = step.d_min if step.d_min is not None else (step.min_diagonal if step.min_diagonal is not None else 0.8)
-    d_max = step.d_max if step.d_max is not None else max(0.99, d_min)
-    ea = EvolvePRAM(d_min=d_min, d_max=d_max, risk_weight=step.risk_weight, generations=step.generations,
-                    population=step.population, pareto=step.pareto)
-    res = ea.run(problem, rng=context.rng)
-    X = np.eye(J)
-    X[np.ix_(observed, observed)] = res.matrix
-    X = np.maximum(X, 0.0)
-    X /= X.sum(axis=1, keepdims=True)
-    m = TransitionMatrix(context.categories, X, tuple(context.variables), "evolved")
-    front = [[float(r), float(u)] for r, u, _ in res.pareto]
-    return m, {"invariant": True, "min_diagonal": d_min, "builder": "evolved", "d_max": d_max,
-               "risk_weight": step.risk_weight, "front": front, **res.to_dict()}
+    def __post_init__(self) -> None:
+        check_params(self)
+        if self.d_min is not None or self.d_max is None:  # else checked with the step's min_diagonal
+            self.search(None)  # EvolvePRAM validates its own bounds (d_min <= d_max)
+
+    def search(self, min_diagonal: float | None):
+        """The evolutionary search with this type's settings for a step promising ``min_diagonal``."""
+        from .evolve import EvolvePRAM
+
+        d_min = self.d_min if self.d_min is not None else (min_diagonal if min_diagonal is not None else 0.8)
+        d_max = self.d_max if self.d_max is not None else max(0.99, d_min)
+        return EvolvePRAM(d_min=d_min, d_max=d_max, risk_weight=self.risk_weight, generations=self.generations,
+                          population=self.population, pareto=self.pareto)
+
+    def build(self, context: MatrixContext) -> tuple[TransitionMatrix, dict]:
+        """The evolved matrix for this context.
+
+        The search runs over the observed categories; categories without records keep their
+        value (row e_k), which keeps invariance. The other key variables form the risk table.
+        """
+        from .evolve import Problem
+
+        v = context.codes()
+        keep = v >= 0
+        observed = np.flatnonzero(context.counts > 0)
+        J = context.n_categories
+        if observed.size < 2:
+            raise InputError(f"pram (evolved): {list(context.variables)} has fewer than 2 categories with "
+                             "records in this stratum; nothing to evolve.")
+        compact = np.full(J, -1, dtype=np.int64)
+        compact[observed] = np.arange(observed.size)
+        md = context.microdata
+        others = [md.codes(k)[context.rows][keep] for k in md.key_vars if k not in context.variables]
+        problem = Problem.from_codes(compact[v[keep]], others, observed.size)
+        ea = self.search(context.min_diagonal)
+        res = ea.run(problem, rng=context.rng)
+        X = np.eye(J)
+        X[np.ix_(observed, observed)] = res.matrix
+        X = np.maximum(X, 0.0)
+        X /= X.sum(axis=1, keepdims=True)
+        m = TransitionMatrix(context.categories, X, tuple(context.variables), "evolved")
+        front = [[float(r), float(u)] for r, u, _ in res.pareto]
+        return m, {"invariant": True, "min_diagonal": ea.d_min, "builder": "evolved", "d_max": ea.d_max,
+                   "risk_weight": self.risk_weight, "front": front, **res.to_dict()}
 
 
 def _evolved_report_section(ev: dict) -> str:
@@ -143,6 +174,26 @@ class PramResult(StepResult):
     before: dict = field(default_factory=dict)
     after: dict = field(default_factory=dict)
     evidence: dict = field(default_factory=dict)
+
+    _headline = ("n_records", "n_changed", "n_matrices", "min_diagonal", "guarantees_held")
+
+    @property
+    def n_records(self) -> int:
+        return int(self.summary.get("records", self.microdata.n_records))
+
+    @property
+    def n_changed(self) -> int:
+        """Values changed by PRAM, over every variable group."""
+        return int(sum(self.summary.get("changed", {}).values()))
+
+    @property
+    def n_matrices(self) -> int:
+        return len(self.matrices)
+
+    @property
+    def min_diagonal(self) -> float | None:
+        """The smallest keep probability over every published matrix."""
+        return min((float(m.min_diagonal) for m in self.matrices.values()), default=None)
 
     def report_html(self) -> str:
         from ..report.plots import figure_to_html, new_figure
@@ -218,6 +269,21 @@ def _slug(text: Any) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
 
 
+@dataclass(frozen=True)
+class PramPlan:
+    """What :meth:`Pram.build_matrices` hands to the drawing and the checks: the variable
+    groups, categories per variable, stratum ids and labels, the checked matrix and the
+    builder's evidence per (group, stratum index), and each group's joint codes before PRAM."""
+
+    groups: tuple
+    shapes: dict
+    strata_ids: np.ndarray | None
+    label_of: dict
+    matrices: dict
+    evidence: dict
+    joint_before: dict
+
+
 @register_step("pram", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Pram:
@@ -227,30 +293,21 @@ class Pram:
     ----------
     variables : list of str
         Key variables to PRAM.
-    matrix : str
-        Matrix method: ``"invariant"`` (default), ``"max_entropy"``, ``"identity"``,
-        ``"file"``, ``"evolved"``, ``"optimal"`` (when installed) or any registered one.
+    matrix : Invariant, MaxEntropy, Identity, File, Evolved, Optimal or any registered type
+        How each matrix is built, with that builder's own settings:
+        ``Invariant(alpha=1.0, base="proportional")`` (default), ``MaxEntropy()``,
+        ``Identity()``, ``File(file=...)``, ``Evolved(risk_weight=..., ...)``,
+        ``Optimal(alpha=...)`` (Cator et al.). In a spec an inline table:
+        ``matrix = { type = "optimal", alpha = 0.1 }``.
     min_diagonal : float in (0, 1), optional
-        Every diagonal entry of every final matrix is at least this (checked; the step stops
-        with an error if the method cannot meet it). For ``max_entropy`` it is the keep
-        probability d; for ``invariant`` the base diagonal is chosen to meet it (default 0.8).
-    alpha : float in [0, 1], optional
-        For ``invariant``: sdcMicro's blend alpha R + (1 - alpha) I (default 1, no blend). For
-        ``optimal``: the security level alpha of condition (C1) of Cator et al.
-    base : {"proportional", "uniform"}
-        Base matrix of ``invariant``: moves to categories drawn from the frequencies, or evenly
-        (sdcMicro's shape).
-    file : str, optional
-        Matrix file (CSV or JSON with labels) for ``matrix = "file"``.
+        Every diagonal entry of every final matrix is at least this, whatever the builder
+        (checked; the step stops with an error if the matrix does not meet it). It is also the
+        target of the builders that have one: the keep probability d of ``MaxEntropy``, the
+        final diagonal of ``Invariant``, the smallest diagonal of ``Evolved`` (default 0.8).
     strata : list of str
         One matrix per combination of these columns (missing forms its own stratum).
     joint : bool
         One matrix over the joint space of all ``variables`` (C order); sparse when large.
-    combinations, gamma, support
-        Settings of ``optimal`` (Cator et al.): the variable combinations Pi, the diagonal
-        bound gamma, the allowed moves.
-    d_min, d_max, risk_weight, generations, population, pareto
-        Settings of ``evolved`` (Marés & Shlomo); ``d_min`` defaults to ``min_diagonal``.
 
     Notes
     -----
@@ -258,6 +315,10 @@ class Pram:
     :func:`check_pram`: rows of every matrix sum to 1, entries >= 0, missing values
     unchanged, every change has P > 0, minimum diagonal >= ``min_diagonal`` and, for
     invariant methods, p P = p for the frequencies the matrix was built for.
+
+    :meth:`apply` has three parts: :meth:`build_matrices` (one matrix per variable group and
+    stratum), :meth:`draw` (the released codes) and :meth:`describe_result` (the independent
+    checks, the published files and the public figures).
 
     References
     ----------
@@ -269,58 +330,44 @@ class Pram:
 
     variables: Sequence[str] = param(kind="columns", role="key", label="variables to PRAM",
                                      help="key variables to PRAM")
-    matrix: str = param("invariant", kind="choice", choices=known_matrix_methods,
-                        help="matrix method (invariant, max_entropy, identity, file, evolved, "
-                             "optimal, or any registered one)")
+    matrix: Any = param(Invariant(), kind="variant", variants=matrix_types, label="matrix builder",
+                        help="how each matrix is built, with that builder's own settings")
     min_diagonal: float | None = param(None, kind="float", low=0.0, high=1.0, low_open=True,
                                        high_open=True, nullable=True, symbol="d",
                                        grid=(0.6, 0.7, 0.8, 0.9),
                                        help="every diagonal entry of every final matrix is at "
-                                            "least this (invariant default 0.8)")
-    alpha: float | None = param(None, kind="float", low=0.0, high=1.0, nullable=True,
-                                symbol="alpha",
-                                help="invariant: blend alpha R + (1 - alpha) I; optimal: security "
-                                     "level of condition (C1)")
-    base: str = param("proportional", kind="choice", choices=("proportional", "uniform"),
-                      help="base matrix of invariant: moves drawn from the frequencies, or evenly")
-    file: str | None = param(None, kind="path", nullable=True,
-                             help="matrix file (CSV or JSON with labels) for matrix = 'file'")
+                                            "least this (the target of invariant, max_entropy and "
+                                            "evolved; default 0.8)")
     strata: Sequence[str] = param((), kind="columns", nullable=True,
                                   help="one matrix per combination of these columns")
     joint: bool = param(False, kind="bool",
                         help="one matrix over the joint space of all variables")
-    combinations: Any = param(None, kind="any", nullable=True, advanced=True, symbol="Pi",
-                              help="optimal: the variable combinations Pi")
-    gamma: float | None = param(None, kind="float", low=0.0, high=1.0, nullable=True,
-                                symbol="gamma", advanced=True, help="optimal: the diagonal bound")
-    support: Any = param(None, kind="any", nullable=True, advanced=True,
-                         help="optimal: the allowed moves")
-    d_min: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True,
-                                nullable=True, advanced=True,
-                                help="evolved: smallest diagonal (default min_diagonal)")
-    d_max: float | None = param(None, kind="float", low=0.5, high=1.0, low_open=True,
-                                nullable=True, advanced=True, help="evolved: largest diagonal")
-    risk_weight: float = param(0.5, kind="float", low=0.0, high=1.0, advanced=True,
-                               help="evolved: weight of risk against utility in the fitness")
-    generations: int = param(200, kind="int", low=1, advanced=True, help="evolved: generations")
-    population: int = param(50, kind="int", low=4, advanced=True, help="evolved: population size")
-    pareto: bool = param(False, kind="bool", advanced=True,
-                         help="evolved: also keep the non-dominated (risk, utility loss) matrices seen")
+
+    #: keys of the flat form of earlier specs (builder settings beside the step's own)
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("alpha", "base", "file", "combinations", "gamma", "support",
+                                            "d_min", "d_max", "risk_weight", "generations", "population",
+                                            "pareto")
 
     def __post_init__(self) -> None:
         check_params(self)
-        o = "Pram"
         if self.strata is None:
             object.__setattr__(self, "strata", ())
-        if self.matrix == "file" and not self.file:
-            from .._validation import param_error
-            raise param_error(o, "file", "a matrix file path when matrix = 'file'", self.file)
-        if self.matrix == "evolved":  # EvolvePRAM validates its own bounds
-            from .evolve import EvolvePRAM
-            d_min = self.d_min if self.d_min is not None else (self.min_diagonal or 0.8)
-            EvolvePRAM(d_min=d_min, d_max=self.d_max if self.d_max is not None else max(0.99, d_min),
-                       risk_weight=self.risk_weight, generations=self.generations,
-                       population=self.population, pareto=self.pareto)
+        if isinstance(self.matrix, Evolved) and self.matrix.d_min is None:
+            self.matrix.search(self.min_diagonal)  # d_min follows min_diagonal: bounds checked together
+
+    @classmethod
+    def spec_form_problem(cls, params: dict) -> str | None:
+        """Why a spec table of this step is in the flat form of earlier specs (a builder name
+        in ``matrix`` and its settings beside it), with the table to write instead; None
+        when it is not. The spec reader refuses such a table with this one line."""
+        flat = {k: params[k] for k in cls.FLAT_KEYS if k in params}
+        name = params.get("matrix")
+        if not flat and not isinstance(name, str):
+            return None
+        table = {"type": name if isinstance(name, str) else "invariant", **flat}
+        shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
+        return (f"the matrix builder and its settings are one inline table now: write "
+                f"matrix = {{ {shown} }}" + (f" instead of {', '.join(['matrix', *flat])}" if flat else ""))
 
     # ------------------------------------------------------------------ helpers
     def published_matrix_variables(self) -> tuple[str, ...]:
@@ -329,19 +376,15 @@ class Pram:
         replaced, or would no longer describe the released categories)."""
         return tuple(self.variables)
 
+    def to_dict(self) -> dict:
+        """The step's settings in their spec form (the builder as ``{"type": ..., ...}``):
+        ``Pram(**step.to_dict()) == step``."""
+        return {p.name: (variant_value(getattr(self, p.name)) if p.kind == "variant"
+                         else list(getattr(self, p.name)) if isinstance(getattr(self, p.name), tuple)
+                         else getattr(self, p.name)) for p in step_params(type(self))}
+
     def _params(self) -> dict:
-        d = {"variables": list(self.variables), "matrix": self.matrix, "min_diagonal": self.min_diagonal,
-             "alpha": self.alpha, "strata": list(self.strata), "joint": self.joint}
-        if self.matrix == "invariant":
-            d["base"] = self.base
-        if self.matrix == "file":
-            d["file"] = self.file
-        if self.matrix == "optimal":
-            d.update(combinations=self.combinations, gamma=self.gamma, support=self.support)
-        if self.matrix == "evolved":
-            d.update(d_min=self.d_min, d_max=self.d_max, risk_weight=self.risk_weight,
-                     generations=self.generations, population=self.population, pareto=self.pareto)
-        return d
+        return self.to_dict()
 
     def _strata(self, microdata: Microdata) -> tuple[np.ndarray | None, list]:
         if not self.strata:
@@ -358,6 +401,21 @@ class Pram:
 
     # ------------------------------------------------------------------ apply
     def apply(self, microdata: Microdata, *, rng=None) -> PramResult:
+        """PRAM ``microdata``: build the matrices, draw the released values, check and describe.
+
+        With ``rng=None`` the seed comes from OS entropy and is recorded in the result's
+        :class:`~sdckit._random.SeedRecord` (internal report only).
+        """
+        ss, record = seed_sequence(rng)
+        root = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size)
+        streams = spawn_keyed(root, ["matrices", "sampling"])
+        plan = self.build_matrices(microdata, streams["matrices"])
+        released, new = self.draw(microdata, plan, streams["sampling"])
+        return self.describe_result(microdata, plan, released, new, record)
+
+    def build_matrices(self, microdata: Microdata, rng: np.random.Generator) -> PramPlan:
+        """Part 1 of :meth:`apply`: one checked matrix per variable group and stratum, each
+        built by ``self.matrix`` from its own child stream of ``rng``."""
         for v in self.variables:
             if v not in microdata.key_vars:
                 where = ("is not a key variable; add it to roles.key_vars" if v in microdata.columns
@@ -369,14 +427,9 @@ class Pram:
             groups = [(v,) for v in self.variables]
         shapes = {v: microdata.n_categories(v) for v in self.variables}
         strata_ids, labels = self._strata(microdata)
-        n = microdata.n_records
-        ss, record = seed_sequence(rng)
-        root = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size)
-        streams = spawn_keyed(root, ["matrices", "sampling"])
         idx = list(range(len(labels))) if strata_ids is not None else ["all"]
-        matrix_gens = list(spawn_keyed(np.random.SeedSequence(int(streams["matrices"].integers(2**63))),
+        matrix_gens = list(spawn_keyed(np.random.SeedSequence(int(rng.integers(2**63))),
                                        group_names(groups, idx)).values())
-        builder = matrix_method(self.matrix)
         matrices, evidence, joint_before = {}, {}, {}
         i = 0
         for g in groups:
@@ -388,31 +441,42 @@ class Pram:
                 sel = jc if s == "all" else jc[strata_ids == s_i]   # no mask or copy for "all"
                 counts = code_counts(sel, J).astype(np.float64)
                 rows = slice(None) if s == "all" else strata_ids == s_i
-                ctx = MatrixContext(microdata, g, shape, counts, rows, matrix_gens[i])
+                ctx = MatrixContext(microdata, g, shape, counts, rows, matrix_gens[i],
+                                    min_diagonal=self.min_diagonal, step_variables=tuple(self.variables))
                 i += 1
-                m, ev = builder(self, ctx)
-                m = self._check_matrix(m, ctx)
-                matrices[(g, s)] = m
+                m, ev = self.matrix.build(ctx)
+                matrices[(g, s)] = self._check_matrix(m, ctx)
                 evidence[(g, s)] = dict(ev or {})
-        codes = {v: microdata.codes(v) for v in self.variables}
-        new = pram_frame_codes(codes, shapes, matrices, streams["sampling"],
-                               joint=groups, strata=strata_ids)
-        released = microdata.with_codes(new)
+        return PramPlan(tuple(groups), shapes, strata_ids, dict(zip(idx, labels)), matrices, evidence,
+                        joint_before)
 
-        label_of = dict(zip(idx, labels))
+    def draw(self, microdata: Microdata, plan: PramPlan, rng: np.random.Generator) -> tuple[Microdata, dict]:
+        """Part 2 of :meth:`apply`: the released codes of every PRAMmed variable, drawn from
+        the plan's matrices with ``rng``; returns the released data and those codes."""
+        codes = {v: microdata.codes(v) for v in self.variables}
+        new = pram_frame_codes(codes, plan.shapes, plan.matrices, rng, joint=list(plan.groups),
+                               strata=plan.strata_ids)
+        return microdata.with_codes(new), new
+
+    def describe_result(self, microdata: Microdata, plan: PramPlan, released: Microdata, new: dict,
+                        record) -> PramResult:
+        """Part 3 of :meth:`apply`: count the transitions, check every guarantee independently
+        (:func:`check_pram`), and gather the published matrices and the public figures."""
+        groups, shapes, strata_ids, label_of = plan.groups, plan.shapes, plan.strata_ids, plan.label_of
+        idx = list(label_of)
         out_m, trans, before, after, ev_out, artifacts = {}, {}, {}, {}, {}, {}
-        summary: dict[str, Any] = {"records": n, "changed": {}, "matrices": {}}
+        summary: dict[str, Any] = {"records": microdata.n_records, "changed": {}, "matrices": {}}
         promised, joint_after = {}, {}
         for g in groups:
             shape = tuple(shapes[v] for v in g)
-            jb = joint_before[g]
+            jb = plan.joint_before[g]
             ja = joint_codes([new[v] for v in g], shape)
             joint_after[g] = ja
             changed = 0
             for s_i, s in enumerate(idx):
                 key = (g, label_of[s])
                 rows = slice(None) if s == "all" else strata_ids == s_i
-                m = matrices[(g, s)]
+                m = plan.matrices[(g, s)]
                 b, a = jb[rows], ja[rows]
                 J = m.n_categories
                 # one count of the (original, released) pairs gives the frequencies before and
@@ -425,7 +489,7 @@ class Pram:
                 changed += n_changed
                 out_m[key], before[key], after[key] = m, fb, fa
                 trans[key] = t
-                ev = evidence[(g, s)]
+                ev = plan.evidence[(g, s)]
                 ev_out[key] = ev
                 promised[key] = (bool(ev.get("invariant")), self.min_diagonal if self.min_diagonal is not None
                                  else ev.get("min_diagonal"))
@@ -447,21 +511,29 @@ class Pram:
                 }
             summary["changed"][" x ".join(g)] = changed
         guarantees = check_pram(microdata, released, groups, out_m, promised, strata_ids, label_of,
-                                joint={g: (joint_before[g], joint_after[g]) for g in groups}, pairs=trans)
+                                joint={g: (plan.joint_before[g], joint_after[g]) for g in groups}, pairs=trans)
         return PramResult("pram", released, self._params(), summary, tuple(guarantees), record, artifacts,
                           matrices=out_m, transitions=trans, before=before, after=after, evidence=ev_out)
 
     def _check_matrix(self, m: Any, ctx: MatrixContext) -> TransitionMatrix:
         if not isinstance(m, TransitionMatrix):
-            raise InputError(f"pram: the {self.matrix!r} method returned {type(m).__name__}, not a TransitionMatrix.")
+            raise InputError(f"pram: the {type(self.matrix).__name__} builder returned {type(m).__name__}, "
+                             "not a TransitionMatrix.")
         if m.n_categories != ctx.n_categories or m.categories != ctx.categories:
             m = m.match(ctx.categories, variable=" x ".join(ctx.variables))
         if self.min_diagonal is not None and m.min_diagonal < self.min_diagonal:
             k = int(np.argmin(m.diagonal))
-            raise InputError(f"pram: the {self.matrix!r} matrix for {' x '.join(ctx.variables)} keeps "
+            raise InputError(f"pram: the {type(self.matrix).variant_name!r} matrix for {' x '.join(ctx.variables)} keeps "
                              f"{m.categories[k]!r} with probability {m.min_diagonal:.6g} < min_diagonal "
                              f"{self.min_diagonal}; give a matrix meeting it or lower min_diagonal.")
         return m
+
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles):
+        """Category counts per stratum merged over partitions, each partition drawn by its rows."""
+        from ..registry import DaskPlan
+
+        return DaskPlan("pram", tuple(dict.fromkeys((*self.variables, *self.strata))), tuple(self.variables))
 
 
 def _same_column(a: pd.Series, b: pd.Series) -> bool:
@@ -568,6 +640,9 @@ class MinDiagonal(GateCheck):
                      label="smallest keep probability",
                      help="every diagonal entry of every PRAM matrix must be at least this")
 
+    measured_labels = {"smallest": ("smallest probability of keeping a category", "probability"),
+                       "matrix": ("in the matrix of", None)}
+
     def check(self, original: Microdata, released: Microdata, results) -> GateOutcome:
         return check_min_diagonal(original, released, results, self.d)
 
@@ -576,6 +651,12 @@ class MinDiagonal(GateCheck):
             return None
         return ("no step of this release publishes a PRAM matrix, so there is nothing to check; "
                 "remove the min_diagonal threshold or add a pram step")
+
+    # the Dask engine's protocol: (matrix name, smallest diagonal entry) of every fitted matrix
+    dask_summary = "pram_matrices"
+
+    def finish(self, summary) -> GateOutcome:
+        return GateOutcome("min_diagonal", self.d, *min_diagonal_verdict(list(summary), self.d))
 
 
 def check_min_diagonal(original: Microdata, released: Microdata, results, threshold: float) -> GateOutcome:

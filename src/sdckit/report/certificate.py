@@ -3,8 +3,9 @@ certificates for its outputs.
 
 The public certificate holds
 
-* the SHA-256 of the released data file, of every published file (PRAM matrices) and of the
-  public report;
+* the SHA-256 of the released data file, of every published file (PRAM matrices), of the
+  public report and of the catalogue files (``codebook.xml``, ``datapackage.json``,
+  ``satre_record.json``: :mod:`sdckit.report.catalogue_files`);
 * sdckit's version and the versions of its dependencies as installed (the locked versions:
   read with :mod:`importlib.metadata` for every requirement of the sdckit distribution);
 * the release spec without its seed (the input path reduced to its file name);
@@ -187,6 +188,10 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
         files.append(entry("column_names.csv", "column_names"))
     if (folder / report_name).exists():
         files.append(entry(report_name, "public_report"))
+    from ..catalogue.names import CATALOGUE_FILES  # DDI codebook, data package, SATRE record
+
+    files += [entry(name, "catalogue") for name in CATALOGUE_FILES.values()
+              if name not in artifacts and (folder / name).is_file()]
     files += mark_entry(folder)
     gate = [{"name": o.name, "threshold": o.threshold, "measured": gate_headline(o.name, o.value),
              "value": o.value, "passed": bool(o.passed), "detail": o.detail} for o in run.gate]

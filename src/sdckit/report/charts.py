@@ -113,7 +113,7 @@ def _sorts_as_data(spec):
             return
         enc = node.get("encoding")
         if isinstance(enc, dict):
-            for channel, e in enc.items():
+            for e in enc.values():
                 order = e.get("sort") if isinstance(e, dict) else None
                 if (isinstance(order, list) and isinstance(e.get("field"), str)
                         and any(isinstance(v, str) and any(c in v for c in _LINE_SEPARATORS) for v in order)):
@@ -137,9 +137,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
-def embed(chart: alt.TopLevelMixin, chart_id: str, *, caption: str = "", attrs: dict | None = None) -> str:
+def embed(chart: alt.TopLevelMixin | dict, chart_id: str, *, caption: str = "", attrs: dict | None = None) -> str:
     """HTML for one chart: a ``div`` (id ``chart_id``), its script, and an optional caption."""
-    spec = _sorts_as_data(chart.to_dict(validate=False))   # sdckit's own encodings: not validated again
+    # a chart or its Vega-Lite spec (the fragments shared with the workbench return specs)
+    spec = _sorts_as_data(chart if isinstance(chart, dict) else chart.to_dict(validate=False))
     text = script_json(spec)
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", chart_id):
         raise ValueError(f"chart id {chart_id!r}: use letters, digits, '-' and '_' (see chart_id())")

@@ -82,7 +82,7 @@ def value_html(v: Any, depth: int = 0) -> str:
         if depth >= 3:
             return html.escape("; ".join(f"{_words(k)} {fmt(x) if not isinstance(x, (dict, list)) else '…'}"
                                          for k, x in v.items()))
-        rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{value_html(x, depth + 1)}</td></tr>"
+        rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{_cell(k, x, depth + 1)}</td></tr>"
                        for k, x in v.items())
         return f"<table class='kv nested'>{rows}</table>"
     if isinstance(v, (list, tuple)):
@@ -94,11 +94,20 @@ def value_html(v: Any, depth: int = 0) -> str:
     return html.escape(fmt(v))
 
 
+def _cell(key: Any, v: Any, depth: int) -> str:
+    """A figure in a table: a share (a key ending in "share") as a percentage, as every share
+    of the reports is shown."""
+    if (str(key).endswith("share") and isinstance(v, (float, np.floating))
+            and not isinstance(v, bool) and not math.isnan(float(v))):
+        return html.escape(f"{float(v):.2%}")
+    return value_html(v, depth)
+
+
 def kv_table(d: dict, css: str = "kv") -> str:
     """A two-column table of a dict (keys in words, values by :func:`value_html`)."""
     if not d:
         return ""
-    rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{value_html(v)}</td></tr>" for k, v in d.items())
+    rows = "".join(f"<tr><th>{html.escape(_words(k))}</th><td>{_cell(k, v, 0)}</td></tr>" for k, v in d.items())
     return f"<table class='{css}'>{rows}</table>"
 
 
@@ -174,6 +183,13 @@ def gate_measured(name: str, value: Any) -> str:
     """The measured figure of a gate outcome, in words (plain text)."""
     if value is None:
         return "not applicable"
+    from ..errors import SDCError
+    from ..registry import gate_check_class
+
+    try:   # the check's own declared words (registry.GateCheck.measured_sentence)
+        return gate_check_class(str(name)).measured_sentence(value)
+    except SDCError:
+        pass
     if name == "k_anonymity" and isinstance(value, dict):
         return f"smallest f_k = {fmt(value.get('k_reached'))} ({fmt(value.get('violations'))} records below)"
     if name == "min_diagonal" and isinstance(value, dict):

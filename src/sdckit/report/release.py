@@ -21,7 +21,6 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import html
-import json
 from importlib import resources
 from typing import Any
 
@@ -30,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from ..pram.loss import hellinger, total_variation  # noqa: F401  (one definition; tests import them here)
-from ..result import StepResult, jsonable, public_params
-from . import charts
+from ..result import StepResult, public_params
+from . import charts, fragments
 from .narrative import GATE_WORDS, fmt, gate_measured, kv_table, step_sentence, value_html, verdict_words
 
 #: a :class:`sdckit.release.ReleaseRun`; not imported: release.py imports this module
@@ -41,7 +40,7 @@ _env = jinja2.Environment(autoescape=jinja2.select_autoescape(["html"]), undefin
 
 FK_CLASSES = [(1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 5, "4-5"), (6, 10, "6-10"), (11, 20, "11-20"),
               (21, None, "21+")]
-RISK_BINS = np.array([0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.34, 0.5, 1.0 + 1e-9])
+RISK_BINS = np.asarray(fragments.RISK_EDGES)  # one set of risk bands: the workbench draws the same
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,7 +50,7 @@ def _template() -> jinja2.Template:
     return _env.from_string(text)
 
 
-def _once(run: "ReleaseRun", key: Any, make):
+def _once(run: ReleaseRun, key: Any, make):
     """A section of the run's reports, computed once per run: the public and the internal
     report (and a PDF) show the same risk, utility and step figures."""
     store = getattr(run, "__dict__", None)
@@ -63,7 +62,7 @@ def _once(run: "ReleaseRun", key: Any, make):
     return cache[key]
 
 
-def report_settings(run: "ReleaseRun") -> dict:
+def report_settings(run: ReleaseRun) -> dict:
     """The spec's ``[report]`` section (organisation, dataset, release, analyses), or {}."""
     if run.spec is None:
         return {}
@@ -78,7 +77,7 @@ def _fk_table(before, after) -> pd.DataFrame:
     records of each combination)."""
     rows = []
     for lo, hi, label in FK_CLASSES:
-        def count(freq):
+        def count(freq, lo=lo, hi=hi):
             f = freq.counts
             inside = (f >= lo) & (f <= (hi if hi is not None else np.inf))
             return int(freq.group_sizes[inside].sum())
@@ -174,7 +173,7 @@ def _combination_risks(md, report) -> tuple[np.ndarray, np.ndarray]:
     return g_risk, freq.group_sizes
 
 
-def risk_section_html(run: "ReleaseRun") -> str:
+def risk_section_html(run: ReleaseRun) -> str:
     """Risk before and after: the comparison table and its charts."""
     from ..risk.report import compare_risk, measure_risk
 
@@ -185,8 +184,9 @@ def risk_section_html(run: "ReleaseRun") -> str:
     cmp = compare_risk(before, after)
     parts = [f"<p>Key variables (what an intruder is assumed to know): {html.escape(', '.join(keys))}. "
              f"The original had {fmt(before.summary['n_sample_uniques'])} sample uniques and a global risk of "
-             f"{fmt(before.summary['global_risk'])}; the release has {fmt(after.summary['n_sample_uniques'])} "
-             f"and {fmt(after.summary['global_risk'])}.</p>", cmp.report_html()]
+             f"{fragments.percent(before.summary['global_risk'])}; the release has "
+             f"{fmt(after.summary['n_sample_uniques'])} and {fragments.percent(after.summary['global_risk'])}.</p>",
+             risk_rise_html(run, before.summary, after.summary), fragments.risk_comparison_html(cmp)]
     fk = _fk_table(before.frequencies, after.frequencies)
     long = fk.melt(id_vars="f_k", var_name="data", value_name="records")
     import altair as alt
@@ -198,8 +198,8 @@ def risk_section_html(run: "ReleaseRun") -> str:
         tooltip=["f_k:N", "data:N", "records:Q"]).properties(title="f_k distribution", width=380, height=200)
     # one risk per key combination, counted with the records of the combination
     (r_b, w_b), (r_a, w_a) = _combination_risks(run.original, before), _combination_risks(run.released, after)
-    risk_chart = charts.histogram(r_b, r_a, title="Individual re-identification risk", bins=RISK_BINS,
-                                  x_title="individual risk", log_y=True, weights_before=w_b, weights_after=w_a)
+    # the workbench's risk page draws the same bands (fragments.RISK_EDGES)
+    risk_chart = fragments.risk_histogram_chart(r_b, r_a, weights_before=w_b, weights_after=w_a)
     contrib = pd.concat([uniqueness_contributions(run.original, keys).assign(data="original"),
                          uniqueness_contributions(run.released, keys).assign(data="released")])
     contrib_chart = alt.Chart(contrib).mark_bar().encode(
@@ -224,7 +224,43 @@ def risk_section_html(run: "ReleaseRun") -> str:
     return "".join(parts)
 
 
-def linkage_html(run: "ReleaseRun") -> str:
+def risk_rise_html(run: ReleaseRun, before: dict, after: dict) -> str:
+    """A sentence when a step raised a displayed risk figure: PRAM moves records into rarer key
+    combinations, so sample uniques (and the global risk computed from them) rise while an
+    intruder can no longer trust a match; the matching intruder-side figure is the expected
+    share of correct re-identifications by an intruder who knows the original keys
+    (:func:`sdckit.explore.measures.linkage_risk`). Empty when nothing rose."""
+    rose = [w for w, key in (("sample uniques", "n_sample_uniques"), ("global risk", "global_risk"))
+            if float(after.get(key, 0)) > float(before.get(key, 0))]
+    if not rose:
+        return ""
+    methods = [r.method for r in run.results]
+    if "pram" not in methods:
+        return (f"<p class='explain'>The {' and '.join(rose)} of the release are higher than the original's: "
+                "a step changed key values so that some records fell into rarer combinations.</p>")
+    from ..errors import SDCError
+    from ..explore.measures import linkage_risk
+    from ..explore.sweep import intruder_view
+
+    def certainty(released, steps):
+        try:
+            return linkage_risk(released, intruder_view(run.original, steps))
+        except SDCError:  # e.g. keys the release dropped: the sentence then gives the counts alone
+            return None
+
+    b, a = certainty(run.original, []), certainty(run.released, run.steps)
+    figure = ("" if a is None or b is None else
+              f" An intruder who knows a person's original key values and looks them up in the release "
+              f"re-identifies {fragments.percent(a)} of records correctly, against {fragments.percent(b)} "
+              "in the original: that is the intruder-side figure, and it fell.")
+    return (f"<p class='explain'>The {' and '.join(rose)} rose from {fmt(before['n_sample_uniques'])} to "
+            f"{fmt(after['n_sample_uniques'])} sample uniques ({fragments.percent(before['global_risk'])} to "
+            f"{fragments.percent(after['global_risk'])} global risk) because PRAM moves records into rarer key "
+            "combinations; a released unique is no longer certainly a real person's combination, so the "
+            f"intruder's certainty falls while these counts rise.{figure}</p>")
+
+
+def linkage_html(run: ReleaseRun) -> str:
     """Identifiers and linkage on all columns: the run's identifier check, exact-match linkage
     by an intruder who knows every released column (before and after), and the non-key columns
     that add most uniques to the keys (:meth:`ReleaseRun.disclosure`, when the run has it)."""
@@ -247,8 +283,10 @@ def linkage_html(run: "ReleaseRun") -> str:
         out.append("<p>No released column looks like a direct identifier (nearly unique per record, or named "
                    "like an id, name, address, phone, e-mail, postcode or date of birth).</p>")
     if g is not None:
-        out.append(f"<p>Gate <code>allow_identifiers</code>: <span class='{'ok' if g.passed else 'fail'}'>"
-                   f"{'passed' if g.passed else 'FAILED'}</span> — {html.escape(g.detail)}.</p>")
+        label = fragments.threshold_words(g.name, g.threshold)[0]
+        out.append(f"<p>Gate threshold <b>{html.escape(label)}</b>: <span class='{'ok' if g.passed else 'fail'}'>"
+                   f"{'met' if g.passed else 'NOT MET'}</span>: "
+                   f"{html.escape(fragments.measured_sentence(g.name, g.value))}.</p>")
     lk = d.get("linkage_all_columns") or {}
     b, a = lk.get("before") or {}, lk.get("after") or {}
     if b and a:
@@ -257,10 +295,12 @@ def linkage_html(run: "ReleaseRun") -> str:
                    f"release ({fmt(a['expected_correct_links'])} expected correct links), against "
                    f"{b['correct_link_share']:.2%} in the original; {fmt(a['sample_uniques'])} released records are "
                    f"unique on all columns (original {fmt(b['sample_uniques'])}).</p>")
+        out.append(linkage_comment(run, a))
         g2 = gates.get("max_linkage_all_columns")
         if g2 is not None:
-            out.append(f"<p>Gate <code>max_linkage_all_columns</code> = {fmt(g2.threshold)}: "
-                       f"<span class='{'ok' if g2.passed else 'fail'}'>{'passed' if g2.passed else 'FAILED'}</span>.</p>")
+            words, limit = fragments.threshold_words(g2.name, g2.threshold)
+            out.append(f"<p>Gate threshold <b>{html.escape(words)}</b> ({html.escape(limit)}): "
+                       f"<span class='{'ok' if g2.passed else 'fail'}'>{'met' if g2.passed else 'NOT MET'}</span>.</p>")
         df = pd.DataFrame({"measure": ["re-identified by exact match", "unique on all columns"] * 2,
                            "data": ["original"] * 2 + ["released"] * 2,
                            "share": [b["correct_link_share"], b["sample_unique_share"],
@@ -288,6 +328,22 @@ def linkage_html(run: "ReleaseRun") -> str:
     return "".join(out)
 
 
+def linkage_comment(run: ReleaseRun, after: dict) -> str:
+    """A comment when many records are re-identified on all columns but the gate has no
+    threshold for it: a Passed verdict covers the key variables only, not an intruder who knows
+    every released column."""
+    share = float(after.get("correct_link_share", 0.0) or 0.0)
+    if share < 0.05 or any(o.name == "max_linkage_all_columns" for o in run.gate):
+        return ""
+    verdict = "Passed" if run.passed else "the verdict"
+    return (f"<p class='explain' id='linkage-comment'><b>What {verdict} does not cover:</b> "
+            f"{fragments.percent(share)} of records are re-identified by an intruder who knows every released "
+            "column. The gate judges the key variables, the columns an intruder is assumed to know; this "
+            "figure matters only if an intruder can know the other columns too (for example from a register or "
+            "an earlier release). If so, declare those columns as keys or add the threshold "
+            "<code>max_linkage_all_columns</code> to the gate.</p>")
+
+
 def _per_column(value: Any) -> pd.DataFrame | None:
     """A per-column figure inside a check's value ({column: number}), if there is one."""
     if not isinstance(value, dict):
@@ -303,7 +359,7 @@ def _per_column(value: Any) -> pd.DataFrame | None:
 
 
 
-def _intruder_view(run: "ReleaseRun"):
+def _intruder_view(run: ReleaseRun):
     """The original data recoded by the release's published global recodings (what an
     intruder who knows the recodings compares the release with), as a Microdata."""
     view = run.original
@@ -313,12 +369,12 @@ def _intruder_view(run: "ReleaseRun"):
     return view
 
 
-def utility_section_html(run: "ReleaseRun") -> str:
+def utility_section_html(run: ReleaseRun) -> str:
     """Utility: key variables (frequency bars, Hellinger, TVD), numeric variables, analyses.
 
     Every key-variable figure comes from the key codes and the counts of each category
     (:mod:`sdckit.utility.categorical`): no pass over the records in Python."""
-    from ..utility.categorical import changed_share, entropy_terms, label_codes, shares
+    from ..utility.categorical import changed_share, entropy_terms, label_codes, shares, value_labels_of
 
     orig, rel = run.original.frame, run.released.frame
     out = []
@@ -351,6 +407,10 @@ def utility_section_html(run: "ReleaseRun") -> str:
         for v in keys:
             a_orig, b_rel, a_view = labels[v]
             pa, pb = shares(a_view, b_rel)
+            look = value_labels_of(run.original, v)
+            if look:  # categories by their value labels
+                pa.index = [look.get(t, t) for t in pa.index]
+                pb.index = [look.get(t, t) for t in pb.index]
             h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
             hx, hxy = terms[v]
             kept = 1.0 if hx == 0 else float(1.0 - hxy / hx)   # entropy_kept of this key alone
@@ -386,6 +446,11 @@ def utility_section_html(run: "ReleaseRun") -> str:
             out.append(f"<p>Largest change of a correlation: {np.nanmax(np.abs(d)):.4f}.</p>")
             out.append(charts.embed(charts.heatmap(d, num, title="Change of the correlation matrix (released - original)",
                                                    value_title="change"), "chart-corr-change"))
+    if keys or num:
+        out.append("<details><summary>Original against released: statistics, two-way tabulations and "
+                   "information loss per variable</summary>"
+                   + fragments.utility_panel_html(_intruder_view(run) if run.steps else run.original, run.released)
+                   + "</details>")
     analyses = report_settings(run).get("analyses")
     if analyses:
         from ..utility.analyses import compare_analyses
@@ -412,7 +477,7 @@ _GUARD_WORDS = {
 }
 
 
-def formula_section_html(run: "ReleaseRun", *, data_file: str, mode: str = "warn") -> str:
+def formula_section_html(run: ReleaseRun, *, data_file: str, mode: str = "warn") -> str:
     """The data section's paragraph on cells a spreadsheet would run as formulas ("CSV
     injection", :mod:`sdckit.io.formulas`): found in the released data and the published CSV
     files (column, count, an example), and what ``[output] csv_formula_guard`` did with them."""
@@ -459,21 +524,22 @@ def _step_plots(r: StepResult) -> str:
     return full[len(base):] if full.startswith(base) else ""
 
 
-def steps_context(run: "ReleaseRun", *, internal: bool) -> list[dict]:
+def steps_context(run: ReleaseRun, *, internal: bool) -> list[dict]:
     out = []
     n = run.released.n_records
     for i, r in enumerate(run.results):
         g = [{"statement": x.statement, "measured": value_html(x.value), "holds": bool(x.holds)} for x in r.guarantees]
         out.append({"index": i + 1, "method": r.method.replace("_", " "),
                     "sentence": step_sentence(r.method, public_params(r.params), r.summary, n),
-                    "settings": kv_table(public_params(r.params)), "figures": kv_table(r.summary),
+                    "settings": fragments.settings_html(r.method, public_params(r.params)),
+                    "figures": kv_table(r.summary),
                     "guarantees": g, "plots": _once(run, ("plots", i), lambda r=r: _step_plots(r)),
                     "internal": r.internal_report_html() if internal else "",
                     "seconds": fmt(run.timings[i]) if i < len(run.timings) else None})
     return out
 
 
-def verdict_context(run: "ReleaseRun") -> list[dict]:
+def verdict_context(run: ReleaseRun) -> list[dict]:
     from .narrative import gate_headline
 
     rows = []
@@ -485,7 +551,7 @@ def verdict_context(run: "ReleaseRun") -> list[dict]:
     return rows
 
 
-def gate_sections(run: "ReleaseRun") -> list[tuple[str, str]]:
+def gate_sections(run: ReleaseRun) -> list[tuple[str, str]]:
     """Report sections that gate checks contribute (a check class's ``report_section(outcomes)``
     returns a title and an HTML fragment, e.g. the privacy attacks): one section per function,
     with every outcome it covers."""
@@ -503,7 +569,7 @@ def gate_sections(run: "ReleaseRun") -> list[tuple[str, str]]:
     return [(title, body) for fn, outs in grouped.items() for title, body in [fn(outs)] if body]
 
 
-def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifacts: list[str],
+def _context(run: ReleaseRun, *, internal: bool, data_file: str | None, artifacts: list[str],
              extra_sections: list[tuple[str, str]] | None = None, formula_guard: str | None = None) -> dict:
     from .. import __version__
 
@@ -513,7 +579,7 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
         artifacts = sorted({name for r in run.results for name in r.artifacts})
     settings = report_settings(run)
     roles = [(k, ", ".join(v) if isinstance(v, (tuple, list)) else v) for k, v in run.released.roles.items() if v]
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     guarantees_ok = all(g.holds for r in run.results for g in r.guarantees)
     sections = [("verdict", "Verdict"), ("data", "Data released"), ("risk", "Disclosure risk before and after"),
                 ("utility", "Utility"), ("steps", "Steps")]
@@ -525,8 +591,9 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
     if internal:
         sections.append(("internal", "Seeds and parameters (internal)"))
     return {
-        "title": ("Internal report" if internal else "Release report")
-                 + (f": {settings['release']}" if settings.get("release") else ""),
+        "title": ("Internal report: " if internal and settings.get("title") else "") + settings["title"]
+                 if settings.get("title") else (("Internal report" if internal else "Release report")
+                                                + (f": {settings['release']}" if settings.get("release") else "")),
         "internal": internal, "version": __version__,
         "organisation": settings.get("organisation", ""), "dataset": settings.get("dataset", ""),
         "release_name": settings.get("release", ""),
@@ -538,18 +605,84 @@ def _context(run: "ReleaseRun", *, internal: bool, data_file: str | None, artifa
         "roles": roles, "data_file": data_file, "input": run.original.meta.source if internal else None,
         "spec_source": run.spec.source if internal and run.spec is not None else None,
         "vega_script": charts.vega_script(),
-        "verdict": verdict_context(run),
+        "verdict": verdict_context(run), "gate_html": gate_html(run),
+        "columns_html": columns_html(run),
         "risk_html": _once(run, "risk", lambda: risk_section_html(run)),
         "formula_html": formula_section_html(run, data_file=data_file, mode=formula_guard or (
             run.spec.output.csv_formula_guard if run.spec is not None else "warn")),
         "utility_html": _once(run, "utility", lambda: utility_section_html(run)),
         "steps": steps_context(run, internal=internal),
         "artifacts": artifacts, "extra_sections": extra, "toc": sections,
-        "internal_json": json.dumps(jsonable(run.internal_dict()), indent=2) if internal else "",
+        "internal_html": internal_section_html(run) if internal else "",
     }
 
 
-def public_report_html(run: "ReleaseRun", *, data_file: str | None = None, artifacts: list[str] | None = None,
+def gate_html(run: ReleaseRun) -> str:
+    """The verdict's table of thresholds (:func:`sdckit.report.fragments.gate_table_html`) and,
+    under a Passed verdict, the comments on what it does not cover."""
+    out = fragments.gate_table_html(run.gate)
+    d = run.disclosure() if hasattr(run, "disclosure") else None
+    after = ((d or {}).get("linkage_all_columns") or {}).get("after") or {}
+    if after:
+        out += linkage_comment(run, after)
+    return out
+
+
+def columns_html(run: ReleaseRun) -> str:
+    """The released columns with their types in words ("whole number", "decimal",
+    "category"), roles and, for categories, the number of categories."""
+    md = run.released
+    roles: dict[str, list[str]] = {}
+    for role, cols in md.roles.items():
+        for c in ([cols] if isinstance(cols, str) else list(cols or ())):
+            roles.setdefault(c, []).append(role.replace("_", " "))
+    rows = []
+    for c in md.columns:
+        col = md.frame[c]
+        kind = fragments.kind_words(col)
+        labels = getattr(md.meta, "column_labels", {}) or {}
+        rows.append(f"<tr><td>{html.escape(str(c))}</td><td>{html.escape(str(labels.get(c, '')))}</td>"
+                    f"<td>{kind}</td><td>{html.escape(', '.join(roles.get(c, [])) or '—')}</td></tr>")
+    return ("<details><summary>Columns and their types</summary><table class='columns'><tr><th>column</th>"
+            f"<th>label</th><th>type</th><th>role</th></tr>{''.join(rows)}</table></details>")
+
+
+def internal_section_html(run: ReleaseRun) -> str:
+    """The internal report's seeds and parameters as readable tables; the whole record is the
+    JSON file beside the report (a download, not dumped in the page)."""
+    from pathlib import PurePath
+
+    seeds = run.seeds.to_dict()
+    root = seeds.get("root", seeds) if isinstance(seeds, dict) else {}
+    per_step = seeds.get("steps", []) if isinstance(seeds, dict) else []
+    name = "internal_report.json"
+    if run.spec is not None:
+        name = PurePath(run.spec.output.internal_report).stem + ".json"
+    origin = {"user": "given by the steward (the spec's run.seed or rng=)", "os": "drawn from the operating system",
+              "entropy": "drawn from the operating system"}
+    rows = [("seed", root.get("entropy") or "—"),
+            ("where it came from", origin.get(str(root.get("source")), str(root.get("source") or "—")))]
+    seed_rows = "".join(f"<tr><th>{html.escape(a)}</th><td><code>{html.escape(str(b))}</code></td></tr>"
+                        for a, b in rows)
+    steps = []
+    for i, r in enumerate(run.results):
+        sec = f"{fmt(run.timings[i])} s" if i < len(run.timings) else "—"
+        stream = per_step[i].get("spawn_key") if i < len(per_step) and isinstance(per_step[i], dict) else None
+        stream_words = "—" if stream is None else ("the root stream" if not stream else
+                                                   "child stream " + ".".join(map(str, stream)))
+        steps.append(f"<tr><td>{i + 1}</td><td>{html.escape(r.method.replace('_', ' '))}</td>"
+                     f"<td>{fragments.settings_html(r.method, r.params) or '—'}</td>"
+                     f"<td>{html.escape(stream_words)}</td><td>{sec}</td></tr>")
+    source = run.original.meta.source
+    return (f"<table class='kv seeds'>{seed_rows}<tr><th>input file</th><td><code>{html.escape(str(source))}</code>"
+            "</td></tr></table><h3>Each step's parameters</h3><table class='internal-steps'><tr><th>step</th>"
+            "<th>method</th><th>parameters</th><th>random stream (from the seed)</th><th>time</th></tr>"
+            f"{''.join(steps)}</table>"
+            f"<p>The whole record (seeds, parameters, gate and figures) as data: "
+            f"<a href='{html.escape(name)}' download><code>{html.escape(name)}</code></a>, beside this report.</p>")
+
+
+def public_report_html(run: ReleaseRun, *, data_file: str | None = None, artifacts: list[str] | None = None,
                        extra_sections: list[tuple[str, str]] | None = None,
                        formula_guard: str | None = None) -> str:
     """The public report: verdict, risk and utility drawn, steps in words. No seeds, no JSON.
@@ -562,7 +695,7 @@ def public_report_html(run: "ReleaseRun", *, data_file: str | None = None, artif
                                          formula_guard=formula_guard))
 
 
-def internal_report_html(run: "ReleaseRun", *, data_file: str | None = None,
+def internal_report_html(run: ReleaseRun, *, data_file: str | None = None,
                          artifacts: list[str] | None = None,
                          extra_sections: list[tuple[str, str]] | None = None) -> str:
     """The internal report: the public content plus seeds, input and every parameter.
@@ -573,10 +706,32 @@ def internal_report_html(run: "ReleaseRun", *, data_file: str | None = None,
                                          artifacts=artifacts or [], extra_sections=extra_sections))
 
 
+def outcome_report_html(outcome: Any, *, data_file: str | None = None, artifacts: list[str] | None = None,
+                        extra_sections: list[tuple[str, str]] | None = None,
+                        formula_guard: str | None = None) -> str:
+    """The public report of any release outcome (:class:`sdckit.runner.ReleaseOutcome`) from the
+    one template: an in-memory run (its step ``results``) as :func:`public_report_html`, an
+    outcome of partitioned data (the Dask engine's run) from its public data
+    (:func:`sdckit.report.outcome.partitioned_context`); a part of the template such an outcome
+    has no content for stays empty."""
+    if hasattr(outcome, "results"):
+        return public_report_html(outcome, data_file=data_file, artifacts=artifacts,
+                                  extra_sections=extra_sections, formula_guard=formula_guard)
+    import jinja2.meta
+
+    from .outcome import partitioned_context
+
+    context = partitioned_context(outcome, data_file=data_file, artifacts=artifacts or [])
+    source = resources.files("sdckit.report").joinpath("templates/release.html").read_text("utf-8")
+    for name in jinja2.meta.find_undeclared_variables(_env.parse(source)) - set(context):
+        context[name] = ""
+    return _template().render(**context)
+
+
 # kept for callers of the earlier names
-def risk_comparison_html(run: "ReleaseRun") -> str:
+def risk_comparison_html(run: ReleaseRun) -> str:
     return risk_section_html(run)
 
 
-def utility_html(run: "ReleaseRun") -> str:
+def utility_html(run: ReleaseRun) -> str:
     return utility_section_html(run)

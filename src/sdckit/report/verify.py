@@ -246,6 +246,19 @@ def certificate_problems(cert: Any) -> list[str]:
     if not all(g.get("name") != "min_diagonal" or _is_num(g.get("threshold"))
                for g in cert["gate"] if isinstance(g, dict)):
         bad("gate", "min_diagonal's threshold must be a number")
+    if data.get("kind") == "table":  # a table release (sdckit.report.table_release)
+        tables = cert.get("tables")
+        if not isinstance(tables, list) or not tables:
+            bad("tables", "must be a non-empty list of released tables (data.kind is \"table\")")
+            return out
+        for i, t in enumerate(tables):
+            where = f"tables[{i}]"
+            if not isinstance(t, dict) or _safe_name(t.get("file")) is not None:
+                bad(f"{where}.file", "must be the released table's name inside the folder")
+            elif not isinstance(t.get("audit"), dict) or t["audit"].get("status") not in ("exact", "sampled", "failed"):
+                bad(f"{where}.audit.status", "must be \"exact\", \"sampled\" or \"failed\"")
+            elif not (isinstance(t.get("statuses"), dict) and all(_is_int(v) for v in t["statuses"].values())):
+                bad(f"{where}.statuses", "must be an object of status -> number of cells")
     return out
 
 
@@ -543,9 +556,46 @@ def _check_signature(res: VerifyResult, cert: dict, public_key: Any) -> None:
         res.check(f"{CERTIFICATE}: signed by the steward's key", False, str(exc))
 
 
+def _check_tables(res: VerifyResult, folder: Path, cert: dict, intact: set[str]) -> None:
+    """A table release: each table file listed and unchanged (its SHA-256, checked with the
+    listing), its cells' statuses as the certificate counts them, no suppressed cell holding a
+    number, and the audit's status stated (a sampled or failed audit is reported, not passed)."""
+    import pandas as pd
+
+    listed = {f["name"] for f in cert["files"]}
+    for t in cert["tables"]:
+        name = t["file"]
+        res.check(f"{name}: listed", name in listed, f"{name}: the released table is not listed in certificate.json")
+        if name not in intact:
+            continue  # changed or missing: named by the listing check
+        try:
+            df = pd.read_csv(folder / name, dtype=str, keep_default_na=False)
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            res.check(f"{name}: readable", False, f"{name}: cannot be read as CSV ({str(exc)[:120]})")
+            continue
+        if "status" not in df.columns or "value" not in df.columns:
+            res.check(f"{name}: value and status columns", False, f"{name}: has no value or status column")
+            continue
+        got = df["status"].value_counts().to_dict()
+        res.check(f"{name}: cell statuses as certified", got == t["statuses"],
+                  f"{name}: the cells' statuses {got} differ from the certificate's {t['statuses']}")
+        sup = df.loc[df["status"] == "suppressed", "value"]
+        leaked = int(pd.to_numeric(sup, errors="coerce").notna().sum())
+        res.check(f"{name}: no suppressed cell shows a number", leaked == 0,
+                  f"{name}: {leaked} suppressed cells show a number")
+        st = t["audit"]["status"]
+        if st == "exact":
+            res.check(f"{name}: audit exact (as certified)", True)
+        else:  # stated, never passed: the certificate's verdict says NOT passed
+            res.check(f"{name}: audit {st}: not proven safe (the certificate says so)", True, skipped=True)
+
+
 def _check_content(res: VerifyResult, folder: Path, cert: dict, intact: set[str]) -> None:
     """The gate thresholds on the released data as it is now, and the published matrices."""
     data = cert["data"]
+    if data.get("kind") == "table":
+        _check_tables(res, folder, cert, intact)
+        return
     data_name = data["file"]
     listed = {f["name"] for f in cert["files"]}
     md = None

@@ -349,7 +349,7 @@ def _zero_margin_cells(y: np.ndarray, shape: Sequence[int], terms: Sequence[tupl
     return zero.ravel()
 
 
-def _independent_columns(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+def independent_columns(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     """Indices of a maximal set of linearly independent columns of X, from X'WX (pivoted QR)."""
     if G.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -393,7 +393,7 @@ def fit_poisson_newton(y: np.ndarray, design: MarginDesign, offset: np.ndarray |
     # the corner-point columns of a hierarchical model on the full grid are linearly
     # independent by construction; only an extra covariate can make the design rank-deficient
     if check_rank and design.covariate is not None:
-        keep_all = _independent_columns(design.gram(np.ones(C)))
+        keep_all = independent_columns(design.gram(np.ones(C)))
         if keep_all.size < p:
             bad = sorted(set(range(p)) - set(keep_all.tolist()))[0]
             raise InputError(f"log-linear risk: the design is rank-deficient: the term "
@@ -408,11 +408,11 @@ def fit_poisson_newton(y: np.ndarray, design: MarginDesign, offset: np.ndarray |
     dev_old = np.inf
     converged = False
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the iterations run are read after the loop
         G = design.gram(mu)
         if keep is None:
             keep = (np.arange(p) if use.all() and design.covariate is None
-                    else _independent_columns(G))
+                    else independent_columns(G))
         # X'W z = X'(mu (eta - offset)) + X'(y - mu), on the cells in use
         wz = np.where(use, mu * (eta - off) + (y - mu), 0.0)
         b = design.xt(wz)[keep]
@@ -467,7 +467,7 @@ def fit_ipf(y: np.ndarray, shape: Sequence[int], terms: Sequence[tuple[int, ...]
         other = tuple(j for j in range(K) if j not in t)
         targets.append((other, arr.sum(axis=other, keepdims=True)))
     it, converged = 0, False
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the iterations run are read after the loop
         worst = 0.0
         for other, target in targets:
             cur = mu.sum(axis=other, keepdims=True)

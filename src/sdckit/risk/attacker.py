@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._validation import check_float
 from ..errors import InputError
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 
 MODELS = ("prosecutor", "journalist", "marketer")
 
@@ -132,7 +132,7 @@ def population_counts(frame: pd.DataFrame, keys: Sequence[str], population: pd.D
 
 
 @dataclass(frozen=True)
-class AttackerReport:
+class AttackerReport(ResultDisplay):
     prosecutor: AttackerRisk
     journalist: AttackerRisk
     marketer: AttackerRisk

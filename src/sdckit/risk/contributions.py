@@ -111,7 +111,7 @@ def uniqueness_contributions(microdata, *, coarsen: Mapping[str, Mapping] | None
         if k in coarsen:
             cats = microdata.categories(k)
             mapped = pd.Series(np.asarray(cats, dtype=object)).map(
-                lambda v: coarsen[k].get(v, v))
+                lambda v, mapping=coarsen[k]: mapping.get(v, v))
             new_codes_of_cat, _ = pd.factorize(mapped)
             cc = np.where(codes[j] < 0, -1, new_codes_of_cat[np.maximum(codes[j], 0)])
             how = f"{len(coarsen[k])} values recoded"

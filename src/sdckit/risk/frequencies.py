@@ -40,7 +40,7 @@ def combination_codes(codes: Sequence[np.ndarray], n_categories: Sequence[int], 
     names = list(names) if names is not None else [f"key {i}" for i in range(len(codes))]
     radices = [int(m) + 1 for m in n_categories]  # +1: the missing value
     product = 1
-    for name, r in zip(names, radices):
+    for r in radices:
         if product > INT64_MAX // r:
             raise InputError(
                 "the key combinations overflow int64: the product of the category counts of "

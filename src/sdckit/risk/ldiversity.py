@@ -49,7 +49,8 @@ import pandas as pd
 
 from .._validation import check_float, check_names
 from ..errors import InputError
-from .frequencies import dense_groups, combination_codes
+from ..result import ResultDisplay
+from .frequencies import combination_codes, dense_groups
 
 
 def _class_ids(microdata, keys: Sequence[str]) -> tuple[np.ndarray, int]:
@@ -102,7 +103,7 @@ def diversity_measures(cls: np.ndarray, n_classes: int, val: np.ndarray, n_value
 
 
 @dataclass(frozen=True)
-class LDiversityResult:
+class LDiversityResult(ResultDisplay):
     """Per-record l-diversity of each sensitive variable.
 
     ``records`` has columns ``<var>_distinct``, ``<var>_entropy``, ``<var>_recursive`` (and
@@ -194,7 +195,7 @@ def l_diversity(microdata, sensitive: Sequence[str] | None = None, *, recursive_
 
 
 @dataclass(frozen=True)
-class TClosenessResult:
+class TClosenessResult(ResultDisplay):
     """Per-record t (the EMD of the record's class) of each sensitive variable."""
 
     records: pd.DataFrame

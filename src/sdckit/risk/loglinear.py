@@ -81,9 +81,19 @@ from scipy.special import hyp1f1
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError
 from ..result import jsonable
-from ._loglinear_fit import (MAX_CELLS, KeyTable, MarginDesign, PoissonFit, _independent_columns,  # noqa: F401
-                             design_matrix, fit_ipf, fit_poisson_newton, formula_text, key_table,
-                             parse_formula)
+from ._loglinear_fit import (  # noqa: F401
+    MAX_CELLS,
+    KeyTable,
+    MarginDesign,
+    PoissonFit,
+    design_matrix,
+    fit_ipf,
+    fit_poisson_newton,
+    formula_text,
+    independent_columns,
+    key_table,
+    parse_formula,
+)
 
 METHODS = ("default", "CE", "PML", "weightedLLM", "IPF")
 
@@ -347,7 +357,7 @@ def loglinear_risk(codes: Sequence[np.ndarray], weights: np.ndarray | None = Non
     pi_all = np.full(f.size, n / N if N > 0 else 1.0)
     lev = None
     if table.n_cells <= LEVERAGE_MAX_CELLS:
-        keep = None if np.all(mu > 0) else _independent_columns(design.gram(mu))
+        keep = None if np.all(mu > 0) else independent_columns(design.gram(mu))
         lev = design.leverages(mu, keep)
     diag = selection_diagnostic(y if method == "PML" else f, mu, pi_all, leverage=lev)
     diag["leverage_corrected"] = lev is not None

@@ -27,10 +27,23 @@ import pandas as pd
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError
 from ..microdata import Microdata
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from .frequencies import KeyFrequencies
-from .individual import METHODS, global_risk_threshold, household_risk, individual_risk
-from .ldiversity import LDiversityResult, TClosenessResult, l_diversity, t_closeness
+from .individual import METHODS, global_risk_threshold, individual_risk
+from .ldiversity import LDiversityResult, TClosenessResult
+from .measures import (
+    Attacker,
+    Contributions,
+    Diversity,
+    Households,
+    LogLinear,
+    Measure,
+    MeasureContext,
+    PopulationUniques,
+    Suda2,
+    Uniqueness,
+    ordered,
+)
 from .missing import microdata_frequencies
 
 if TYPE_CHECKING:  # SUDA2's numba kernels load when SUDA2 is asked for
@@ -38,7 +51,7 @@ if TYPE_CHECKING:  # SUDA2's numba kernels load when SUDA2 is asked for
 
 
 @dataclass(frozen=True)
-class RiskReport:
+class RiskReport(ResultDisplay):
     """Disclosure risk of a Microdata on its key variables.
 
     Attributes
@@ -63,6 +76,33 @@ class RiskReport:
     ldiversity: LDiversityResult | None = None
     tcloseness: TClosenessResult | None = None
     uniqueness: pd.DataFrame | None = None
+
+    _headline = ("n_records", "n_sample_uniques", "k_reached", "global_risk", "max_individual_risk")
+
+    @property
+    def n_records(self) -> int:
+        return int(self.summary["n_records"])
+
+    @property
+    def n_sample_uniques(self) -> int:
+        """Records whose key combination is unique in the sample (f_k = 1)."""
+        return int(self.summary["n_sample_uniques"])
+
+    @property
+    def k_reached(self) -> int:
+        """The smallest f_k over the records (the k of k-anonymity the data reach)."""
+        return int(self.summary["k_reached"])
+
+    @property
+    def global_risk(self) -> float | None:
+        """Expected re-identifications per record (ER / n), when measured."""
+        v = self.summary.get("global_risk")
+        return None if v is None else float(v)
+
+    @property
+    def max_individual_risk(self) -> float | None:
+        v = self.summary.get("max_individual_risk")
+        return None if v is None else float(v)
 
     def to_dict(self) -> dict:
         return jsonable(dict(self.summary))
@@ -206,17 +246,6 @@ def risk_histogram_html(risk: np.ndarray, alt: str = "records by individual risk
     return figure_to_html(fig, alt)
 
 
-def _household_codes(microdata: Microdata) -> np.ndarray:
-    col = microdata.frame[microdata.household]
-    codes, _ = pd.factorize(col, use_na_sentinel=True)
-    miss = np.flatnonzero(codes < 0)
-    if miss.size:
-        raise InputError(f"household column {microdata.household!r} is missing in {miss.size} "
-                         f"records (first row {col.index[miss[0]]}); every record needs a "
-                         "household id: give single-person households their own id.")
-    return codes.astype(np.int64)
-
-
 def _not_microdata(value) -> str:
     """The one-line refusal of a ``measure_risk`` input that is not a Microdata."""
     kind = "None" if value is None else type(value).__name__
@@ -237,7 +266,8 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
                  ordinal: Sequence[str] | None = None, loglinear_method: str | None = None,
                  loglinear_formula: str | None = None, population_uniques: bool = False,
                  attacker_threshold: float | None = None, contributions: bool = False,
-                 attacker_population: pd.DataFrame | None = None) -> RiskReport:
+                 attacker_population: pd.DataFrame | None = None,
+                 measures: Sequence[Measure] = ()) -> RiskReport:
     """Measure the disclosure risk of ``microdata`` on its key variables.
 
     Parameters
@@ -272,6 +302,12 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
     ordinal : list of str, optional
         Sensitive variables measured with the ordered distance in t-closeness (default:
         ordered categoricals only).
+    measures : sequence of Measure, optional
+        Further analyses, added rather than flagged (:mod:`sdckit.risk.measures`):
+        ``Suda2(...)``, ``Uniqueness(max_size)``, ``LogLinear(...)``, ``PopulationUniques()``,
+        ``Attacker(threshold)``, ``Contributions()``. The flags above build the same measures
+        (``suda=True`` is ``Suda2()``); the data's roles add ``Households()`` and
+        ``Diversity()``. Each runs once, in a fixed order.
 
     References
     ----------
@@ -290,6 +326,11 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
         check_choice("measure_risk", "suda_weights", suda_weights, SCORE_WEIGHTS)
     max_global_risk = check_float("measure_risk", "max_global_risk", max_global_risk, low=0,
                                   high=1, low_open=True, high_open=True)
+    flags = dict(suda=suda, suda_max_size=suda_max_size, suda_weights=suda_weights, dis_fraction=dis_fraction,
+                 recursive_c=recursive_c, ordinal=ordinal, uniqueness_max_size=uniqueness_max_size,
+                 loglinear_method=loglinear_method, loglinear_formula=loglinear_formula,
+                 population_uniques=population_uniques, attacker_threshold=attacker_threshold,
+                 attacker_population=attacker_population, contributions=contributions)
     freq = microdata_frequencies(microdata, alpha=missing_alpha)
     weighted = microdata.weight is not None
     # one risk per key combination (f_k, F_k are constant within it), then per record
@@ -333,74 +374,40 @@ def measure_risk(microdata: Microdata, *, k_values: Sequence[int] = (2, 3, 5), s
         "missing_alpha": float(missing_alpha),
         "n_records_with_missing_keys": 0 if missing is None else int(np.count_nonzero(missing)),
     }
+    context = MeasureContext(microdata, records, summary, ks)
+    for measure in ordered(_flag_measures(microdata, **flags) + list(measures)):
+        measure.add(context)
+    p = context.parts
+    return RiskReport(records, summary, freq, p.get("suda"), p.get("ldiversity"), p.get("tcloseness"),
+                      p.get("uniqueness"))
+
+
+def _flag_measures(microdata: Microdata, *, suda: bool, suda_max_size: int | None, suda_weights: str,
+                   dis_fraction: float | None, recursive_c: float, ordinal: Sequence[str] | None,
+                   uniqueness_max_size: int | None, loglinear_method: str | None,
+                   loglinear_formula: str | None, population_uniques: bool,
+                   attacker_threshold: float | None, attacker_population: pd.DataFrame | None,
+                   contributions: bool) -> list[Measure]:
+    """The measures :func:`measure_risk`'s flags and the data's roles ask for."""
+    out: list[Measure] = []
     if microdata.household is not None:
-        hh = household_risk(risk, _household_codes(microdata))
-        records["hh_risk"] = hh
-        summary["household_risk"] = float(hh.mean())
-        summary["household_expected_reidentifications"] = float(hh.sum())
-    suda_res = None
+        out.append(Households())
     if suda:
-        from .suda import microdata_suda2
-
-        if dis_fraction is None:
-            w = microdata.weights()
-            dis_fraction = float(min(max(n / w.sum(), 1e-9), 1 - 1e-9)) if w is not None else 0.01
-        suda_res = microdata_suda2(microdata, max_size=suda_max_size, weights=suda_weights,
-                                   dis_fraction=dis_fraction)
-        records["suda_score"] = suda_res.score
-        records["dis_suda_score"] = suda_res.dis_score
-        summary["suda"] = suda_res.summary()
-    ldiv = tclose = None
+        out.append(Suda2(max_size=suda_max_size, weights=suda_weights, dis_fraction=dis_fraction))
     if microdata.sensitive:
-        ldiv = l_diversity(microdata, recursive_c=recursive_c)
-        tclose = t_closeness(microdata, ordinal=ordinal)
-        for col in ldiv.records.columns:
-            records[f"ldiv_{col}"] = ldiv.records[col]
-        summary["l_diversity"] = ldiv.to_dict()
-        summary["t_closeness"] = tclose.to_dict()
-    table = None
+        out.append(Diversity(recursive_c=recursive_c, ordinal=ordinal))
     if uniqueness_max_size is not None:
-        from .uniqueness import uniqueness_by_combination
-        table = uniqueness_by_combination(microdata, max_size=uniqueness_max_size,
-                                          k=max([k for k in ks if k >= 2] or [2]))
-        summary["uniqueness"] = table.head(10).to_dict(orient="records")
-    _model_risks(microdata, records, summary, loglinear_method, loglinear_formula,
-                 population_uniques, attacker_threshold, attacker_population)
-    if suda_res is not None:
-        from .contributions import suda_contributions
-        summary["suda"]["dis_contributions"] = suda_contributions(suda=suda_res).dis_percent
-    if contributions:
-        from .contributions import uniqueness_contributions
-        summary["key_contributions"] = uniqueness_contributions(microdata).to_dict(orient="records")
-    return RiskReport(records, summary, freq, suda_res, ldiv, tclose, table)
-
-
-def _model_risks(microdata: Microdata, records: pd.DataFrame, summary: dict,
-                 loglinear_method: str | None, loglinear_formula: str | None,
-                 population_uniques: bool, attacker_threshold: float | None,
-                 attacker_population: pd.DataFrame | None = None) -> None:
-    """Model-based measures (plain dicts in the summary): ``loglinear`` = {method, tau1, tau2}
-    with the full figures in ``loglinear_model`` (:mod:`sdckit.risk.loglinear`),
-    ``population_uniques`` (:mod:`sdckit.risk.population`), ``attacker``
-    (:mod:`sdckit.risk.attacker`); per-record ``ll_risk`` and ``ll_pop_unique``."""
+        out.append(Uniqueness(uniqueness_max_size))
     if loglinear_method is not None or loglinear_formula is not None:
-        from .loglinear import microdata_loglinear_risk
-        ll = microdata_loglinear_risk(microdata, formula=loglinear_formula,
-                                      method=loglinear_method or "default")
-        records["ll_risk"] = ll.record_risk
-        records["ll_pop_unique"] = ll.record_pop_unique
-        # tau1, tau2: Skinner & Shlomo's sums over sample uniques (records); gr1, gr2: the
-        # figures sdcMicro's modRisk prints (its own scaling), for a side-by-side check
-        summary["loglinear"] = {"method": ll.method, "tau1": ll.tau1, "tau2": ll.tau2,
-                                "gr1": ll.sdcmicro_gr1, "gr2": ll.sdcmicro_gr2}
-        summary["loglinear_model"] = ll.summary()
+        out.append(LogLinear(loglinear_method, loglinear_formula))
     if population_uniques:
-        from .population import microdata_population_uniques
-        summary["population_uniques"] = microdata_population_uniques(microdata).summary()
+        out.append(PopulationUniques())
     if attacker_threshold is not None:
-        from .attacker import attacker_risks
-        summary["attacker"] = attacker_risks(microdata, threshold=attacker_threshold,
-                                             population=attacker_population).summary()
+        out.append(Attacker(attacker_threshold, attacker_population))
+    if contributions:
+        out.append(Contributions())
+    return out
+
 
 
 #: measures set side by side by :func:`compare_risk`: (summary key, label, lower is safer)

@@ -36,9 +36,21 @@ class KAnonymity(GateCheck):
     k: int = param(kind="int", low=2, symbol="k", unit="records", label="k-anonymity",
                    help="every record's key combination must occur at least k times")
 
+    measured_labels = {"k_reached": ("k reached", None), "violations": ("records below k", "records")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_k_anonymity(original, released, results, self.k)
+
+    # the Dask engine's protocol: the released keys' frequencies merged over partitions
+    dask_summary = "frequencies"
+
+    def finish(self, summary) -> GateOutcome:
+        value = summary["summary"]["k_reached"]
+        passed = value >= self.k
+        below = int(summary["counts"][summary["fk"] < self.k].sum())
+        return GateOutcome("k_anonymity", self.k, value, passed, f"smallest f_k is {value}"
+                           + ("" if passed else f"; {below} records have f_k < {self.k}"))
 
 
 def check_k_anonymity(original: Microdata, released: Microdata, results: Sequence[StepResult],
@@ -77,9 +89,19 @@ class MaxGlobalRisk(GateCheck):
                         label="largest global risk",
                         help="expected re-identifications divided by the number of records")
 
+    measured_labels = {"global_risk": ("global risk", "share"),
+                       "expected_reidentifications": ("expected re-identifications", "records")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_global_risk(original, released, results, self.risk)
+
+    # the Dask engine's protocol: the released keys' frequencies merged over partitions
+    dask_summary = "frequencies"
+
+    def finish(self, summary) -> GateOutcome:
+        value = summary["summary"]["global_risk"]
+        return GateOutcome("max_global_risk", self.risk, value, value <= self.risk, f"global risk {value:.6g}")
 
 
 def check_max_global_risk(original: Microdata, released: Microdata,
@@ -110,9 +132,20 @@ class MaxIndividualRisk(GateCheck):
                         label="largest individual risk",
                         help="the highest re-identification probability of any record")
 
+    measured_labels = {"max_individual_risk": ("largest individual risk", "probability"),
+                       "n_above": ("records above the threshold", "records")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_individual_risk(original, released, results, self.risk)
+
+    # the Dask engine's protocol: the released keys' frequencies merged over partitions
+    dask_summary = "frequencies"
+
+    def finish(self, summary) -> GateOutcome:
+        value = summary["summary"]["max_individual_risk"]
+        return GateOutcome("max_individual_risk", self.risk, value, value <= self.risk,
+                           f"largest individual risk {value:.6g}")
 
 
 def check_max_individual_risk(original: Microdata, released: Microdata,
@@ -145,6 +178,8 @@ class LDiversity(GateCheck):
 
     l: int = param(kind="int", low=2, symbol="l", unit="distinct values", label="l-diversity",  # noqa: E741
                    help="distinct sensitive values every key class must hold")
+
+    measured_labels = {"l_reached": ("smallest l reached", None), "records_below": ("records in classes below l", "records")}
 
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:

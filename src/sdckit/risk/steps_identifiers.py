@@ -35,6 +35,9 @@ class AllowIdentifiers(GateCheck):
                                      help="released columns the steward accepts although they "
                                           "look like identifiers")
 
+    measured_labels = {"failing": ("identifier-like columns released", None),
+                       "flagged": ("identifier-like columns found", None)}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_identifiers(original, released, results, self.columns)
@@ -70,6 +73,12 @@ class MaxLinkageAllColumns(GateCheck):
                          label="largest share re-identified on all columns",
                          help="expected share of records an intruder who knows every released "
                               "column re-identifies by exact matching")
+
+    measured_labels = {"correct_link_share": ("share re-identified by exact matching", "share"),
+                       "expected_correct_links": ("expected correct links", "records"),
+                       "sample_unique_share": ("share unique on all columns", "share"),
+                       "sample_uniques": ("records unique on all columns", "records"),
+                       "n_records": ("records", "records"), "columns": ("columns known to the intruder", None)}
 
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:

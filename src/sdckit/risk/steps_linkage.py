@@ -47,6 +47,9 @@ class MaxDLD(GateCheck):
                            label="largest DLD", symbol="DLD",
                            help="percent of records an intruder re-identifies by nearest distance")
 
+    measured_labels = {"dld": ("records re-identified by distance-based linkage", "percent"),
+                       "primed": ("measured on the masked data's own scale", None)}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_dld(original, released, results, self.percent)
@@ -80,6 +83,9 @@ class MaxID(GateCheck):
     percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of values",
                            label="largest interval disclosure", symbol="ID",
                            help="percent of original values inside the rank intervals of the released ones")
+
+    measured_labels = {"id": ("original values inside the released interval", "percent"),
+                       "primed": ("measured on the masked data's own scale", None)}
 
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:

@@ -66,6 +66,9 @@ class MaxTau1(GateCheck):
     tau1: float = param(kind="float", low=0.0, unit="records", symbol="tau_1", label="largest tau1",
                         help="expected number of sample uniques that are population unique")
 
+    measured_labels = {"tau1": ("expected population uniques among the sample uniques (tau1)", "records"),
+                       "n_sample_uniques": ("sample uniques", "records")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_tau1(original, released, results, self.tau1)
@@ -87,6 +90,9 @@ class MaxTau2(GateCheck):
     tau2: float = param(kind="float", low=0.0, unit="records", symbol="tau_2", label="largest tau2",
                         help="expected number of correct matches of sample uniques")
 
+    measured_labels = {"tau2": ("expected correct matches of sample uniques (tau2)", "records"),
+                       "n_sample_uniques": ("sample uniques", "records")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_tau2(original, released, results, self.tau2)
@@ -101,6 +107,9 @@ class MaxPopulationUniques(GateCheck):
 
     count: float = param(kind="float", low=0.0, unit="records", label="largest number of population uniques",
                          help="estimated number of records unique in the population")
+
+    measured_labels = {"population_uniques": ("estimated population uniques", "records"),
+                       "model": ("model chosen", None)}
 
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
@@ -164,6 +173,10 @@ class MaxProsecutorRisk(GateCheck):
 
     risk: float = _attacker_param("largest prosecutor risk", "highest 1/f_k over the records")
 
+    measured_labels = {"highest": ("highest prosecutor risk", "probability"),
+                       "n_above": ("records above the threshold", "records"),
+                       "share_above": ("share above the threshold", "share")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_prosecutor_risk(original, released, results, self.risk)
@@ -181,6 +194,10 @@ class MaxJournalistRisk(GateCheck):
     risk: float = _attacker_param("largest journalist risk",
                                   "highest 1/F_k over the records (F_k from the weights)")
 
+    measured_labels = {"highest": ("highest journalist risk", "probability"),
+                       "n_above": ("records above the threshold", "records"),
+                       "share_above": ("share above the threshold", "share")}
+
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:
         return check_max_journalist_risk(original, released, results, self.risk)
@@ -196,6 +213,10 @@ class MaxMarketerRisk(GateCheck):
     """
 
     risk: float = _attacker_param("largest marketer risk", "expected share of records re-identified")
+
+    measured_labels = {"average": ("marketer risk (expected share re-identified)", "probability"),
+                       "n_above": ("records above the threshold", "records"),
+                       "share_above": ("share above the threshold", "share")}
 
     def check(self, original: Microdata, released: Microdata,
               results: Sequence[StepResult]) -> GateOutcome:

@@ -70,6 +70,7 @@ from numba import njit
 
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError, ParameterError
+from ..result import ResultDisplay
 from .frequencies import DENSE_LIMIT, frequencies_from_codes
 
 SCORE_WEIGHTS = ("elliot", "ihsn")
@@ -102,7 +103,7 @@ def dis_suda_scores(score: np.ndarray, n_uniques: int, n_pairs: int, dis_fractio
 
 
 @dataclass(frozen=True)
-class SudaResult:
+class SudaResult(ResultDisplay):
     """MSUs, SUDA and DIS-SUDA scores of each record.
 
     Attributes

@@ -10,7 +10,7 @@ unique on the key variables and were left unchanged: the ones the release did no
 
 The distance is the neighbourhood method's metric (standardised on the original data,
 categorical variables as standardised dummies, optional weights): see
-:class:`sdckit.masking.neighbours.MixedMetric`.
+:class:`sdckit.risk.metric.MixedMetric`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from scipy.spatial import cKDTree
 
 from .._validation import close_names
 from ..errors import InputError
-from ..masking._neighbours_core import MixedMetric, values_equal
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
+from .metric import MixedMetric, values_equal
 
 
 def _frame_and_keys(data: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -101,7 +101,7 @@ class TrackingTarget:
 
 
 @dataclass(frozen=True)
-class TrackingReport:
+class TrackingReport(ResultDisplay):
     """Every target followed into the release, and the key-unique records left unchanged."""
 
     targets: tuple[TrackingTarget, ...]

@@ -18,8 +18,14 @@ from typing import Any
 from .disclosure import DisclosureMeasures, disclosure_measures
 from .expr import Expression, Rule, parse_expression, parse_rule
 from .synthesis import FittedSynthesis, SynthesisDraw, Synthesiser
-from .utility import (FitComparison, PropensityUtility, TableUtility, compare_fit, propensity_utility,
-                      table_utility)
+from .utility import (
+    FitComparison,
+    PropensityUtility,
+    TableUtility,
+    compare_fit,
+    propensity_utility,
+    table_utility,
+)
 
 
 def synthesise(data: Any, k: int | None = None, *, rng: Any = None, n_jobs: int = 1, **settings: Any):

@@ -156,7 +156,7 @@ class Smoother:
     top: float | None
 
     @classmethod
-    def fit(cls, y: np.ndarray) -> "Smoother":
+    def fit(cls, y: np.ndarray) -> Smoother:
         y = np.asarray(y, dtype=np.float64)
         y = y[np.isfinite(y)]
         vals, counts = np.unique(y, return_counts=True)
@@ -201,7 +201,7 @@ class Fitted:
     method: str
     details: dict = field(default_factory=dict)
 
-    def draw(self, x: "Predictors", rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
+    def draw(self, x: Predictors, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
 
@@ -224,7 +224,7 @@ class Predictors:
     _raw: list | None = None
 
     @classmethod
-    def none(cls, n: int) -> "Predictors":
+    def none(cls, n: int) -> Predictors:
         """No predictor, ``n`` records."""
         return cls(np.zeros((n, 0), np.uint8), np.zeros(0, np.int64), np.arange(n, dtype=np.int64),
                    np.zeros(0, bool), np.zeros(0, np.int64), [])

@@ -546,6 +546,8 @@ class MaxRepU(GateCheck):
                            symbol="repU", help="percent of records unique on the keys in both files")
     keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
 
+    measured_labels = {"repU": ("replicated uniques (repU)", "percent"), "UiO": ("original records unique on the keys (UiO)", "percent")}
+
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         keys, targets = _keys_targets(original, released, self.keys, (), "max_repU", False)
         # repU reads the keys only; any other column serves as disclosure()'s target
@@ -599,6 +601,9 @@ class MaxDiSCO(GateCheck):
     targets: tuple = param((), kind="columns",
                            help="what an intruder wants to learn (default: the sensitive variables)")
 
+    measured_labels = {"DiSCO": ("records whose target is disclosed (DiSCO, worst target)", "percent"),
+                       "target": ("worst target", None), "by_target": ("per target", None)}
+
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         return _attribute_check("max_disco", "DiSCO", self.percent, self.keys, self.targets, original, released)
 
@@ -621,6 +626,9 @@ class MaxTCAP(GateCheck):
     keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
     targets: tuple = param((), kind="columns",
                            help="what an intruder wants to learn (default: the sensitive variables)")
+
+    measured_labels = {"TCAP": ("targeted correct attribution probability (TCAP, worst target)", "percent"),
+                       "target": ("worst target", None), "by_target": ("per target", None)}
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         return _attribute_check("max_tcap", "TCAP", self.percent, self.keys, self.targets, original, released)

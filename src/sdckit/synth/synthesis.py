@@ -58,8 +58,17 @@ from .._random import RngLike, SeedRecord, seed_sequence
 from .._validation import check_choice, check_float, check_int, close_names, param_error
 from ..errors import InputError
 from .expr import Expression, Rule, parse_expression, parse_rule
-from .models import (CATEGORICAL_ONLY, METHODS, NUMERIC_ONLY, ConstantModel, Fitted, Predictors,
-                     decimal_places, fit_model, usable_predictors)
+from .models import (
+    CATEGORICAL_ONLY,
+    METHODS,
+    NUMERIC_ONLY,
+    ConstantModel,
+    Fitted,
+    Predictors,
+    decimal_places,
+    fit_model,
+    usable_predictors,
+)
 from .tree import MAX_BINS, cut_points
 
 #: the status category of an observed value of a numeric variable
@@ -233,10 +242,10 @@ class Synthesiser:
                                   dict(self.methods))
             if m == "passive" and var not in self.passive:
                 raise InputError(f"methods.{var}: method 'passive' needs a formula in passive.{var}.")
-        for var, f in self.passive.items():
+        for f in self.passive.values():
             if not isinstance(f, str) or not f.strip():
                 raise param_error(o, "passive", "a table of column -> formula (a string)", dict(self.passive))
-        for var, codes in self.missing_codes.items():
+        for codes in self.missing_codes.values():
             if isinstance(codes, (int, float)) and not isinstance(codes, bool):
                 codes = [codes]
             if not isinstance(codes, Sequence) or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
@@ -248,13 +257,13 @@ class Synthesiser:
             parse_rule(r, where="rules")   # syntax now; columns when the data are known
 
     # ------------------------------------------------------------------ planning
-    def plan(self, frame: pd.DataFrame, *, key_vars: Sequence[str] = ()) -> "Plan":
+    def plan(self, frame: pd.DataFrame, *, key_vars: Sequence[str] = ()) -> Plan:
         """Resolve the settings against the data's columns: the visit sequence, each
         variable's method and predictors, the rules' targets. Raises InputError naming the
         column and the rule broken."""
         return Plan.build(self, frame, key_vars=tuple(key_vars))
 
-    def fit(self, data: Any, *, n_jobs: int = 1) -> "FittedSynthesis":
+    def fit(self, data: Any, *, n_jobs: int = 1) -> FittedSynthesis:
         """Fit every variable's model on the original records (a DataFrame or Microdata);
         ``n_jobs`` threads fit variables side by side (the result does not depend on it)."""
         frame, keys = frame_and_keys(data)
@@ -288,7 +297,7 @@ class Plan:
     cp: float
 
     @classmethod
-    def build(cls, s: Synthesiser, frame: pd.DataFrame, *, key_vars: tuple[str, ...]) -> "Plan":
+    def build(cls, s: Synthesiser, frame: pd.DataFrame, *, key_vars: tuple[str, ...]) -> Plan:
         cols = [str(c) for c in frame.columns]
 
         def need(names: Sequence[str], what: str) -> None:
@@ -460,7 +469,7 @@ class _Frame:
     status: dict = field(default_factory=dict)
 
     @classmethod
-    def empty(cls, n: int, sl: _Slots) -> "_Frame":
+    def empty(cls, n: int, sl: _Slots) -> _Frame:
         return cls(n, np.zeros((n, len(sl.names)), dtype=np.uint8))
 
     def raw(self, slot: str) -> np.ndarray:
@@ -468,7 +477,7 @@ class _Frame:
             return self.status[slot[:-7]]
         return self.codes[slot] if slot in self.codes else self.values[slot]
 
-    def take(self, rows: np.ndarray) -> "_Frame":
+    def take(self, rows: np.ndarray) -> _Frame:
         return _Frame(int(rows.shape[0]), self.binned[rows],
                       {k: v[rows] for k, v in self.codes.items()},
                       {k: v[rows] for k, v in self.values.items()},
@@ -568,7 +577,7 @@ class FittedSynthesis:
 
     # ------------------------------------------------------------------ fit
     @classmethod
-    def fit(cls, plan: Plan, frame: pd.DataFrame, source: Any = None, *, n_jobs: int = 1) -> "FittedSynthesis":
+    def fit(cls, plan: Plan, frame: pd.DataFrame, source: Any = None, *, n_jobs: int = 1) -> FittedSynthesis:
         enc: dict[str, Column] = {}
         for c in plan.columns:
             key = None
@@ -629,7 +638,7 @@ class FittedSynthesis:
             out[lab] += 1
         return out
 
-    def draw(self, k: int | None = None, *, rng: RngLike = None) -> "SynthesisDraw":
+    def draw(self, k: int | None = None, *, rng: RngLike = None) -> SynthesisDraw:
         """A synthetic file of ``k`` records (default: the original size).
 
         With the original size, synthetic record ``i`` takes the stratum (and the values of
@@ -658,7 +667,7 @@ class FittedSynthesis:
         return SynthesisDraw(self, k, parts, checks, record)
 
     def draw_stratum(self, lab: tuple, m: int, ss: np.random.SeedSequence, *,
-                     rows: np.ndarray | None = None) -> tuple["_Frame", dict]:
+                     rows: np.ndarray | None = None) -> tuple[_Frame, dict]:
         """Draw ``m`` records of stratum ``lab`` from the stream ``ss`` (one child per variable).
 
         ``rows`` (original rows, one per synthetic record) supply the kept columns' values.
@@ -1013,7 +1022,7 @@ class SynthesisDraw:
         """Internal codes of a categorical column over the whole file."""
         out = np.empty(self.k, dtype=np.int64)
         pos = 0
-        for lab, rows, syn in self.parts:
+        for _lab, rows, syn in self.parts:
             vals = syn.codes[c]
             if rows is None:
                 out[pos:pos + syn.n] = vals

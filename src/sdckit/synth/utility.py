@@ -186,7 +186,7 @@ def _logit_design(prep: _Prepared, maxorder: int) -> np.ndarray:
     return np.hstack(parts) if parts else np.zeros((len(both[0]), 0))
 
 
-def _independent_columns(X: np.ndarray, tol: float = 1e-7) -> np.ndarray:
+def independent_columns(X: np.ndarray, tol: float = 1e-7) -> np.ndarray:
     """Indices of a maximal set of linearly independent columns (pivoted QR), in order."""
     from scipy.linalg import qr
 
@@ -214,9 +214,8 @@ def logit_fitted_values(X: np.ndarray, y: np.ndarray, maxit: int = 200,
     probabilities, the number of parameters estimated and whether it converged."""
     from scipy.linalg import solve_triangular
 
-    cols = _independent_columns(X)
+    cols = independent_columns(X)
     Xk = X[:, cols]
-    n = y.shape[0]
 
     def linkinv(eta: np.ndarray) -> np.ndarray:
         e = np.exp(np.clip(eta, -_THRESH, _THRESH))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SolverError
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from ._highs import INF, new_highs, pass_lp, status
 from .table import Table
 
@@ -112,7 +112,7 @@ def attacker_model(table: Table, suppressed: np.ndarray, lb: np.ndarray, ub: np.
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(ResultDisplay):
     """Feasibility intervals of the suppressed cells and whether the primaries are protected.
 
     Attributes

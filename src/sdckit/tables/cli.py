@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .spec import TableRun
 
-__all__ = ["table_command", "argus_command"]
+__all__ = ["table_command", "argus_command", "is_release_spec"]
+
+
+def is_release_spec(spec_path) -> bool:
+    """Whether the table spec's ``[output]`` names a release ``folder`` (then ``sdckit table``
+    writes a release: public and internal folders, certificates, checked by ``sdckit verify``)."""
+    from .spec import load_table_spec
+
+    out = load_table_spec(spec_path).get("output", {})
+    return isinstance(out, dict) and "folder" in out
 
 
 def argus_command(arb_path) -> dict:

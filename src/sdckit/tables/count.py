@@ -1,7 +1,7 @@
 """Exact counting of contingency tables with given margins (and with published cell bounds).
 
 What an intruder who sees only the margins of a table can learn starts with how many tables
-share them: the margins of seed 002's delinquent-children table (rows 20, 55, 25, 35; columns
+share them: the margins of Roehrig's (2002) delinquent-children table (rows 20, 55, 25, 35; columns
 50, 35, 30, 20) are shared by exactly 18,272,363,056 tables.
 
 * :func:`count_tables` / :func:`count_tables_exact` — 2-way tables with fixed row and column
@@ -27,7 +27,7 @@ share them: the margins of seed 002's delinquent-children table (rows 20, 55, 25
 References
 ----------
 Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (talk, CMU/Pitt;
-seed 002): "Release only the margins", "Controlled rounding (base 3)", "Suppress sensitive
+Roehrig 2002): "Release only the margins", "Controlled rounding (base 3)", "Suppress sensitive
 cells".
 Diaconis, P. and Gangolli, A. (1995). Rectangular arrays with fixed margins. In *Discrete
 Probability and Algorithms*, IMA Vol. 72, 15-41.
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError, SDCError
+from ..result import ResultDisplay
 from ._compositions import bounded_compositions
 
 __all__ = ["CountTimeout", "FibreTooLarge", "CountResult", "count_tables", "count_tables_exact", "row_dp_count",
@@ -176,7 +177,7 @@ def row_dp_count(rows, cols, *, time_limit: float | None = None) -> int:
 
     References
     ----------
-    Roehrig (2002), seed 002: "18,272,363,056 tables have our margins".
+    Roehrig (2002), slide "Release only the margins": "18,272,363,056 tables have our margins".
 
     Examples
     --------
@@ -285,17 +286,19 @@ def predict_count_cost(rows, cols, method: str = "auto") -> dict:
     The predictions are work models calibrated on CPU time (see ``bench_exact.py``,
     ``count_prediction``, for their accuracy); they run in well under a second.
     """
-    from . import count_dp, count_ie
+    from . import count_light
 
     r, c = check_margins(rows, cols)
     rn = [x for x in r if x]
     cn = [x for x in c if x]
     out = {}
     if method in ("auto", "kostka"):
-        out["kostka"] = (count_dp.kostka_seconds(rn, cn), count_dp.kostka_memory(rn, cn) / 1e9)
+        from . import count_dp  # its memory model sizes the compiled rank tables
+
+        out["kostka"] = (count_light.kostka_seconds(rn, cn), count_dp.kostka_memory(rn, cn) / 1e9)
     if method in ("auto", "ie-mitm"):
-        sec = count_ie.ie_mitm_seconds(rn, cn)
-        k = count_dp.n_primes_for(rn, cn) if rn and cn else 1
+        sec = count_light.ie_mitm_seconds(rn, cn)
+        k = count_light.n_primes_for(rn, cn) if rn and cn else 1
         out["ie-mitm"] = (sec, 0.0 if not math.isfinite(sec) else 16.0 * (sum(rn) + 1) * k / 1e9)
     if method in ("auto", "row-dp"):
         work, states = row_dp_work(rn, cn)
@@ -304,7 +307,7 @@ def predict_count_cost(rows, cols, method: str = "auto") -> dict:
 
 
 @dataclass(frozen=True)
-class CountResult:
+class CountResult(ResultDisplay):
     """An exact count of tables with given margins and how it was obtained.
 
     Attributes
@@ -381,7 +384,7 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     1225914276768514
     """
     from .._validation import check_choice, check_float
-    from . import count_dp, count_ie
+    from . import count_light
 
     check_choice("count_tables_exact", "method", method, _METHODS)
     if time_limit is not None:
@@ -397,11 +400,25 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     if method == "ie-mitm" and min(len(rn), len(cn)) > 4:
         raise InputError(f"method 'ie-mitm' needs at most 4 non-zero rows or columns; the margins have "
                          f"{len(rn)} and {len(cn)}: use method='kostka' or 'auto'")
+    t_lim = math.inf if time_limit is None else time_limit
+    m_lim = math.inf if max_memory_gb is None else max_memory_gb
+    if method in ("auto", "ie-mitm") and count_light.ie_mitm_work(rn, cn) <= count_light.SMALL_IE_WORK:
+        # Small margins: the ie-mitm count in numpy (count_light.ie_mitm_small), where it is the
+        # method the rule below picks (quicker than kostka, ties to kostka, and within both
+        # limits): the same count, method and prediction, without loading numba (0.5-0.8 s CPU
+        # in a fresh process, more than such a count).
+        ie_sec = count_light.ie_mitm_seconds(rn, cn)
+        ie_gb = 16.0 * (sum(rn) + 1) * count_light.n_primes_for(rn, cn) / 1e9
+        if (ie_sec <= t_lim and ie_gb <= m_lim
+                and (method == "ie-mitm" or ie_sec < count_light.kostka_seconds(rn, cn))):
+            n = count_light.ie_mitm_small(rn, cn)
+            if n is not None:
+                return CountResult(n, "ie-mitm", time.perf_counter() - t0, time.process_time() - c0, ie_sec, ie_gb)
+    from . import count_dp, count_ie
+
     cost = predict_count_cost(rn, cn, "auto" if method == "auto" else method)
     if method == "auto":
         cost.pop("row-dp", None)  # the reference method: only when asked for
-    t_lim = math.inf if time_limit is None else time_limit
-    m_lim = math.inf if max_memory_gb is None else max_memory_gb
     cost = {k: v for k, v in cost.items() if math.isfinite(v[0])}  # ie-mitm: inf beyond four columns
     time_ok = {k: v for k, v in cost.items() if v[0] <= t_lim}
     fits = {k: v for k, v in time_ok.items() if v[1] <= m_lim}
@@ -604,7 +621,7 @@ def count_rounded(rounded, base: int, *, total_known: bool = False) -> int:
 
     References
     ----------
-    Roehrig (2002), seed 002, "Controlled Rounding (Base 3)": uniform feasibility interval
+    Roehrig (2002), slide "Controlled Rounding (Base 3)": uniform feasibility interval
     ``R +- (b - 1)``.
     """
     from .._validation import check_int

@@ -19,7 +19,7 @@ distributions. *Annals of Statistics* 26, 363-397.
 Dobra, A. (2003). Markov bases for decomposable graphical models. *Bernoulli* 9, 1093-1108.
 Gelman, A., Carlin, J. B., Stern, H. S., Dunson, D. B., Vehtari, A. and Rubin, D. B. (2013).
 *Bayesian Data Analysis*, 3rd ed., section 11.4 (split R-hat).
-Roehrig, S. F. (2002), seed 002: "3-D sensitive table, two 2-D margins given".
+Roehrig, S. F. (2002), slide "3-D sensitive table, two 2-D margins given".
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 
 from .._random import spawn
 from .._validation import check_int
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from .count import CountTimeout, as_count_array, count_tables_3way
 
 __all__ = ["ThreeWayResult", "analyse_3way", "split_rhat"]
@@ -68,7 +68,7 @@ def split_rhat(chains: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ThreeWayResult:
+class ThreeWayResult(ResultDisplay):
     """The fibre of a 3-way table given its 2-way margins: exact count or samples with diagnostics."""
 
     method: str  # "exact" or "mcmc"

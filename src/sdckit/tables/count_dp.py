@@ -62,66 +62,23 @@ and with ``h_i^perp h_b = h_{b-i}`` this is ``h_a^perp h_b = sum_k h_{b-k} h_{a-
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
+from .count_light import (  # noqa: F401  (the pure parts, importable from here as before)
+    KOSTKA_RATE,
+    PRIMES,
+    count_bound_bits,
+    crt,
+    kostka_seconds,
+    kostka_work,
+    n_primes_for,
+)
+from .count_light import layer_counts as _layer_counts
+from .count_light import meet_plan as _meet_plan
+
 __all__ = ["PRIMES", "count_bound_bits", "n_primes_for", "crt", "kostka_count",
            "kostka_work", "kostka_memory", "kostka_seconds"]
-
-# Work units per CPU second of the kernel (measured on the benchmark cases: bench_exact.py,
-# frontier_count; see docs/methods/table_counting.md).
-KOSTKA_RATE = 1.0e9
-
-# The largest primes below 2**31 (checked by trial division in tests); a sum of two
-# residues and a product of two residues fit in int64.
-PRIMES = (2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549, 2147483543,
-          2147483497, 2147483489, 2147483477, 2147483423, 2147483399, 2147483353, 2147483323,
-          2147483269, 2147483249, 2147483237, 2147483179, 2147483171, 2147483137)
-
-
-def count_bound_bits(rows, cols) -> float:
-    """log2 of an upper bound on the number of tables.
-
-    A table is fixed by all its columns but one (the last is the row sums minus the others),
-    and column ``j`` is a vector ``0 <= x <= r`` with sum ``c_j``: at most
-    ``prod_{j != j*} B(r; c_j)`` tables, ``B`` the bounded composition count and ``j*`` the
-    column with the most fillings (the same with rows and columns swapped). Exact integers,
-    so the bound is rigorous.
-    """
-    from ._compositions import bounded_compositions
-
-    def side(a, b):
-        a = [int(x) for x in a if x]
-        logs = [math.log2(bounded_compositions(int(x), a)) for x in b if x]
-        return sum(logs) - max(logs) if logs else 0.0
-    return min(side(rows, cols), side(cols, rows))
-
-
-def n_primes_for(rows, cols) -> int:
-    """How many primes of :data:`PRIMES` make their product exceed twice the count bound."""
-    bits = count_bound_bits(rows, cols) + 2
-    k, have = 0, 0.0
-    while have <= bits:
-        if k == len(PRIMES):
-            raise ValueError("count too large for the built-in primes")
-        have += math.log2(PRIMES[k])
-        k += 1
-    return k
-
-
-def crt(residues, primes) -> int:
-    """The integer ``0 <= x < prod(primes)`` with ``x = residues[k] (mod primes[k])``."""
-    x, mod = 0, 1
-    for r, p in zip(residues, primes):
-        r, p = int(r), int(p)
-        # x + mod * t = r (mod p)
-        t = ((r - x) * pow(mod, -1, p)) % p
-        x += mod * t
-        mod *= p
-    return x
-
 
 # ----------------------------------------------------------------------------- tail indexing
 
@@ -454,65 +411,6 @@ def _kostka_vectors(parts, n, m, O, off1, P, maxb, primes, G=None) -> np.ndarray
         _strip(G, S, L, n, m, mk, mk - 2 if k + 1 <= m else -1, O, off1, PK, K, H0, H1)
         S += L
     return G[0].reshape(P, K)
-
-
-def _layer_counts(n: int, m: int) -> np.ndarray:
-    """``p[k, s]`` = partitions of ``s`` into at most ``k`` parts (floats: an estimate)."""
-    p = np.zeros((m + 1, n + 1))
-    p[0, 0] = 1.0
-    for k in range(1, m + 1):
-        p[k] = p[k - 1]
-        for s in range(k, n + 1):
-            p[k, s] += p[k, s - k]
-    return p
-
-
-def _meet_plan(r, c, remove="largest"):
-    """The lower-layer meet of sorted margins: the removed entries ``a`` (of ``r``) and ``b``
-    (of ``c``), the other entries ``r'`` and ``c'``, the top layer ``n - min(a, b)`` (the
-    ranks' total) and the bottom layer ``n - a - b``.
-
-    ``remove="largest"`` (default) takes the largest row and column sums: the builds then stop
-    lower and the removals cover lower layers (5 x 5 total 300: 1.8 s against 2.5 s with the
-    smallest; 6 x 6 total 300: 45 s against 56 s, and 0.56 GB per prime against 0.79 GB)."""
-    n = sum(r)
-    i = 0 if remove == "largest" else len(r) - 1
-    j = 0 if remove == "largest" else len(c) - 1
-    a, b = r[i], c[j]
-    return a, b, r[:i] + r[i + 1:], c[:j] + c[j + 1:], n - min(a, b), n - a - b
-
-
-def kostka_work(rows, cols) -> float:
-    """Predicted work of :func:`kostka_count`: partition states visited times ``m`` parts
-    times the primes, plus a fixed cost per state (an estimate: the cap on a part a strip
-    creates is ignored). States: every layer of the strips of the builds (``r'``, ``c'``),
-    with the parts the strip allows, then the layers ``n - a - b .. n - a`` and
-    ``n - a - b .. n - b`` of the two strip removals (all ``m`` parts)."""
-    r = sorted((x for x in rows if x), reverse=True)
-    c = sorted((x for x in cols if x), reverse=True)
-    m = min(len(r), len(c))
-    if m <= 2:
-        return float(sum(r) + 1)
-    n = sum(r)
-    a, b, r1, c1, top, lo = _meet_plan(r, c)
-    p = _layer_counts(n, m)
-    cum = np.concatenate([np.zeros((m + 1, 1)), np.cumsum(p, axis=1)], axis=1)
-    K = n_primes_for(r, c)
-    states = 0.0
-    for parts, T in ((r1, n - a), (c1, n - b)):
-        S = 0
-        for k, L in enumerate(parts):
-            states += cum[min(k + 1, m), S + L + 1] - cum[min(k + 1, m), S]
-            S += L
-        states += cum[m, T + 1] - cum[m, lo]
-    # runs get shorter as m grows (the last coordinate is the smallest part): the per-state
-    # overhead measured on the benchmark cases grows about like (m / 5)^2 beyond five parts
-    return float(states * (m * K + 8) * max(1.0, (m / 5) ** 2))
-
-
-def kostka_seconds(rows, cols) -> float:
-    """Predicted CPU seconds of :func:`kostka_count` (:func:`kostka_work` / ``KOSTKA_RATE``)."""
-    return kostka_work(rows, cols) / KOSTKA_RATE
 
 
 def kostka_memory(rows, cols, n_primes: int = 1) -> float:

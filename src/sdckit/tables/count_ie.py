@@ -22,12 +22,10 @@ import numpy as np
 from numba import njit
 
 from .count_dp import PRIMES, crt, n_primes_for
+from .count_light import IE_MITM_RATE, ie_mitm_seconds, ie_mitm_work  # noqa: F401  (importable from here as before)
+from .count_light import ie_plans as _ie_plans
 
 __all__ = ["ie_mitm_count", "ie_mitm_work", "ie_mitm_seconds"]
-
-# Work units per CPU second (measured on the benchmark cases: bench_exact.py, frontier_count).
-IE_MITM_RATE = 3.0e9
-
 
 @njit(cache=True)
 def _bounded_comp_mod(u, t, binom, primes, out):
@@ -206,38 +204,6 @@ def _ie_mitm_exact(r, c, binom):
         if Ro == 0:
             break
     return acc
-
-
-def ie_mitm_work(rows, cols) -> float:
-    """Vectors ``a`` visited times ``2 * 2**R`` inclusion-exclusion terms for the cheapest
-    orientation and split (``inf`` when neither side has at most four entries)."""
-    plans = _ie_plans(rows, cols)
-    return float(min(p[0] for p in plans)) if plans else math.inf
-
-
-def ie_mitm_seconds(rows, cols) -> float:
-    """Predicted CPU seconds of :func:`ie_mitm_count` (:func:`ie_mitm_work` / ``IE_MITM_RATE``)."""
-    return ie_mitm_work(rows, cols) / IE_MITM_RATE
-
-
-def _ie_plans(rows, cols):
-    """Every (row side, column order) with at most four columns: the first two columns form the
-    left half; the number of vectors ``a`` visited is the number of ``a <= r`` with
-    ``sum a = c_0 + c_1`` (a bounded composition count)."""
-    from ._compositions import bounded_compositions
-
-    plans = []
-    for r, c in ((rows, cols), (cols, rows)):
-        r = sorted(int(x) for x in r if x)
-        c = [int(x) for x in c if x]
-        if len(c) > 4 or len(r) > 16 or len(r) < 2 or len(c) < 2:
-            continue
-        c = c + [0] * (4 - len(c))
-        for first in ((0, 1), (0, 2), (0, 3)):
-            rest = [k for k in range(4) if k not in first]
-            order = [c[first[0]], c[first[1]], c[rest[0]], c[rest[1]]]
-            plans.append((bounded_compositions(order[0] + order[1], r) * 2 ** (len(r) + 1), r, order))
-    return plans
 
 
 def ie_mitm_count(rows, cols) -> int:

@@ -1,4 +1,4 @@
-"""Cyclic perturbation of contingency tables (Roehrig 2002, seed 002).
+"""Cyclic perturbation of contingency tables (Roehrig 2002, slides "Cyclic perturbation").
 
 Choose a set of *cycles* — integer patterns of +1/-1 whose fixed margins are zero — that
 covers every cell equally (each cell lies in exactly ``c`` cycles). For each cycle in turn
@@ -22,7 +22,7 @@ Designs
 
 References
 ----------
-Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (seed 002),
+Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (CMU/Pitt seminar),
 "A New Method for Disclosure Limitation: Cyclic Perturbation" and "Cyclic Perturbation:
 Details".
 """
@@ -38,7 +38,7 @@ import numpy as np
 from .._random import seed_sequence
 from .._validation import check_choice, check_float
 from ..errors import InputError
-from ..result import Guarantee, jsonable
+from ..result import Guarantee, ResultDisplay, jsonable
 from .count import as_count_array
 
 __all__ = ["PERTURBATION_MODELS", "shift_cycles", "basic_cycles", "shift_cycles_3way", "cycle_design", "coverage",
@@ -169,7 +169,7 @@ def check_cyclic(original: np.ndarray, published: np.ndarray, cycles: np.ndarray
 
 
 @dataclass(frozen=True)
-class CyclicResult:
+class CyclicResult(ResultDisplay):
     """A cyclically perturbed table with what is published (cycles, alpha, beta) and the evidence."""
 
     original: np.ndarray

@@ -56,8 +56,15 @@ from ..errors import SolverError
 from .audit import a_priori_bounds
 from .audit_large import protection_audit
 from .rules import Primary
-from .suppression import (SuppressionResult, _capacities, _check_inputs, _heuristic_pattern, _suppressible,
-                          _validate_common, cell_costs)
+from .suppression import (
+    SuppressionResult,
+    capacities,
+    cell_costs,
+    check_inputs,
+    heuristic_pattern,
+    suppressible,
+    validate_common,
+)
 from .table import Hierarchy, Table
 
 __all__ = ["HypercubeSuppression", "HypercubeResult", "check_certificates"]
@@ -243,7 +250,7 @@ def _local_lp(table: Table, p: int, sup: np.ndarray, primary: Primary, w, lb, ub
         mask = cells == p
         sp_ = Primary(mask, np.where(mask, primary.upper[cells], 0.0), np.where(mask, primary.lower[cells], 0.0),
                       np.where(mask, primary.sliding[cells], 0.0), np.full(cells.size, "", object))
-        got = _heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=sup[cells] & ~border)
+        got = heuristic_pattern(sub, sp_, w[cells], lb[cells], ub[cells], time_limit, start=sup[cells] & ~border)
         got[border] = False
         # one primary: at most two LPs, audited without a budget (always exact)
         if protection_audit(sub, got | mask, sp_, lower_bound=lb[cells], upper_bound=ub[cells], max_lps=None,
@@ -339,7 +346,7 @@ class HypercubeSuppression:
     upper_bound: float | None = None
 
     def __post_init__(self) -> None:
-        _validate_common("HypercubeSuppression", self)
+        validate_common("HypercubeSuppression", self)
         check_int("HypercubeSuppression", "max_siblings", self.max_siblings, min_value=1)
         check_int("HypercubeSuppression", "audit_lps", self.audit_lps, min_value=0)
         check_float("HypercubeSuppression", "audit_seconds", self.audit_seconds, low=0)
@@ -348,11 +355,11 @@ class HypercubeSuppression:
 
     def apply(self, table: Table, primary: Primary, *, weights: np.ndarray | None = None) -> HypercubeResult:
         t0 = time.perf_counter()
-        _check_inputs(table, primary)
+        check_inputs(table, primary)
         w = cell_costs(table, self.cost) if weights is None else np.asarray(weights, float)
         lb, ub = a_priori_bounds(table, self.lower_bound, self.upper_bound)
-        cap_up, cap_dn = _capacities(table, lb, ub)  # UB_q = ub - a (room up), LB_q = a - lb (room down)
-        can = _suppressible(table, primary)
+        cap_up, cap_dn = capacities(table, lb, ub)  # UB_q = ub - a (room up), LB_q = a - lb (room down)
+        can = suppressible(table, primary)
         single = (table.freq == 1) if self.avoid_singletons else np.zeros(table.n_cells, bool)
         sup = primary.sensitive.copy()
         marg = _marginals(table)
@@ -445,7 +452,7 @@ class HypercubeSuppression:
             mask[whole] = True
             sub = Primary(mask, np.where(mask, primary.upper, 0.0), np.where(mask, primary.lower, 0.0),
                           np.where(mask, primary.sliding, 0.0), primary.reason)
-            sup = _heuristic_pattern(table, sub, w, lb, ub, self.time_limit, start=sup)
+            sup = heuristic_pattern(table, sub, w, lb, ub, self.time_limit, start=sup)
         cert_ok = check_certificates(table, sup, primary, certificates, lb, ub)
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")

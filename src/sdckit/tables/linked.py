@@ -29,14 +29,15 @@ Hundepool, A. et al. (2012). *Statistical Disclosure Control*, section 4.4.4 (li
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..result import ResultDisplay
 from .audit import audit
 from .rules import Primary, primary_cells
 from .suppression import HeuristicSuppression, OptimalSuppression
@@ -185,7 +186,7 @@ def link_tables(tables: Sequence[Table], names: Sequence[str] | None = None) -> 
 
 
 @dataclass(frozen=True)
-class LinkedResult:
+class LinkedResult(ResultDisplay):
     """Joint suppression of linked tables: the joint result and each table's pattern."""
 
     system: LinkedSystem

@@ -7,7 +7,7 @@ given the margins; for a 2-D table these are the Fréchet bounds
 
 References
 ----------
-Karr, A.F. et al. seed 002, "Release only the margins" (delinquent children, 4 x 4).
+Karr, A.F. et al.; Roehrig (2002), slide "Release only the margins" (delinquent children, 4 x 4).
 Fréchet, M. (1951). Sur les tableaux de corrélation dont les marges sont données.
 *Annales de l'Université de Lyon* A 14, 53-77.
 """

@@ -16,7 +16,7 @@ References
 ----------
 Diaconis, P. and Sturmfels, B. (1998). Algebraic algorithms for sampling from conditional
 distributions. *Annals of Statistics* 26, 363-397.
-Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (seed 002):
+Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (CMU/Pitt seminar):
 "Computing Groebner bases" — 3x3x3 in 25 ms, 4x3x3 in 20 minutes, 5x3x3 in 3 months.
 4ti2 team. 4ti2 — A software package for algebraic, geometric and combinatorial problems on
 linear spaces. https://4ti2.github.io
@@ -61,11 +61,16 @@ def basic_moves(n_rows: int, n_cols: int) -> np.ndarray:
         raise InputError(f"basic moves need at least 2 rows and 2 columns; got {n_rows} x {n_cols}")
     pairs_r = np.array(list(itertools.combinations(range(n_rows), 2)))
     pairs_c = np.array(list(itertools.combinations(range(n_cols), 2)))
-    i = np.repeat(pairs_r[:, 0], len(pairs_c)); k = np.repeat(pairs_r[:, 1], len(pairs_c))
-    j = np.tile(pairs_c[:, 0], len(pairs_r)); l_ = np.tile(pairs_c[:, 1], len(pairs_r))
+    i = np.repeat(pairs_r[:, 0], len(pairs_c))
+    k = np.repeat(pairs_r[:, 1], len(pairs_c))
+    j = np.tile(pairs_c[:, 0], len(pairs_r))
+    l_ = np.tile(pairs_c[:, 1], len(pairs_r))
     m = np.arange(i.size)
     moves = np.zeros((i.size, n_rows, n_cols), np.int64)
-    moves[m, i, j] = 1; moves[m, k, l_] = 1; moves[m, i, l_] = -1; moves[m, k, j] = -1
+    moves[m, i, j] = 1
+    moves[m, k, l_] = 1
+    moves[m, i, l_] = -1
+    moves[m, k, j] = -1
     return moves
 
 

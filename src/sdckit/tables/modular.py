@@ -32,8 +32,14 @@ from .._validation import check_float
 from ..errors import SolverError
 from .audit import a_priori_bounds, audit
 from .rules import Primary
-from .suppression import (SuppressionResult, _check_inputs, _heuristic_pattern, _optimal_pattern,
-                          _validate_common, cell_costs)
+from .suppression import (
+    SuppressionResult,
+    cell_costs,
+    check_inputs,
+    heuristic_pattern,
+    optimal_pattern,
+    validate_common,
+)
 from .table import Hierarchy, Table
 
 __all__ = ["ModularSuppression", "subtables"]
@@ -96,14 +102,14 @@ class ModularSuppression:
     upper_bound: float | None = None
 
     def __post_init__(self) -> None:
-        _validate_common("ModularSuppression", self)
+        validate_common("ModularSuppression", self)
         check_float("ModularSuppression", "carry_percent", self.carry_percent, low=0, low_open=True)
         check_float("ModularSuppression", "published_penalty", self.published_penalty, low=1)
         check_float("ModularSuppression", "mip_gap", self.mip_gap, low=0, high=1)
 
     def apply(self, table: Table, primary: Primary, *, weights: np.ndarray | None = None) -> SuppressionResult:
         t0 = time.perf_counter()
-        _check_inputs(table, primary)
+        check_inputs(table, primary)
         w = cell_costs(table, self.cost) if weights is None else np.asarray(weights, float)
         lb, ub = a_priori_bounds(table, self.lower_bound, self.upper_bound)
         subs = subtables(table)
@@ -140,12 +146,12 @@ class ModularSuppression:
             ws = w[cells] * np.where(published_seen[cells] & ~sens, self.published_penalty, 1.0)
             left = self.time_limit - (time.perf_counter() - t0)
             if left > 0:
-                pattern, *_ = _optimal_pattern(sub, sprim, ws, lb[cells], ub[cells], time_limit=left,
+                pattern, *_ = optimal_pattern(sub, sprim, ws, lb[cells], ub[cells], time_limit=left,
                                                mip_gap=self.mip_gap, max_iterations=500)
                 n_solved += 1
             else:
                 timed_out = True
-                pattern = _heuristic_pattern(sub, sprim, ws, lb[cells], ub[cells], None)
+                pattern = heuristic_pattern(sub, sprim, ws, lb[cells], ub[cells], None)
                 n_heuristic += 1
             new = cells[pattern & ~sens]
             sup[new] = True
@@ -158,7 +164,7 @@ class ModularSuppression:
         aud = audit(table, sup, primary=primary, lower_bound=lb, upper_bound=ub)
         repaired = False
         if not aud.ok:  # relations across subtables narrowed some interval: extend with the heuristic
-            sup = _heuristic_pattern(table, primary, w, lb, ub, None, start=sup)
+            sup = heuristic_pattern(table, primary, w, lb, ub, None, start=sup)
             aud = audit(table, sup, primary=primary, lower_bound=lb, upper_bound=ub)
             repaired = True
             if not aud.ok:

@@ -6,7 +6,7 @@ Interval bounds say what a cell *can* be; these posteriors say how likely each v
   alpha and beta (:mod:`sdckit.tables.cyclic`): every original table ``T_k`` that could have
   produced the published ``T_P`` is enumerated with ``Pr(T_P | T_k)`` (the mechanism's exact
   likelihood, skipped moves included), Bayes' theorem gives ``Pr(T_k | T_P)`` and each cell's
-  distribution is ``Pr(t(i,j) = q) = sum_{k: t_k(i,j) = q} Pr(T_k | T_P)`` (seed 002,
+  distribution is ``Pr(t(i,j) = q) = sum_{k: t_k(i,j) = q} Pr(T_k | T_P)`` (Roehrig 2002,
   "Distributions of Cell Values").
 * :func:`rounding_posterior` — a published controlled-rounded table and the rounding
   algorithm (a deterministic function or a likelihood): the consistent tables are enumerated
@@ -20,7 +20,7 @@ near zero, where moves are skipped) and when alpha != beta.
 
 References
 ----------
-Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (seed 002):
+Roehrig, S. F. (2002). *Disclosure Limitation in Large Statistical Databases* (CMU/Pitt seminar):
 "Analysis of Cell Probabilities", "Distributions of Cell Values", "Results for the Example",
 "Properties", "What Might Priors Be?", "Rounding Redux".
 """
@@ -37,7 +37,14 @@ import numpy as np
 from .._validation import check_choice, check_float, check_int
 from ..errors import InputError
 from ..result import jsonable
-from .count import FibreTooLarge, as_count_array, check_margins, count_tables, enumerate_bounded, enumerate_tables
+from .count import (
+    FibreTooLarge,
+    as_count_array,
+    check_margins,
+    count_tables,
+    enumerate_bounded,
+    enumerate_tables,
+)
 from .cyclic import PERTURBATION_MODELS, check_cycles
 
 __all__ = ["Posterior", "perturbation_likelihood", "perturbation_posterior", "rounding_posterior",
@@ -208,7 +215,7 @@ def perturbation_likelihood(published, cycles, alpha: float, beta: float, *,
       so the cycle stays with probability ``gamma`` plus the probability of each blocked
       move (a proper probability model: the likelihoods over all published tables sum to 1);
     * ``"skip-cycle"`` — a cycle with a blocked move ("unless there is a zero in the cycle",
-      seed 002) is skipped with probability 1, while the move in the other direction, when
+      Roehrig 2002) is skipped with probability 1, while the move in the other direction, when
       possible, keeps its probability alpha or beta. The per-cycle weights then sum to
       ``1 + alpha`` or ``1 + beta`` at the boundary, so this is not a probability model; it
       is the reading under which the seed's published posterior table follows (all 24
@@ -254,7 +261,7 @@ def perturbation_likelihood(published, cycles, alpha: float, beta: float, *,
 
 def perturbation_posterior(published, cycles, alpha: float, beta: float, *, prior: Prior | None = None,
                            max_states: int = 2_000_000, model: str = "no-change") -> Posterior:
-    """Posterior of every cell of a cyclically perturbed table (seed 002's Bayesian analysis).
+    """Posterior of every cell of a cyclically perturbed table (Roehrig 2002, the Bayesian analysis).
 
     Parameters
     ----------
@@ -392,7 +399,8 @@ def _northwest(r, c) -> np.ndarray:
     while i < len(r) and j < len(c):
         x = min(r[i], c[j])
         t[i, j] = x
-        r[i] -= x; c[j] -= x
+        r[i] -= x
+        c[j] -= x
         if r[i] == 0:
             i += 1
         else:

@@ -21,7 +21,7 @@ References
 ----------
 Cox, L.H. and Ernst, L.R. (1982). Controlled rounding. *INFOR* 20(4), 423-432.
 Cox, L.H. (1987). A constructive procedure for unbiased controlled rounding. *JASA* 82, 520-524.
-Karr, A.F. et al. (2006). Secure statistical analysis / seed 002: base-3 controlled rounding of
+Karr, A.F. et al. (2006). Secure statistical analysis; Roehrig (2002), slide "Controlled Rounding (Base 3)": base-3 controlled rounding of
 the delinquent-children table and its uniform feasibility interval.
 """
 
@@ -36,8 +36,8 @@ import numpy as np
 from .._random import as_generator, seed_sequence
 from .._validation import check_bool, check_choice, check_float, check_int
 from ..errors import InputError, SolverError
-from ..result import Guarantee, jsonable
-from ._highs import INF, new_highs, pass_lp, status
+from ..result import Guarantee, ResultDisplay, jsonable
+from ._highs import new_highs, pass_lp, status
 from .audit import AuditResult, audit
 from .table import Table
 
@@ -67,7 +67,7 @@ def check_rounding(table: Table, rounded: np.ndarray, base: int, *, zero_restric
 
 
 @dataclass(frozen=True)
-class RoundingResult:
+class RoundingResult(ResultDisplay):
     """A rounded table with its evidence: method, status, deviations, cell intervals."""
 
     table: Table
@@ -96,7 +96,7 @@ class RoundingResult:
 
     @property
     def uniform_interval(self) -> tuple[int, int]:
-        """For integer data: the original lies in [R - (b - 1), R + (b - 1)] (seed 002's uniform interval)."""
+        """For integer data: the original lies in [R - (b - 1), R + (b - 1)] (Roehrig 2002's uniform interval)."""
         return -(self.base - 1), self.base - 1
 
     def to_dict(self) -> dict:

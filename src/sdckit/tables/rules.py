@@ -14,7 +14,7 @@ de Wolf, P.-P. et al. (2014). *tau-Argus user's manual* 4.1, section 4.4 (freque
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -18,7 +18,7 @@ References
 Diaconis, P. and Sturmfels, B. (1998). Algebraic algorithms for sampling from conditional
 distributions. *Annals of Statistics* 26, 363-397.
 Geyer, C. J. (1992). Practical Markov chain Monte Carlo. *Statistical Science* 7, 473-483.
-Roehrig, S. F. (2002), seed 002: "Use the Groebner basis to enumerate or sample".
+Roehrig, S. F. (2002), slide "Use the Groebner basis to enumerate or sample".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from numba import njit
 from .._random import as_generator
 from .._validation import check_choice, check_int
 from ..errors import InputError
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from .count import as_count_array
 from .markov import basic_moves, markov_basis
 
@@ -135,7 +135,7 @@ def cell_distributions(tables: np.ndarray, weights: np.ndarray | None = None) ->
 
 
 @dataclass(frozen=True)
-class SampleResult:
+class SampleResult(ResultDisplay):
     """Tables drawn from a fibre with the walk's diagnostics."""
 
     samples: np.ndarray

@@ -46,7 +46,7 @@ from numba import njit
 
 from .._random import as_generator
 from .._validation import check_choice, check_int
-from ..result import jsonable
+from ..result import ResultDisplay, jsonable
 from .count import check_margins
 
 __all__ = ["SISResult", "sis_count", "format_big"]
@@ -154,7 +154,7 @@ def format_big(log10_value: float, digits: int = 6) -> str:
 
 
 @dataclass(frozen=True)
-class SISResult:
+class SISResult(ResultDisplay):
     """An importance-sampling estimate of the number of tables with given margins.
 
     Attributes

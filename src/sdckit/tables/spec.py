@@ -37,6 +37,13 @@ Example::
                                       # (default <report stem without _report>_public.html)
     public_table = "public.csv"       # to publish: value (number or code) and status per cell
     suppression_code = "x"            # what a suppressed cell shows (default x)
+    # folder = "release"              # a release instead of loose files: the public folder (table CSV with
+                                      # status marks, report.html, certificate.json) and <folder>-internal,
+                                      # switched in together, checked by `sdckit verify`; then table is the CSV's
+                                      # name and public_report the page's; internal_folder, signing_key and
+                                      # overwrite = true as for a microdata release
+    # [table] missing = "refuse"      # or "category" / "drop", or per dimension: missing = {region = "drop"};
+                                      # missing_label = "Missing"; [hierarchies.<dim>] arx = "h.csv" (ARX-style)
 
 Relative paths are relative to the spec file. Outputs are written atomically.
 """
@@ -55,26 +62,38 @@ import pandas as pd
 from .._validation import close_names
 from ..errors import GateError, InputError, ParameterError, SpecError
 from ..io.atomic import atomic_write_text
-from ..result import jsonable
-from .margins import release_margins
-from .hypercube import HypercubeSuppression
-from .modular import ModularSuppression
-from .rounding import ControlledRounding
-from .rules import primary_cells, rule_from_dict
-from .suppression import HeuristicSuppression, OptimalSuppression, table_html
+from ..params import step_params
+from ..result import ResultDisplay, jsonable
+from .dimensions import (
+    DEFAULT_MISSING_LABEL,
+    MISSING_CHOICES,
+    apply_missing,
+    hierarchy_from_file,
+    missing_choices,
+    with_missing_code,
+)
 from .public import DEFAULT_CODE, check_code, public_frame, public_page
-from .table import Hierarchy, Table
+from .registry import build_table_method, build_table_rule, known_table_methods, table_method_class
+from .rules import primary_cells
+from .suppression import table_html
+from .table import Table
 
-__all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame"]
+__all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame", "spec_methods", "MISSING_CHOICES"]
 
-METHODS = ("optimal", "modular", "heuristic", "hypercube", "rounding", "margins", "ckm", "dp")
+
+
+def spec_methods() -> tuple[str, ...]:
+    """The spec's ``protection.method`` values: every registered table method, with the four DP
+    settings as one ``"dp"`` (the mechanism and the table's kind choose among them)."""
+    names = [n for n in known_table_methods() if not n.startswith("dp_")]
+    return tuple(names) + ("dp",)
+
 #: ``[protection] audit``: "exact" refuses a run whose audit is not exact and passing
 AUDIT_REQUIREMENTS = ("exact", "sampled")
-_SUPPRESSION = {"optimal": OptimalSuppression, "modular": ModularSuppression, "heuristic": HeuristicSuppression,
-                "hypercube": HypercubeSuppression}
+_SUPPRESSION = ("optimal", "modular", "heuristic", "hypercube")
 _SECTIONS = {
     "input": {"microdata", "table", "value", "freq", "top"},
-    "table": {"dimensions", "response", "weight", "holding", "total", "n_top"},
+    "table": {"dimensions", "response", "weight", "holding", "total", "n_top", "missing", "missing_label"},
     "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
@@ -83,12 +102,13 @@ _SECTIONS = {
                    "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
                    "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
     "budget": {"max_rho", "max_epsilon", "delta", "conversion"},  # method "dp" (sdckit.dp.run.BUDGET_KEYS)
-    "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code"},
+    "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code",
+               "folder", "internal_folder", "signing_key", "overwrite"},
 }
 
 
 @dataclass(frozen=True)
-class TableRun:
+class TableRun(ResultDisplay):
     """Outcome of one table spec: the table, the primary cells, the protection result, the files."""
 
     spec_path: str
@@ -98,6 +118,10 @@ class TableRun:
     primary: object
     seconds: float
     outputs: dict = field(default_factory=dict)
+    #: the registry's :class:`~sdckit.tables.registry.TableResult` (values, statuses, verdict)
+    table_result: object = None
+    #: per dimension with missing values: the choice made and the counts (see ``[table] missing``)
+    missing: dict = field(default_factory=dict)
 
     @property
     def n_primary(self) -> int:
@@ -252,71 +276,100 @@ def _read_csv(path: Path, where: str, dims) -> pd.DataFrame:
     return df
 
 
-def _build_table(spec: dict, base: Path) -> Table:
+def _missing_settings(spec: dict, dims: list) -> tuple[dict, str]:
+    tab = spec.get("table", {})
+    label = _get(tab, "missing_label", "table", str, DEFAULT_MISSING_LABEL)
+    return missing_choices(tab.get("missing"), dims), label
+
+
+def _missing_reader(spec: dict, dims):
+    """The microdata reader of the CKM and DP runs: the same missing-value choices as the table."""
+    choices, label = _missing_settings(spec, list(dims))
+
+    def read(f: Path) -> pd.DataFrame:
+        frame = _read_csv(f, "input.microdata", dims)
+        return apply_missing(frame, list(dims), choices, source=f.name, label=label)[0]
+
+    return read
+
+
+def _with_missing(run, missing: dict):
+    from dataclasses import replace
+
+    return replace(run, missing=missing) if missing else run
+
+
+def _build_table(spec: dict, base: Path, *, with_missing: bool = False):
+    """The table of the spec (and, with ``with_missing``, the missing-value report per dimension)."""
     inp = _get(spec, "input", "spec", dict)
     tab = _get(spec, "table", "spec", dict)
     dims = _get(tab, "dimensions", "table", list)
     if not dims or not all(isinstance(d, str) for d in dims):
         raise SpecError("table.dimensions: give a list of column names, e.g. [\"region\", \"activity\"]")
     total = _get(tab, "total", "table", str, "Total")
+    choices, label = _missing_settings(spec, dims)
     hier = {}
     for name, h in _get(spec, "hierarchies", "spec", dict, {}).items():
         where = f"hierarchies.{name}"
         if name not in dims:
             raise SpecError(f"{where}: {name!r} is not one of the dimensions {dims}")
-        if "hrc" in h:
-            f = base / h["hrc"]
-            if not f.is_file():
-                raise SpecError(f"{where}.hrc: file {str(f)!r} does not exist")
-            hier[name] = Hierarchy.from_hrc(f, total=total)
-        elif "parent_child" in h:
-            f = base / h["parent_child"]
-            if not f.is_file():
-                raise SpecError(f"{where}.parent_child: file {str(f)!r} does not exist")
-            hier[name] = Hierarchy.from_parent_child(f, total=total, parent_col=h.get("parent", "parent"),
-                                                     child_col=h.get("child", "child"))
-        else:
-            raise SpecError(f"{where}: give hrc = 'file.hrc' or parent_child = 'file.csv'")
+        hier[name] = hierarchy_from_file(h, base, total=total, where=where)
     if "microdata" in inp:
-        df = _read_csv(base / inp["microdata"], "input.microdata", dims)
-        return Table.from_microdata(df, dims, response=tab.get("response"), weight=tab.get("weight"),
-                                    holding=tab.get("holding"), hierarchies=hier, total=total,
-                                    n_top=int(tab.get("n_top", 3)))
-    if "table" in inp:
-        df = _read_csv(base / inp["table"], "input.table", dims)
+        f = base / inp["microdata"]
+        df = _read_csv(f, "input.microdata", dims)
+    elif "table" in inp:
+        f = base / inp["table"]
+        df = _read_csv(f, "input.table", dims)
+    else:
+        raise SpecError("input: give microdata = 'file.csv' or table = 'cells.csv' (with value = 'column')")
+    df, missing = apply_missing(df, dims, choices, source=f.name, label=label)
+    for d, r in missing.items():
+        if r["choice"] == "category" and d in hier:
+            hier[d] = with_missing_code(hier[d], label)
+    if "microdata" in inp:
+        table = Table.from_microdata(df, dims, response=tab.get("response"), weight=tab.get("weight"),
+                                     holding=tab.get("holding"), hierarchies=hier, total=total,
+                                     n_top=int(tab.get("n_top", 3)))
+    else:
         try:
-            return Table.from_cells(df, dims, _get(inp, "value", "input", str), freq=inp.get("freq"),
-                                    top=tuple(inp.get("top", ())), hierarchies=hier, total=total)
+            table = Table.from_cells(df, dims, _get(inp, "value", "input", str), freq=inp.get("freq"),
+                                     top=tuple(inp.get("top", ())), hierarchies=hier, total=total)
         except InputError as exc:  # name the file the cells came from
             msg = str(exc)
             name = Path(inp["table"]).name
             raise InputError(msg.replace("table file:", f"{name}:", 1) if msg.startswith("table file:")
                              else f"{name}: {msg}") from None
-    raise SpecError("input: give microdata = 'file.csv' or table = 'cells.csv' (with value = 'column')")
+    return (table, missing) if with_missing else table
 
 
-def _method(method: str, prot: dict, where: str = "protection"):
-    keys = {"optimal": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound"),
-            "modular": ("cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "carry_percent"),
-            "heuristic": ("cost", "time_limit", "lower_bound", "upper_bound"),
-            "hypercube": ("cost", "time_limit", "lower_bound", "upper_bound", "max_siblings", "audit_lps",
-                          "audit_seconds", "avoid_singletons", "audit_certificates")}[method]
-    try:
-        return _SUPPRESSION[method](**{k: prot[k] for k in keys if k in prot})
-    except ParameterError as e:
-        raise SpecError(f"{where}.{e.param}: {e}") from None
+def rules_from_spec(rules_spec: list) -> list:
+    """The rule objects of ``[[rules]]`` (declared in the registry; errors at ``rules[k]``)."""
+    if not isinstance(rules_spec, list) or not all(isinstance(r, dict) for r in rules_spec):
+        raise SpecError("rules: give [[rules]] tables, e.g. type = 'threshold' and n = 3")
+    return [build_table_rule(r, where=f"rules[{k}]") for k, r in enumerate(rules_spec)]
 
 
-def run_table_spec(path: str | Path) -> TableRun:
-    """Read the spec, build the table, apply the rules and the method, audit, write outputs."""
+def method_from_spec(method: str, prot: dict, where: str = "protection"):
+    """The registered table method ``method`` built from the ``[protection]`` keys it declares."""
+    cls = table_method_class(method, where=f"{where}.method")
+    names = {p.name for p in step_params(cls)}
+    return build_table_method(method, {k: v for k, v in prot.items() if k in names}, where=where)
+
+
+def run_table_spec(path: str | Path, *, write: bool = True) -> TableRun:
+    """Read the spec, build the table, apply the rules and the method, audit, write outputs.
+
+    With ``write=False`` nothing is written (the run's ``outputs`` is empty): a release
+    (``[output] folder``) is written by :func:`sdckit.report.table_release.release_table_spec`.
+    """
     t0 = time.perf_counter()
     spec = load_table_spec(path)
     base = Path(path).resolve().parent
-    table = _build_table(spec, base)
+    table, missing = _build_table(spec, base, with_missing=True)
     prot = _get(spec, "protection", "spec", dict, {})
     method = prot.get("method", "optimal")
-    if method not in METHODS:
-        raise SpecError(f"protection.method: must be one of {', '.join(METHODS)}; got {method!r}")
+    if method not in spec_methods():
+        raise SpecError(f"protection.method: must be one of {', '.join(spec_methods())}; got {method!r}")
     if "budget" in spec and method != "dp":
         raise SpecError(f"budget: a privacy budget goes with method = 'dp', not {method!r}; remove [budget]")
     required = prot.get("audit", "sampled")
@@ -324,41 +377,31 @@ def run_table_spec(path: str | Path) -> TableRun:
         raise SpecError(f"protection.audit: must be one of {', '.join(map(repr, AUDIT_REQUIREMENTS))}; got {required!r}")
     if "audit" in prot and method in ("ckm", "dp"):
         raise SpecError(f"protection.audit: method {method!r} has no suppression audit; remove the key")
-    if method == "ckm":  # cell key method: see sdckit.tables.ckm.run
+    reader = _missing_reader(spec, table.dims)
+    if method == "ckm":  # cell key method (registered as "ckm"): the spec's p-table keys, see sdckit.tables.ckm.run
         from .ckm.run import run_ckm
-        return run_ckm(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
-    if method == "dp":  # differential privacy: see sdckit.dp.run
+        return _with_missing(run_ckm(spec, path, table, reader, write=write), missing)
+    if method == "dp":  # the four registered DP settings, chosen by mechanism and kind: see sdckit.dp.run
         from ..dp.run import run_dp
-        return run_dp(spec, path, table, lambda f: _read_csv(f, "input.microdata", table.dims))
-    rules_spec = _get(spec, "rules", "spec", list, [])
-    rules = []
-    for k, r in enumerate(rules_spec):
-        try:
-            rules.append(rule_from_dict(r))
-        except InputError as e:
-            raise SpecError(f"rules[{k}]: {e}") from None
-    if method in _SUPPRESSION and not rules:
+        return _with_missing(run_dp(spec, path, table, reader, write=write), missing)
+    rules = [r.build() for r in rules_from_spec(_get(spec, "rules", "spec", list, []))]
+    m = method_from_spec(method, prot)
+    if m.needs_rules and not rules:
         raise SpecError("rules: suppression needs at least one [[rules]] entry (e.g. type = 'threshold', n = 3)")
     primary = primary_cells(table, rules, zero_unsafe=bool(prot.get("zero_unsafe", False))) if rules else None
-    if method in _SUPPRESSION:
-        result = _method(method, prot).apply(table, primary)
-    elif method == "rounding":
-        try:
-            rounding = ControlledRounding(base=prot.get("base", 3), method=prot.get("rounding", "optimal"),
-                                          zero_restricted=prot.get("zero_restricted", True),
-                                          time_limit=prot.get("time_limit", 60.0))
-        except ParameterError as e:
-            raise SpecError(f"protection.{'rounding' if e.param == 'method' else e.param}: {e}") from None
-        result = rounding.apply(table, rng=prot.get("seed"))
-    else:
-        result = release_margins(table, primary=primary, lower_bound=prot.get("lower_bound"),
-                                 upper_bound=prot.get("upper_bound"))
+    try:
+        tres = m.apply(table, primary, rng=prot.get("seed"))
+    except ParameterError as e:
+        raise SpecError(f"protection.{e.param or 'seed'}: {e}") from None
+    result = tres.detail
     if required == "exact":  # before anything is written
         verdict = TableRun(str(path), table, method, result, primary, 0.0, {}).audit_summary()
         if not verdict["audit_ok"]:
             raise GateError(f"{Path(path).name}: protection.audit = \"exact\" but the audit is {verdict['audit_status']}: "
                             f"{verdict['audit_statement']}; nothing was written. Raise audit_lps and audit_seconds "
                             "(or change the pattern) until every sensitive cell is audited and protected")
+    if not write:
+        return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, {}, tres, missing)
     out = _get(spec, "output", "spec", dict, {})
     stem = Path(path).stem
     targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}
@@ -393,7 +436,7 @@ def run_table_spec(path: str | Path) -> TableRun:
         csv_name = out.get("public_table", str(rep.with_name(f"{stem_public}_public.csv")))
         outputs["public_table"] = str(atomic_write_text(
             base / csv_name, public_frame(run.table, values, status, code=code).to_csv(index=False)))
-    return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs)
+    return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, outputs, tres, missing)
 
 
 def public_cells(run: TableRun) -> tuple[np.ndarray, np.ndarray]:

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from .._validation import check_bool, check_choice, check_float, check_int
 from ..errors import InputError, SolverError
-from ..result import Guarantee, jsonable
+from ..result import Guarantee, ResultDisplay, jsonable
 from ._highs import INF, new_highs, pass_lp, status
 from .audit import AuditResult, a_priori_bounds, attacker_model, audit, suppressed_components
 from .rules import Primary
@@ -72,7 +72,7 @@ def cell_costs(table: Table, cost: str = "value") -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SuppressionResult:
+class SuppressionResult(ResultDisplay):
     """A suppression pattern with its evidence: solver status, gap, cost and the audit.
 
     ``suppressed`` holds primary and secondary cells; ``secondary`` the ones the method added.
@@ -139,12 +139,12 @@ def table_html(table: Table, primary: np.ndarray, secondary: np.ndarray) -> str:
 
 
 # --------------------------------------------------------------------------- helpers
-def _check_inputs(table: Table, primary: Primary) -> None:
+def check_inputs(table: Table, primary: Primary) -> None:
     if primary.sensitive.shape != (table.n_cells,):
         raise InputError("the primary cells do not belong to this table (different number of cells)")
 
 
-def _capacities(table: Table, lb: np.ndarray, ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def capacities(table: Table, lb: np.ndarray, ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """UB_i = ub_i - a_i (room upwards), LB_i = a_i - lb_i (room downwards)."""
     return ub - table.value, table.value - lb
 
@@ -209,7 +209,7 @@ def _cleanup(table, suppressed, primary, w, lb, ub, max_cells: int) -> np.ndarra
     return sup
 
 
-def _validate_common(owner: str, s) -> None:
+def validate_common(owner: str, s) -> None:
     check_choice(owner, "cost", s.cost, COSTS)
     check_float(owner, "time_limit", s.time_limit, low=0, low_open=True)
 
@@ -248,15 +248,15 @@ class HeuristicSuppression:
     upper_bound: float | None = None
 
     def __post_init__(self) -> None:
-        _validate_common("HeuristicSuppression", self)
+        validate_common("HeuristicSuppression", self)
         check_bool("HeuristicSuppression", "cleanup", self.cleanup)
 
     def apply(self, table: Table, primary: Primary, *, weights: np.ndarray | None = None) -> SuppressionResult:
         t0 = time.perf_counter()
-        _check_inputs(table, primary)
+        check_inputs(table, primary)
         w = cell_costs(table, self.cost) if weights is None else np.asarray(weights, float)
         lb, ub = a_priori_bounds(table, self.lower_bound, self.upper_bound)
-        sup = _heuristic_pattern(table, primary, w, lb, ub, self.time_limit)
+        sup = heuristic_pattern(table, primary, w, lb, ub, self.time_limit)
         if self.cleanup:
             sup = _cleanup(table, sup, primary, w, lb, ub, self.cleanup_max)
         aud = audit(table, sup, primary=primary, lower_bound=lb, upper_bound=ub)
@@ -266,12 +266,12 @@ class HeuristicSuppression:
                                  params={"cost": self.cost, "cleanup": self.cleanup})
 
 
-def _suppressible(table: Table, primary: Primary) -> np.ndarray:
+def suppressible(table: Table, primary: Primary) -> np.ndarray:
     """Empty cells are never used as secondary suppressions (tau-Argus' default)."""
     return (table.freq > 0) | primary.sensitive
 
 
-def _heuristic_pattern(table, primary, w, lb, ub, time_limit, start: np.ndarray | None = None) -> np.ndarray:
+def heuristic_pattern(table, primary, w, lb, ub, time_limit, start: np.ndarray | None = None) -> np.ndarray:
     """Union of the cells moved by the cheapest perturbation reaching each protection level.
 
     ``start`` is a pattern to extend (its cells cost nothing); a perturbation ``y`` with
@@ -280,8 +280,8 @@ def _heuristic_pattern(table, primary, w, lb, ub, time_limit, start: np.ndarray 
     """
     n = table.n_cells
     m = table.relations
-    UB, LB = _capacities(table, lb, ub)
-    can = _suppressible(table, primary)
+    UB, LB = capacities(table, lb, ub)
+    can = suppressible(table, primary)
     sup = primary.sensitive.copy() if start is None else (np.asarray(start, bool) | primary.sensitive)
     unit = np.asarray(w, float)  # w_i per unit moved: cheap cells are preferred
     up_cap = np.where(can, np.minimum(UB, INF), 0.0)
@@ -361,16 +361,16 @@ class OptimalSuppression:
     max_iterations: int = 500
 
     def __post_init__(self) -> None:
-        _validate_common("OptimalSuppression", self)
+        validate_common("OptimalSuppression", self)
         check_float("OptimalSuppression", "mip_gap", self.mip_gap, low=0, high=1)
         check_int("OptimalSuppression", "max_iterations", self.max_iterations, min_value=1)
 
     def apply(self, table: Table, primary: Primary, *, weights: np.ndarray | None = None) -> SuppressionResult:
         t0 = time.perf_counter()
-        _check_inputs(table, primary)
+        check_inputs(table, primary)
         w = cell_costs(table, self.cost) if weights is None else np.asarray(weights, float)
         lb, ub = a_priori_bounds(table, self.lower_bound, self.upper_bound)
-        best, best_cost, proven, gap, state, it, n_cuts = _optimal_pattern(
+        best, best_cost, proven, gap, state, it, n_cuts = optimal_pattern(
             table, primary, w, lb, ub, time_limit=self.time_limit, mip_gap=self.mip_gap,
             max_iterations=self.max_iterations)
         aud = audit(table, best, primary=primary, lower_bound=lb, upper_bound=ub)
@@ -381,7 +381,7 @@ class OptimalSuppression:
                                  params={"cost": self.cost, "time_limit": self.time_limit, "mip_gap": self.mip_gap})
 
 
-def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iterations,
+def optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iterations,
                      cleanup_max: int = 3000):
     """Benders loop: master MILP over x, attacker LPs give capacity cuts, until none is violated.
 
@@ -390,8 +390,8 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
     bound (a relaxation of the true problem) gives the gap when time runs out.
     """
     n = table.n_cells
-    UB, LB = _capacities(table, lb, ub)
-    can = _suppressible(table, primary)
+    UB, LB = capacities(table, lb, ub)
+    can = suppressible(table, primary)
     prim = np.flatnonzero(primary.sensitive)
     m = table.relations.tocsr()
     mt = m.T.tocsr()
@@ -473,7 +473,7 @@ def _optimal_pattern(table, primary, w, lb, ub, *, time_limit, mip_gap, max_iter
             master.addRow(rhs, INF, int(idx.size), idx.astype(np.int32), coef)
             n_cuts += 1
     if best is None:  # no audited pattern yet: the heuristic one, cleaned up
-        best = _heuristic_pattern(table, primary, w, lb, ub, None)
+        best = heuristic_pattern(table, primary, w, lb, ub, None)
         best = _cleanup(table, best, primary, w, lb, ub, cleanup_max)
         best_cost = float(w[best & ~primary.sensitive].sum())
     gap = max(0.0, (best_cost - bound) / max(abs(best_cost), 1e-9))

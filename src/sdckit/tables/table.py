@@ -15,8 +15,8 @@ de Wolf, P.-P. et al. (2014). *tau-Argus user's manual*, version 4.1 (hierarchy 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,7 @@ class Hierarchy:
         return out
 
     @classmethod
-    def flat(cls, codes: Iterable, total: str = "Total") -> "Hierarchy":
+    def flat(cls, codes: Iterable, total: str = "Total") -> Hierarchy:
         """One level: the total and the given codes."""
         codes = [str(c) for c in codes]
         if total in codes:
@@ -87,7 +87,7 @@ class Hierarchy:
         return cls([total] + codes, [-1] + [0] * len(codes))
 
     @classmethod
-    def from_hrc(cls, source: str | Path, total: str = "Total", marker: str = "@") -> "Hierarchy":
+    def from_hrc(cls, source: str | Path, total: str = "Total", marker: str = "@") -> Hierarchy:
         """Read a tau-Argus ``.hrc`` file (or its text): one code per line, one ``@`` per level."""
         text = Path(source).read_text() if isinstance(source, Path) or (
             isinstance(source, str) and "\n" not in source and Path(source).exists()) else str(source)
@@ -108,7 +108,7 @@ class Hierarchy:
 
     @classmethod
     def from_parent_child(cls, frame: pd.DataFrame | str | Path, total: str = "Total",
-                          parent_col: str = "parent", child_col: str = "child") -> "Hierarchy":
+                          parent_col: str = "parent", child_col: str = "child") -> Hierarchy:
         """Read a parent/child table (CSV or DataFrame); parents absent as children hang under the total."""
         df = pd.read_csv(frame, dtype=str) if not isinstance(frame, pd.DataFrame) else frame.astype(str)
         for c in (parent_col, child_col):
@@ -244,7 +244,7 @@ class Table:
     def from_microdata(cls, data, dims: Sequence[str], *, response: str | None = None,
                        weight: str | None = None, holding: str | None = None,
                        hierarchies: Mapping[str, Hierarchy] | None = None, total: str = "Total",
-                       n_top: int = 3) -> "Table":
+                       n_top: int = 3) -> Table:
         """Tabulate microdata: counts (``response=None``) or sums of ``response``.
 
         ``weight`` multiplies each record's contribution to the value (contributors are still
@@ -336,7 +336,7 @@ class Table:
     @classmethod
     def from_cells(cls, frame: pd.DataFrame, dims: Sequence[str], value: str, *, freq: str | None = None,
                    top: Sequence[str] = (), hierarchies: Mapping[str, Hierarchy] | None = None,
-                   total: str = "Total", kind: str | None = None, tol: float = 1e-6) -> "Table":
+                   total: str = "Total", kind: str | None = None, tol: float = 1e-6) -> Table:
         """A table read from a cell list (one row per cell, codes in ``dims``).
 
         If the list holds only inner cells, totals are computed. If it holds totals too, every
@@ -405,7 +405,7 @@ class Table:
         return t
 
 
-def grid_html(table: "Table", cell, *, max_rows: int = 5000) -> str:
+def grid_html(table: Table, cell, *, max_rows: int = 5000) -> str:
     """HTML of a table: a row x column grid when it has two dimensions, otherwise one row a
     cell (its codes, then the cell) for the first ``max_rows`` cells. ``cell(i)`` gives the
     ``<td>`` of cell ``i``."""

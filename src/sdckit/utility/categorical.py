@@ -22,6 +22,7 @@ for microdata. In *Confidentiality, Disclosure and Data Access*, North-Holland, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -161,11 +162,30 @@ def entropy_kept(pairs: Sequence[tuple[LabelCodes, LabelCodes]]) -> float:
     return float(1.0 - h_xy / h_x)
 
 
-def _natural(x: str):
-    try:
-        return (0, float(x), "")
+_BAND = re.compile(r"^\s*(<=?|>=?|under|below|less than|over|above|more than)?\s*(-?\d+(?:\.\d+)?)",
+                   re.IGNORECASE)
+_BELOW = ("<", "<=", "under", "below", "less than")
+
+
+def order_key(text: str) -> tuple:
+    """The sort key of a category label: numbers by value, and bands by their first number,
+    so "<25" sorts before "25-44" and "65+" after "45-64" (a band below a number before it,
+    an open upper band after); other texts after the numbers, alphabetically."""
+    x = str(text)
+    try:   # equal numbers ("1", "01") keep their order (a stable sort)
+        return (0, float(x), 0, "")
     except ValueError:
-        return (1, 0.0, x)
+        pass
+    m = _BAND.match(x)
+    if m is None:
+        return (1, 0.0, 0, x)
+    word = (m.group(1) or "").lower()
+    rank = -1 if word in _BELOW else (1 if word or x.rstrip().endswith("+") else 0)
+    return (0, float(m.group(2)), rank, x)
+
+
+def _natural(x: str):
+    return order_key(x)
 
 
 def _text_counts(c: LabelCodes) -> dict[str, int]:
@@ -209,3 +229,36 @@ def changed_share(a: LabelCodes, b: LabelCodes) -> float:
     map_a = np.array([number[t] for t in a.texts] + [-1], dtype=np.int64)
     map_b = np.array([number[t] for t in b.texts] + [-1], dtype=np.int64)
     return float(np.count_nonzero(map_a[a.ids] != map_b[b.ids]) / n) if n else float("nan")
+
+
+def value_labels_of(microdata: Microdata, var: str) -> dict[str, str]:
+    """The value labels of ``var`` (SPSS/Stata labels, a labels file) keyed by the canonical
+    text of the code (:func:`canonical_label`): ``{"1": "Male", "2": "Female"}``; {} without."""
+    meta = getattr(microdata, "meta", None)
+    labels = (getattr(meta, "value_labels", None) or {}).get(var) or {}
+    return {canonical_label(k): str(v) for k, v in labels.items()}
+
+
+def labelled_counts(microdata: Microdata, var: str) -> tuple[list[str], np.ndarray, int]:
+    """Records per category of ``var`` shown by its label, in the category order: an ordered
+    categorical column in its declared order, coded values by code, else labels by
+    :func:`order_key` ("<25" before "65+"). Returns (labels, counts, missing count); two codes
+    with one label are one category."""
+    col = microdata.frame[var]
+    lookup = value_labels_of(microdata, var)
+    c = label_codes(microdata, var)
+    texts = list(c.texts)
+    counts = np.asarray(c.counts, dtype=np.int64)
+    dtype = col.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+        rank = {canonical_label(v): i for i, v in enumerate(dtype.categories)}
+        order = sorted(range(len(texts)), key=lambda i: (rank.get(texts[i], len(rank)), order_key(texts[i])))
+    else:
+        order = sorted(range(len(texts)), key=lambda i: order_key(texts[i]))
+    merged: dict[str, int] = {}
+    for i in order:
+        if counts[i] == 0:
+            continue
+        shown = lookup.get(texts[i], texts[i])
+        merged[shown] = merged.get(shown, 0) + int(counts[i])
+    return list(merged), np.array(list(merged.values()), dtype=np.int64), int(c.n_missing)

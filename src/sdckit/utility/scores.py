@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..result import ResultDisplay
 from ..risk.interval import interval_disclosure
 from ..risk.linkage import distance_linkage, probabilistic_linkage
 from .numeric import as_pair, information_loss, nearest_original
@@ -34,7 +35,7 @@ WEIGHTS = {"il": 0.5, "dld": 0.125, "pld": 0.125, "id": 0.25}
 
 
 @dataclass(frozen=True)
-class ScoreResult:
+class ScoreResult(ResultDisplay):
     """Score (or Score') with its components (all in percent) and the detailed measures."""
 
     score: float

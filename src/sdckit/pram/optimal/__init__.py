@@ -38,7 +38,7 @@ The package: :mod:`.l2` (the loss, its gradient and Hessian), :mod:`.highs` (HiG
 :mod:`.constraints` (C1 as linear rows, input validation, the certificate),
 :mod:`.targets` (the target cover of the restricted support), :mod:`.solver` (SQP, Frank-Wolfe,
 :func:`optimal_matrix`), :mod:`.evidence` (comparison with the usual matrices, figure 1, the
-report section) and :mod:`.register` (``matrix = "optimal"`` in the ``pram`` step and the
+report section) and :mod:`.register` (``Optimal``, ``matrix = { type = "optimal", ... }`` in the ``pram`` step and the
 ``max_recognition_ratio`` gate, registered on import).
 
 References
@@ -52,15 +52,22 @@ randomisation for statistical disclosure control. *Journal of Official Statistic
 from __future__ import annotations
 
 from .constraints import MAX_FULL_ELEMENTS, OWNER, SAFETY, OptimalPRAMResult, projection_codes_of
-from .evidence import (change_evidence, figure1, kron_loss, kron_recognition_max, report_section,
-                       usual_family, weakest_usual)
+from .evidence import (
+                       change_evidence,
+                       figure1,
+                       kron_loss,
+                       kron_recognition_max,
+                       report_section,
+                       usual_family,
+                       weakest_usual,
+)
 from .highs import QP_TIME_LIMIT
 from .l2 import _restricted_terms, l2_gradient, l2_loss_value  # noqa: F401
+from .register import MaxRecognitionRatio, Optimal  # registers the Optimal matrix type and its gate
 from .solver import QP_MAX_VARIABLES, optimal_matrix
 from .targets import target_cover
-from . import register  # noqa: F401  (registers matrix = "optimal" and its gate)
 
-__all__ = ["MAX_FULL_ELEMENTS", "OWNER", "OptimalPRAMResult", "QP_MAX_VARIABLES", "QP_TIME_LIMIT", "SAFETY",
+__all__ = ["MAX_FULL_ELEMENTS", "MaxRecognitionRatio", "OWNER", "Optimal", "OptimalPRAMResult", "QP_MAX_VARIABLES", "QP_TIME_LIMIT", "SAFETY",
            "change_evidence", "figure1", "kron_loss", "kron_recognition_max", "l2_gradient", "l2_loss_value",
            "optimal_matrix", "projection_codes_of", "report_section", "target_cover", "usual_family",
            "weakest_usual"]

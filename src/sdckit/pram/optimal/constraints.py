@@ -22,13 +22,17 @@ import scipy.sparse as sp
 
 from ..._validation import check_float
 from ...errors import InputError, SolverError
+from ...result import ResultDisplay
 from ..recognition import (
-    Combination, RecognitionCheck, combination_counts, projection_codes, recognition_check,
+    Combination,
+    RecognitionCheck,
+    combination_counts,
+    projection_codes,
+    recognition_check,
     reduced_check_set,
 )
 from .highs import _highs
 from .l2 import l2_loss_value
-
 
 OWNER = "OptimalPRAM"
 #: the optimiser aims at alpha * (1 - SAFETY) so that solver tolerances never push a ratio
@@ -38,7 +42,7 @@ MAX_FULL_ELEMENTS = 200
 
 
 @dataclass(frozen=True)
-class OptimalPRAMResult:
+class OptimalPRAMResult(ResultDisplay):
     """The certified optimal matrix and its evidence.
 
     Attributes

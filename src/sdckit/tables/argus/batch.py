@@ -30,10 +30,8 @@ import numpy as np
 
 from ...errors import InputError, SDCError
 from ...result import jsonable
-from ..modular import ModularSuppression
-from ..rounding import ControlledRounding
-from ..rules import DominanceRule, PPercentRule, ThresholdRule, primary_cells
-from ..suppression import OptimalSuppression
+from ..registry import build_table_method, build_table_rule
+from ..rules import primary_cells
 from ..table import Table
 from .meta import ArgusMetadata, read_argus_data, read_rda
 from .write import parse_write_options, table_status, write_argus_table
@@ -114,11 +112,12 @@ def _parse_rules(text: str, where: str) -> tuple:
         if name == "P":
             if len(nums) > 1 and nums[1] > 1:
                 raise InputError(f"{where}: {part!r}: the p% rule with coalitions of n > 1 is not supported; use P(p,1)")
-            rules.append(PPercentRule(p=nums[0]))
+            rules.append(_rule({"type": "p%", "p": nums[0]}, part, where))
         elif name == "NK":
-            rules.append(DominanceRule(n=int(nums[0]), k=nums[1]))
+            rules.append(_rule({"type": "nk", "n": int(nums[0]), "k": nums[1]}, part, where))
         elif name == "FREQ":
-            rules.append(ThresholdRule(n=int(nums[0]), range_percent=nums[1] if len(nums) > 1 else 10.0))
+            rules.append(_rule({"type": "threshold", "n": int(nums[0]),
+                                "range_percent": nums[1] if len(nums) > 1 else 10.0}, part, where))
         elif name == "ZERO":
             zero = True
         elif name == "MAN":
@@ -130,6 +129,18 @@ def _parse_rules(text: str, where: str) -> tuple:
             raise InputError(f"{where}: safety rule {name}(...) is not supported by sdckit; "
                              "supported: P, NK, FREQ, ZERO, MAN, WGT(0), MIS")
     return rules, zero, man
+
+
+def _rule(spec: dict, part: str, where: str):
+    """A safety rule built through the table-method registry (declared thresholds)."""
+    try:
+        return build_table_rule(spec, where="rule").build()
+    except SDCError as exc:
+        raise InputError(f"{where}: {part!r}: {str(exc).removeprefix('rule.')}") from None
+
+
+#: tau-Argus's <SUPPRESS> methods -> the registered table methods that run them
+ARGUS_METHODS = {"OPT": "optimal", "MOD": "modular", "GH": "hypercube", "RND": "rounding", "CKM": "ckm"}
 
 
 def _args(text: str) -> list:
@@ -288,7 +299,7 @@ def _build(j: _TableJob, data, meta: ArgusMetadata, *, tabular: bool, where: str
         j.table = Table.from_cells(df[leaf], j.dims, j.response, freq=fr[0] if fr else None,
                                    hierarchies=hier, total=total, kind="magnitude")
         j.notes = f"the table file is not additive; totals recomputed from its {int(leaf.sum())} inner cells"
-        if any(not isinstance(r, ThresholdRule) for r in j.rules):
+        if any(r.name != "threshold" for r in j.rules):
             raise InputError(f"{where}: the table file is not additive and its totals' top contributions cannot be "
                              "recomputed; use FREQ rules or status only, or correct the file") from None
         df = df[leaf]
@@ -316,7 +327,7 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
         kind, rest = m.group(1).upper(), m.group(2)
     else:
         raise InputError(f"{where}: <SUPPRESS> needs METHOD(table, ...), e.g. MOD(1,5,1,0,0)")
-    if kind not in ("OPT", "MOD", "GH", "RND", "CKM"):
+    if kind not in ARGUS_METHODS:
         raise InputError(f"{where}: <SUPPRESS> {kind} is not supported by sdckit; supported: OPT, MOD, GH (mapped to "
                          "sdckit's heuristic), RND, CKM")
     inner = rest[rest.index("(") + 1:rest.index(")")] if "(" in rest and ")" in rest else rest
@@ -331,7 +342,7 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
         res = protect_linked([j.table for j in jobs], [], method="heuristic" if kind == "GH" else "optimal",
                              primaries=[_primary(j) for j in jobs],
                              **({"time_limit": float(a[1])} if len(a) > 1 and kind == "OPT" else {}))
-        for j, s, pr in zip(jobs, res.suppressed, res.primary):
+        for j, s in zip(jobs, res.suppressed):
             j.outcome = {"kind": "suppression", "values": np.where(s, np.nan, j.table.value),
                          "status": table_status(j.table, primary=_primary(j).sensitive, suppressed=s)}
         d = res.to_dict()
@@ -382,7 +393,7 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
     if kind == "RND":
         if len(a) < 2:
             raise InputError(f"{where}: RND needs (table, base, ...)")
-        res = ControlledRounding(base=int(a[1])).apply(t)
+        res = build_table_method("rounding", {"base": int(a[1])}, where=where).apply(t).detail
         j.outcome = {"kind": "rounding", "values": np.asarray(res.rounded, float),
                      "status": table_status(t, kind="rounding")}
         return {"line": line, "command": "<SUPPRESS>" if cmd == "SUPPRESS" else "<ROUNDING>", "method": "RND",
@@ -391,11 +402,9 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
     opts = {}
     if kind == "OPT" and len(a) > 1:
         opts["time_limit"] = float(a[1])
-    if kind == "GH":  # the hypercube's numba kernels load only for a GH job
-        from ..hypercube import HypercubeSuppression as method
-    else:
-        method = {"OPT": OptimalSuppression, "MOD": ModularSuppression}[kind]
-    res = (method(**opts) if kind == "GH" else method(cost="tauargus", **opts)).apply(t, prim)
+    if kind != "GH":  # tau-Argus's own cost scaling (the hypercube keeps its default)
+        opts["cost"] = "tauargus"
+    res = build_table_method(ARGUS_METHODS[kind], opts, where=where).apply(t, prim).detail
     j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
                  "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary)}
     out = {"line": line, "command": "<SUPPRESS>", "method": kind, "sdckit_method": res.method, "table": n,

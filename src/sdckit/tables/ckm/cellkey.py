@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..._random import seed_sequence
 from ...errors import InputError, InputWarning
+from ...result import ResultDisplay
 from ..table import Hierarchy, Table, _aggregate
 from .ptable import KEY_DIGITS, KEY_SCALE, PTable, load_ptable
 
@@ -168,7 +169,7 @@ def cell_keys(table: Table, frame: pd.DataFrame, keys: np.ndarray, mask: np.ndar
 
 
 @dataclass(frozen=True)
-class CKMResult:
+class CKMResult(ResultDisplay):
     """A table perturbed with the cell key method.
 
     Attributes

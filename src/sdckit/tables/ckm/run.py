@@ -33,7 +33,7 @@ import pandas as pd
 
 from ...errors import ParameterError, SpecError
 from ...io.atomic import atomic_write_text
-from ...result import jsonable
+from ...result import ResultDisplay, jsonable
 from ..public import DEFAULT_CODE, check_code, public_frame, public_page
 from ..table import Table
 from .cellkey import CKMResult, add_record_keys, ckm_frequency
@@ -43,13 +43,17 @@ __all__ = ["CKMRun", "run_ckm", "ckm_published_frame", "ckm_public_cells", "ckm_
 
 
 @dataclass(frozen=True)
-class CKMRun:
+class CKMRun(ResultDisplay):
     spec_path: str
     table: Table
     result: CKMResult
     seconds: float
     outputs: dict = field(default_factory=dict)
     method: str = "ckm"
+    #: per dimension with missing values: the choice made and the counts
+    missing: dict = field(default_factory=dict)
+    #: whether the record keys were drawn from the spec's seed (the seed stays internal)
+    keys_drawn: bool = False
 
     def to_dict(self) -> dict:
         r = self.result
@@ -101,8 +105,9 @@ def ckm_public_page(run: "CKMRun", *, code: str = DEFAULT_CODE) -> str:
     return public_page(r.table, values, status, code=code, title="Published table (cell key method)", note=note)
 
 
-def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> CKMRun:
-    """Run the CKM part of a table spec on ``table`` (built by the spec reader from microdata)."""
+def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader, *, write: bool = True) -> CKMRun:
+    """Run the CKM part of a table spec on ``table`` (built by the spec reader from microdata);
+    with ``write=False`` nothing is written (a release writes the outputs)."""
     t0 = time.perf_counter()
     inp = spec.get("input", {})
     prot = spec.get("protection", {})
@@ -149,6 +154,8 @@ def run_ckm(spec: dict, spec_path: str | Path, table: Table, frame_reader) -> CK
                                 table=t, small_ptable=small)
     except ParameterError as e:
         raise SpecError(f"protection.{e.param or 'ptable'}: {e}") from None
+    if not write:
+        return CKMRun(str(spec_path), res.table, res, time.perf_counter() - t0, {}, keys_drawn=drawn)
     out = spec.get("output", {})
     stem = Path(spec_path).stem
     code = check_code(out.get("suppression_code", DEFAULT_CODE))

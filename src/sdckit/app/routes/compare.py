@@ -1,0 +1,59 @@
+"""The compare page: two branches side by side, steps with their settings, risk and utility."""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+from ...errors import InputError
+from .common import AppContext, api
+from .steps import gate_rows
+
+
+def step_settings(step: dict) -> dict[str, str]:
+    """A step's settings in words (label -> value), for the side-by-side table."""
+    from ...params import step_params
+    from ...registry import known_steps, step_class
+    from ..words import form_fields, threshold_text
+
+    method = step.get("method")
+    declared = {p.name: p for p in step_params(step_class(method))} if method in known_steps() else {}
+    labels = form_fields(list(declared.values()))
+    out = {}
+    for k, v in step.items():
+        if k == "method":
+            continue
+        p = declared.get(k)
+        name = labels[k]["label"] if k in labels else k.replace("_", " ")
+        if isinstance(v, dict):
+            text = "; ".join(f"{a} = {', '.join(map(str, b)) if isinstance(b, list) else b}" for a, b in v.items())
+        else:
+            text = threshold_text(p, v)
+        out[name] = text
+    return out
+
+
+def routes(ctx: AppContext) -> list[Route]:
+    session = ctx.session
+
+    def get_compare(request, body):
+        ctx.need_data()
+        from ...explore.measures import entropy_utility
+
+        a, b = request.query_params.get("a"), request.query_params.get("b")
+        out = {}
+        for name in (a, b):
+            if name not in session.branches:
+                raise InputError(f"no branch named {name!r}")
+            st = session.branches[name].state
+            pv = session.preview(st)
+            risk = (session.risk(pv.released, suda=False, original=pv.original, results=pv.results)
+                    if pv.released.key_vars else None)
+            out[name] = {"steps": [s.get("method") for s in st.get("steps", [])],
+                         "settings": [{"method": s.get("method"), "settings": step_settings(s)}
+                                      for s in st.get("steps", [])],
+                         "error": pv.error, "gate": gate_rows(pv.gate), "risk": risk,
+                         "utility_entropy": (entropy_utility(pv.original, pv.released)
+                                             if pv.original.key_vars and pv.error is None else None)}
+        return {"a": a, "b": b, "results": out}
+
+    return [Route("/api/compare", api(get_compare))]
