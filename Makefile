@@ -25,7 +25,7 @@ export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON_DOWNLOADS := never
 export UV_NO_PROGRESS := 1
 
-.PHONY: demo test lint bench upgrade lock system-packages clean env-main env-test
+.PHONY: demo test lint lint-fix bench upgrade lock system-packages clean env-main env-test
 
 $(UV):
 	$(PYTHON) -m venv $(UV_DIR)
@@ -70,6 +70,10 @@ lint: env-test
 	$(BIN)/ruff check --quiet .
 	$(BIN)/mypy
 	$(BIN)/python tools/check_docstrings.py
+
+# ruff's safe fixes on the whole tree (or PATHS="..."), then what is left for a person
+lint-fix: env-test
+	RUFF=$(BIN)/ruff bash tools/lint_fix.sh $(PATHS)
 
 test: lint system-packages
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider; rc=$$?; [ $$rc -eq 5 ] && exit 0 || exit $$rc

@@ -17,7 +17,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import emit, parse_args, peak_mb, timed  # noqa: E402
 
 from sdckit.microdata import DatasetMeta, Microdata  # noqa: E402

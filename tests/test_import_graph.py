@@ -65,6 +65,7 @@ PLACEMENT = {
     # orchestration
     "sdckit.spec": "orchestration", "sdckit._spec_docs": "orchestration",
     "sdckit.release": "orchestration", "sdckit.gate": "orchestration", "sdckit.steps": "orchestration",
+    "sdckit.testing": "orchestration",
     "sdckit.runner": "orchestration",
     "sdckit.report": "orchestration", "sdckit.explore": "orchestration",
     # clients

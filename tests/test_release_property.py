@@ -97,6 +97,15 @@ def _value(draw, p):
         return _columns_for(p, draw)
     if p.kind == "column":
         return draw(st.sampled_from(KEYS if p.name in ("variable",) else KEYS + NUMERIC))
+    if p.kind == "variant":  # one of the declared types (a table), its own settings drawn the same way
+        t = draw(st.sampled_from([t for t in p.variants if t.variant_name != "file"]))
+        table = {"type": t.variant_name}
+        for q in step_params(t):
+            if q.required or draw(st.integers(0, 3)) == 0:
+                v = _value(draw, q)
+                if v is not None:
+                    table[q.name] = v
+        return table
     return None  # path, mapping, lists, any: the declared default
 
 
@@ -134,8 +143,8 @@ def plans(draw):
                 if v is not None:
                     params[p.name] = v
         params.update(REQUIRED.get(name, lambda d: {})(draw))
-        if name == "pram" and params.get("matrix") == "optimal":
-            params.update(joint=True, alpha=0.5, combinations=1)
+        if name == "pram" and (params.get("matrix") or {}).get("type") == "optimal":
+            params.update(joint=True, matrix={**params["matrix"], "alpha": 0.5, "combinations": 1})
         steps.append((name, params))
     gate = draw(st.one_of(
         st.fixed_dictionaries({"k_anonymity": st.integers(2, 3)}),

@@ -43,7 +43,7 @@ import numbers
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Protocol, cast
 
 from ._validation import check_bool, check_choice, check_float, check_int, check_names, param_error
 from .errors import ParameterError
@@ -70,6 +70,13 @@ class _Required:
 
 #: default of a parameter the spec must set
 REQUIRED = _Required()
+
+
+class VariantType(Protocol):
+    """A variant type of a ``variant`` parameter: a frozen dataclass whose fields are declared with
+    :func:`param`, and its spec name (``type = "..."`` in a spec), set by its declaration."""
+
+    variant_name: ClassVar[str]
 
 
 @dataclass(frozen=True)
@@ -137,15 +144,15 @@ class Param:
     variant_source: tuple | Callable[[], Sequence[type]] | None = None
 
     @property
-    def variants(self) -> tuple[type, ...]:
+    def variants(self) -> tuple[type[VariantType], ...]:
         """``variant`` only: the allowed types (each declares its own parameters, read with
         :func:`step_params`); empty for other kinds."""
         c = self.variant_source
         if c is None:
             return ()
-        return tuple(c()) if callable(c) else tuple(c)
+        return cast("tuple[type[VariantType], ...]", tuple(c()) if callable(c) else tuple(c))
 
-    def variant_type(self, name: str) -> type | None:
+    def variant_type(self, name: str) -> type[VariantType] | None:
         """The allowed type whose ``variant_name`` is ``name`` (None when there is none)."""
         return next((t for t in self.variants if t.variant_name == name), None)
 
@@ -241,7 +248,7 @@ class Param:
         return d
 
 
-def variant_schema(cls: type) -> dict:
+def variant_schema(cls: type[VariantType]) -> dict:
     """JSON-ready declaration of one variant type: its spec name, class, one-line summary and
     its own parameters (a form shows only the chosen type's)."""
     return {"type": cls.variant_name, "class": cls.__name__, "summary": variant_summary(cls),
@@ -265,7 +272,8 @@ def variant_value(obj: Any) -> Any:
             return [plain(x) for x in v]
         return variant_value(v)
 
-    return {"type": type(obj).variant_name, **{p.name: plain(getattr(obj, p.name)) for p in step_params(type(obj))}}
+    cls = cast("type[VariantType]", type(obj))
+    return {"type": cls.variant_name, **{p.name: plain(getattr(obj, p.name)) for p in step_params(cls)}}
 
 
 def build_variant(owner: str, p: Param, value: Any) -> Any:

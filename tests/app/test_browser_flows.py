@@ -94,16 +94,12 @@ def labelled_server(tmp_path):
 
 SCAN = """() => {
   const out = {unlabelled: [], bare: [], json: [], braces: []};
-  const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const visible = (e) => e.checkVisibility();
   for (const el of document.querySelectorAll('main input, main select, main textarea, header select')) {
     if (el.type === 'hidden' || !visible(el)) continue;
-    const labels = Array.from(el.labels || []).map((l) => l.innerText.trim()).filter((t) => t);
+    const labels = Array.from(el.labels || []).map((l) => l.textContent.trim()).filter((t) => t);
     const aria = el.getAttribute('aria-label');
-    if (!labels.length && !aria) {
-      out.unlabelled.push(el.outerHTML.slice(0, 120) + ' ids:' + document.querySelectorAll('#' + CSS.escape(el.id)).length
-                          + ' labels:' + document.querySelectorAll('label[for="' + el.id + '"]').length);
-      continue;
-    }
+    if (!labels.length && !aria) { out.unlabelled.push(el.outerHTML.slice(0, 120)); continue; }
     const name = el.getAttribute('name');
     for (const t of labels) {
       const words = t.replace(/\\*|\\(.*?\\)/g, '').trim();

@@ -9,8 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdckit.catalogue.ddi import (SCHEMA_DIR, DdiCodebook, DdiMaterial, DdiVariable, codebook_from_microdata,
-                                  ddi_xml, read_ddi, validate_ddi, write_ddi)
+from sdckit.catalogue.ddi import (
+    SCHEMA_DIR,
+    DdiCodebook,
+    DdiMaterial,
+    DdiVariable,
+    codebook_from_microdata,
+    ddi_xml,
+    read_ddi,
+    validate_ddi,
+    write_ddi,
+)
 from sdckit.errors import InputError
 from sdckit.microdata import DatasetMeta, Microdata
 

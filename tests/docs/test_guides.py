@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 GUIDES = Path(__file__).resolve().parents[2] / "docs" / "guides"
-ORDER = ["release_census.md", "undo_pram.md", "verify.md", "protect_table.md", "cluster.md", "from_sdcmicro.md"]
+ORDER = ["release_census.md", "undo_pram.md", "verify.md", "protect_table.md", "cluster.md", "from_sdcmicro.md",
+         "catalogue_formats.md"]
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 
 

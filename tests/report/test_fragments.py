@@ -189,3 +189,24 @@ def test_rumap_data_puts_risk_on_x_and_the_release_as_given():
     assert layers["points"]["encoding"]["x"]["field"] == "risk"
     assert layers["points"]["encoding"]["y"]["field"] == "utility"
     assert layers["threshold"]["encoding"]["x"]["field"] == "threshold"
+
+
+def test_a_dominating_setting_on_the_ru_map_is_explained():
+    from types import SimpleNamespace
+
+    from sdckit.explore.rumap import dominating, dominating_html
+
+    summary = pd.DataFrame({"method": ["recode", "pram", "pram"], "label": ["a", "b", "c"],
+                            "risk": [0.02, 0.05, 0.01], "utility": [0.98, 0.99, 0.5]})
+    # by hand: only "a" has risk <= 0.03 and utility >= 0.83
+    assert list(dominating(summary, 0.03, 0.83)["label"]) == ["a"]
+    run = SimpleNamespace(spec=None, gate=[SimpleNamespace(name="k_anonymity")])
+    text = dominating_html(run, summary, 0.03, 0.83, threshold=0.04)
+    assert "does better than this release" in text and "choice_reason" in text and "k_anonymity" in text
+    spec = SimpleNamespace(raw={"report": {"choice_reason": "the users need the detail of age"}})
+    text = dominating_html(SimpleNamespace(spec=spec, gate=[]), summary, 0.03, 0.83, threshold=0.04)
+    assert "the steward chose otherwise: the users need the detail of age" in text
+    # a dominating setting above the threshold is said to fail it
+    text = dominating_html(SimpleNamespace(spec=None, gate=[]), summary, 0.03, 0.83, threshold=0.015)
+    assert "fails the risk threshold (2.00% &gt; 1.50%)" in text or "fails the risk threshold (2.00% > 1.50%)" in text
+    assert dominating_html(run, summary, 0.005, 0.999, threshold=0.04) == ""

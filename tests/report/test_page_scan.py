@@ -198,3 +198,27 @@ def test_pdf_text_reads_as_words(demo, tmp_path):
     text = " ".join(page.extract_text() for page in reader.pages)
     assert not JSON_RE.search(text), JSON_RE.search(text).group(0)
     assert "global risk: " in text and "%" in text
+
+
+def test_report_title_organisation_and_release_fields(labelled, tmp_path):
+    """[report] title, organisation and release are declared spec keys shown on the report
+    (and on the PDF's title page, which prints the same page); a title that is not text is
+    refused at its key path."""
+    import dataclasses
+
+    from sdckit.cli import demo_spec_dict
+    from sdckit.errors import SpecError
+    from sdckit.report.release import public_report_html
+    from sdckit.spec import spec_from_dict
+
+    raw, data_dir = demo_spec_dict(tmp_path / "out")
+    raw["report"] = {"title": "Census teaching file 2011", "organisation": "Office for Tests",
+                     "release": "Public-use file", "choice_reason": "kept the age bands the users asked for"}
+    spec = spec_from_dict(raw, base_dir=data_dir, source="test")
+    page = public_report_html(dataclasses.replace(labelled, spec=spec))
+    text, _ = scan(page)
+    assert "<h1>Census teaching file 2011</h1>" in page
+    assert "Office for Tests" in text and "Public-use file" in text
+    raw["report"] = {"title": 3}
+    with pytest.raises(SpecError, match="report.title"):
+        spec_from_dict(raw, base_dir=data_dir, source="test")

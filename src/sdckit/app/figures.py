@@ -144,39 +144,79 @@ def suggest_roles(frame: pd.DataFrame) -> dict:
 
 
 # ---------------------------------------------------------------------- step results
-def _counts(s: pd.Series) -> pd.Series:
-    """Records per value, keyed by the value as text (missing values as "(missing)"); counted
-    on the raw values first, so only the distinct values are turned into text."""
-    out: dict[str, int] = {}
+def _value_text(value: Any, labels: dict | None) -> str:
+    """A category as the steward reads it: its label with the code ("married (2)"), a whole
+    float code as an int ("2", not "2.0"), missing as "(missing)"."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return "(missing)"
+    v = value.item() if hasattr(value, "item") else value
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    label = None
+    if labels:
+        label = labels.get(v, labels.get(value))
+        if label is None and isinstance(v, int):
+            label = labels.get(float(v))
+    return f"{label} ({v})" if label is not None else str(v)
+
+
+def _order_key(value: Any) -> tuple:
+    """Codes in their own order: numbers by value, then text; missing last."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return (2, 0, "")
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0, str(value))
+
+
+def _counts(s: pd.Series, labels: dict | None = None, rank: dict | None = None) -> dict[str, tuple[int, tuple]]:
+    """Records per value keyed by the value as shown, with its sort key (the code's order, or
+    ``rank[value]`` for a new category); counted on the raw values first."""
+    out: dict[str, tuple[int, tuple]] = {}
     for value, n in s.value_counts(dropna=False).items():
-        missing = value is None or value is pd.NA or (isinstance(value, float) and value != value)
-        key = "(missing)" if missing else str(value.item() if hasattr(value, "item") else value)
-        out[key] = out.get(key, 0) + int(n)
-    return pd.Series(out, dtype="int64").sort_values(ascending=False, kind="stable")
+        key = _value_text(value, labels)
+        order = rank.get(value, (2, len(rank))) if rank else _order_key(value)
+        prev = out.get(key)
+        out[key] = (int(n) + (prev[0] if prev else 0), min(order, prev[1]) if prev else order)
+    return out
 
 
-def frequency_compare(before: pd.Series, after: pd.Series, limit: int = 25) -> dict:
-    """Frequencies before and after (bars), Hellinger distance and total variation distance."""
-    a = _counts(before)
-    b = _counts(after)
-    cats = list(dict.fromkeys(list(a.index) + list(b.index)))
-    pa = np.array([a.get(c, 0) for c in cats], dtype=float)
-    pb = np.array([b.get(c, 0) for c in cats], dtype=float)
+def frequency_compare(before: pd.Series, after: pd.Series, limit: int = 25, labels: dict | None = None) -> dict:
+    """Frequencies before and after (bars, in the order of the codes, with their labels),
+    Hellinger distance and total variation distance.
+
+    A category the step made (a recode's "16-34") sorts where the smallest original code it
+    holds sorted, so age bands keep the order of ages instead of the order of their text.
+    """
+    # each value's position in the order of the codes; a new category (a recode's "16-34")
+    # takes the smallest position among its records' original values
+    uniq = sorted(pd.unique(before), key=_order_key)
+    pos = {u: i for i, u in enumerate(uniq) if not (isinstance(u, float) and u != u)}
+    a = _counts(before, labels, rank={u: (0, p) for u, p in pos.items()})
+    rank = None
+    if len(before) == len(after) and before.index.equals(after.index):
+        first = before.map(pos).groupby(after.astype(object), dropna=True).min()  # vectorised
+        rank = {k: (1, int(v)) for k, v in first.items() if k not in pos and v == v}
+    b = _counts(after, labels, rank={**{u: (0, p) for u, p in pos.items()}, **(rank or {})})
+    order = {c: v[1] for c, v in b.items()} | {c: v[1] for c, v in a.items()}
+    cats = sorted(order, key=lambda c: (c == "(missing)", order[c]))
+    pa = np.array([a[c][0] if c in a else 0 for c in cats], dtype=float)
+    pb = np.array([b[c][0] if c in b else 0 for c in cats], dtype=float)
     hell = tvd = None
     if pa.sum() > 0 and pb.sum() > 0:
         hell, tvd = hellinger(pa, pb), total_variation(pa, pb)  # both normalise the counts
-    pa, pb = pa / max(pa.sum(), 1), pb / max(pb.sum(), 1)
-    if set(b.index) - set(a.index) - {"(missing)"}:
+    if set(b) - set(a) - {"(missing)"}:
         # new categories (a recode): the distributions live on different supports, so the
         # distances would only say "relabelled"; the bars still show the merge
         hell = tvd = None
-    order = np.argsort(-(pa + pb), kind="stable")[:limit]
+    shown = cats[:limit] if len(cats) <= limit else [cats[i] for i in sorted(np.argsort(-(pa + pb), kind="stable")[:limit])]
     bars = []
-    for i in order:
-        bars.append({"category": cats[i], "when": "before", "records": int(a.get(cats[i], 0))})
-        bars.append({"category": cats[i], "when": "after", "records": int(b.get(cats[i], 0))})
+    for i, c in enumerate(shown):
+        bars.append({"category": c, "order": i, "when": "before", "records": int(a[c][0]) if c in a else 0})
+        bars.append({"category": c, "order": i, "when": "after", "records": int(b[c][0]) if c in b else 0})
     return {"bars": bars, "hellinger": hell, "tvd": tvd, "n_categories": len(cats),
-            "shown": int(order.size)}
+            "shown": len(shown)}
 
 
 def numeric_compare(before: pd.DataFrame, after: pd.DataFrame, cols: list[str]) -> dict:
@@ -213,7 +253,7 @@ def step_view(i: int, result, before: Microdata, after: Microdata, *, risk: dict
         "guarantees": [g.to_dict() for g in result.guarantees],
         "artifacts": sorted(result.artifacts),
         "changed_columns": changed, "removed_columns": removed,
-        "frequencies": {c: frequency_compare(fb[c], fa[c]) for c in cat_cols},
+        "frequencies": {c: frequency_compare(fb[c], fa[c], labels=_labels(before, c)) for c in cat_cols},
         "numeric": numeric_compare(fb, fa, num_cols) if any(c in changed for c in num_cols) else None,
         "matrices": [], "risk_after": risk,
     }
@@ -222,12 +262,19 @@ def step_view(i: int, result, before: Microdata, after: Microdata, *, risk: dict
             view["matrices"].append({"title": str(key), "note": f"{m.n_categories} categories: too many to draw"})
             continue
         P = m.to_dense()
-        labs = [str(c) for c in m.categories]
+        var = key if isinstance(key, str) else None
+        labs = [_value_text(c, _labels(before, var) if var else None) for c in m.categories]
         cells = [{"from": labs[r], "to": labs[c], "p": float(P[r, c])}
                  for r in range(len(labs)) for c in range(len(labs))]
         view["matrices"].append({"title": _matrix_title(key), "cells": cells,
                                  "min_diagonal": float(np.min(np.diag(P)))})
     return jsonable(view)
+
+
+def _labels(md: Microdata, column: str) -> dict | None:
+    """The value labels of ``column`` (from the file or a labels file), or None."""
+    meta = getattr(md, "meta", None)
+    return (getattr(meta, "value_labels", None) or {}).get(column) or None
 
 
 def _matrix_title(key: Any) -> str:

@@ -40,8 +40,6 @@ requirements 3.3.04, 3.3.05, 3.3.06 and 3.3.09.
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["FORMAT", "satre_record", "SATRE_FIELDS"]
 
 FORMAT = "sdckit-satre-record/1"

@@ -361,10 +361,11 @@ class Pram:
         in ``matrix`` and its settings beside it), with the table to write instead; None
         when it is not. The spec reader refuses such a table with this one line."""
         flat = {k: params[k] for k in cls.FLAT_KEYS if k in params}
-        name = params.get("matrix")
-        if not flat and not isinstance(name, str):
+        given = params.get("matrix")
+        if not flat and not isinstance(given, str):
             return None
-        table = {"type": name if isinstance(name, str) else "invariant", **flat}
+        base = dict(given) if isinstance(given, dict) else {"type": given if isinstance(given, str) else "invariant"}
+        table = {**base, **flat}
         shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
         return (f"the matrix builder and its settings are one inline table now: write "
                 f"matrix = {{ {shown} }}" + (f" instead of {', '.join(['matrix', *flat])}" if flat else ""))

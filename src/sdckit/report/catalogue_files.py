@@ -80,9 +80,15 @@ def write_catalogue(run: Any, folder: str | Path, *, data_file: str, artifacts: 
     written: list[str] = []
     if "ddi" in formats:
         materials = []
+        titles = {}  # published matrix file -> its variables (and stratum), as the PRAM step names them
+        for r in run.results:
+            info = r.summary.get("matrices") if isinstance(r.summary, dict) else None
+            for title, m in (info or {}).items():
+                if isinstance(m, dict) and m.get("file"):
+                    titles[m["file"]] = title
         for name in sorted(artifacts):
             if name.startswith("pram_") and name.endswith(".csv"):
-                var = name[len("pram_"):-len(".csv")]
+                var = titles.get(name, name[len("pram_"):-len(".csv")])
                 materials.append(DdiMaterial(uri=name, title=f"PRAM transition matrix of {var}",
                                              description=(f"Published transition matrix P of the PRAM applied to "
                                                           f"{var}: P[i, j] is the probability that category i "

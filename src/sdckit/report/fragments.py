@@ -279,7 +279,7 @@ def _label_cells(microdata: Any, rows: np.ndarray, columns: Sequence[str]) -> li
     frame = microdata.frame
     for v in columns:
         look = value_labels_of(microdata, v)
-        vals = frame[v].to_numpy(dtype=object)[rows]
+        vals = frame[v].iloc[np.asarray(rows, dtype=np.int64)].to_numpy(dtype=object)   # the page only
         out.append([MISSING if pd.isna(x) else look.get(canonical_label(x), canonical_label(x)) for x in vals])
     return [list(r) for r in zip(*out)] if out else [[] for _ in rows]
 

@@ -132,7 +132,7 @@ function renderStepBody(el, v) {
   for (const [col, f] of Object.entries(v.frequencies)) {
     chart(chartDiv(ch, `${col}: before / after ` + (f.hellinger === null ? "(categories recoded)" : `(Hellinger distance ${fmt(f.hellinger, 3)}, total variation ${fmt(f.tvd, 3)})`)), {
       width: Math.min(360, 24 * f.shown + 40), height: 130, data: { values: f.bars }, mark: "bar",
-      encoding: { x: { field: "category", type: "nominal", sort: null, title: null }, xOffset: { field: "when", sort: ["before", "after"] },
+      encoding: { x: { field: "category", type: "nominal", sort: { field: "order" }, title: null }, xOffset: { field: "when", sort: ["before", "after"] },
         y: { field: "records", type: "quantitative" }, color: { field: "when", sort: ["before", "after"], scale: { range: ["#9fb6cd", "#2f6fad"] }, legend: { orient: "top", title: null } },
         tooltip: [{ field: "category" }, { field: "when" }, { field: "records" }] } });
   }
