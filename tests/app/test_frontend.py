@@ -254,3 +254,32 @@ def test_gate_rows_carry_a_label_a_unit_and_a_sentence(tmp_path):
     assert k["measured"].startswith("k reached: ") and "{" not in k["measured"]
     g = rows["max_global_risk"]
     assert g["threshold_text"] == "50.00%" and "%" in g["measured"] and "{" not in g["measured"]
+
+
+def test_step_bars_follow_the_codes_with_their_labels_and_new_categories_after():
+    from sdckit.app.figures import frequency_compare
+
+    before = pd.Series([3, 1, 2, 8, 5, 4, 7, 6, np.nan] * 4)
+    bands = {1: "0-15", 2: "16-34", 3: "16-34", 4: "35-54", 5: "35-54", 6: "55+", 7: "55+", 8: "55+"}
+    after = before.map(bands)
+    r = frequency_compare(before, after, labels={1.0: "children", 2.0: "young"})
+    shown = [b["category"] for b in r["bars"] if b["when"] == "before"]
+    # by hand: the codes in their order (labels with the code), then the bands in age order,
+    # then missing; never "1.0", never the order of the text ("55+" after "35-54")
+    assert shown == ["children (1)", "young (2)", "3", "4", "5", "6", "7", "8",
+                     "0-15", "16-34", "35-54", "55+", "(missing)"]
+    counts = {b["category"]: b["records"] for b in r["bars"] if b["when"] == "after"}
+    assert counts["16-34"] == 8 and counts["55+"] == 12 and counts["(missing)"] == 4
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(min_value=-3, max_value=12), min_size=1, max_size=80))
+def test_step_bars_count_every_record_once(values):
+    from sdckit.app.figures import frequency_compare
+
+    s = pd.Series(values, dtype="float64")
+    r = frequency_compare(s, s.where(s != 0), limit=100)
+    for when in ("before", "after"):
+        assert sum(b["records"] for b in r["bars"] if b["when"] == when) == len(values)
+    before = [b["category"] for b in r["bars"] if b["when"] == "before" and b["category"] != "(missing)"]
+    assert before == sorted(before, key=float)  # in the order of the codes

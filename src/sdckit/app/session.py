@@ -534,8 +534,10 @@ class Session:
         na = (self.state.get("input") or {}).get("na_values")
         declared = declared_missing_codes(self._meta)
         if declared and na:
-            out.append("The file declares the missing codes " + ", ".join(map(str, declared))
-                       + "; they are read as missing (input.na_values), as the command line reads them.")
+            where = ", ".join(sorted(c for c, rs in (self._meta.missing_ranges or {}).items() if rs))
+            out.append("The file declares the missing codes " + ", ".join(map(str, declared)) + f" (in {where}); "
+                       "they are read as missing in every column (input.na_values), as the command line "
+                       "reads them; untick the box on the Data page and open the file again to keep them.")
         return out
 
     def column_label(self, col: str) -> str | None:

@@ -10,7 +10,7 @@ _EXPORTS = {
     "DdiCodebook": "ddi", "DdiVariable": "ddi", "DdiMaterial": "ddi", "read_ddi": "ddi", "write_ddi": "ddi",
     "ddi_xml": "ddi", "validate_ddi": "ddi", "codebook_from_microdata": "ddi",
     "write_sdmx_csv": "sdmx", "read_sdmx_csv": "sdmx", "sdmx_csv_text": "sdmx", "sdmx_status": "sdmx",
-    "sdmx_structure_xml": "sdmx", "SdmxTable": "sdmx",
+    "sdmx_structure_xml": "sdmx", "SdmxTable": "sdmx", "primary_codes": "sdmx", "sdmx_identifier": "sdmx",
     "datapackage_dict": "frictionless", "table_schema": "frictionless",
     "satre_record": "satre",
 }

@@ -32,6 +32,12 @@ record key                    SATRE source                        filled from th
                                                                   to the steward's own document)
 ============================  ==================================  =================================
 
+A table release's certificate (``data.kind = "table"``) has no gate and no masking steps: its
+``tables`` fill the same keys, each rule's thresholds and measured sensitive cells as
+``thresholds``, the protection method and its public parameters as
+``suppression_or_perturbation_rules``, the method's guarantees as ``guarantees`` and the audit's
+status (exact, sampled, failed) beside the verdict in ``risk_appetite``.
+
 References
 ----------
 SATRE specification v2.0 (sa-tre/satre-specification, ``docs/source/spec/specification.yaml``),
@@ -60,6 +66,20 @@ def satre_record(certificate: dict, *, process: str | None = None, output_checke
     """
     files = [{"name": f.get("name"), "role": f.get("role"), "sha256": f.get("sha256")}
              for f in certificate.get("files", []) or []]
+    tables = certificate.get("tables", []) or []
+    thresholds = [{"name": g.get("name"), "threshold": g.get("threshold"), "measured": g.get("measured"),
+                   "passed": g.get("passed")} for g in certificate.get("gate", []) or []]
+    thresholds += [{"name": r.get("rule"), "table": t.get("file"), "threshold": r.get("thresholds"),
+                    "measured": r.get("measured"), "passed": None} for t in tables for r in t.get("rules", []) or []]
+    rules = [{"method": s.get("method"), "params": s.get("params")} for s in certificate.get("steps", []) or []]
+    rules += [{"method": t.get("method"), "table": t.get("file"), "params": t.get("params")} for t in tables]
+    guarantees = [{"method": s.get("method"), **g} for s in certificate.get("steps", []) or []
+                  for g in s.get("guarantees", []) or []]
+    guarantees += [{"method": t.get("method"), **g} for t in tables for g in t.get("guarantees", []) or []]
+    appetite = {"verdict": certificate.get("verdict"), "passed": certificate.get("passed"),
+                "not_checked": certificate.get("not_checked")}
+    if tables:
+        appetite["audits"] = [{"table": t.get("file"), **(t.get("audit") or {})} for t in tables]
     return {
         "format": FORMAT,
         "specification": "SATRE v2.0, requirement 3.3.09 (machine-readable disclosure-control record)",
@@ -67,14 +87,10 @@ def satre_record(certificate: dict, *, process: str | None = None, output_checke
         "output_package": {"run_id": certificate.get("run_id"), "created": certificate.get("created"),
                            "data_file": (certificate.get("data") or {}).get("file"),
                            "n_records": (certificate.get("data") or {}).get("n_records"), "files": files},
-        "thresholds": [{"name": g.get("name"), "threshold": g.get("threshold"), "measured": g.get("measured"),
-                        "passed": g.get("passed")} for g in certificate.get("gate", []) or []],
-        "risk_appetite": {"verdict": certificate.get("verdict"), "passed": certificate.get("passed"),
-                          "not_checked": certificate.get("not_checked")},
-        "suppression_or_perturbation_rules": [{"method": s.get("method"), "params": s.get("params")}
-                                              for s in certificate.get("steps", []) or []],
-        "guarantees": [{"method": s.get("method"), **g} for s in certificate.get("steps", []) or []
-                       for g in s.get("guarantees", []) or []],
+        "thresholds": thresholds,
+        "risk_appetite": appetite,
+        "suppression_or_perturbation_rules": rules,
+        "guarantees": guarantees,
         "tool_versions": {"sdckit": certificate.get("sdckit_version"),
                           **(certificate.get("dependencies") or {})},
         "configuration": certificate.get("spec"),

@@ -18,6 +18,11 @@ perturbed by the cell key method (``C``)  ``F``            ``E`` estimated  the 
 rounded (``R``)                           ``F``            ``E`` estimated  the value
 ========================================  ===============  ===============  ===========
 
+A table's *public* release does not tell primary from secondary suppressions (that would show
+which cells are sensitive): there every suppressed cell (the public status ``suppressed``) is
+``C`` ("confidential statistical information") with ``OBS_STATUS`` ``Q``; the public statuses
+``safe``, ``rounded`` and ``perturbed`` are read as ``S``, ``R`` and ``C`` above.
+
 The primary code follows the rule that made the cell sensitive where the caller says
 (``primary_code``): ``A`` small counts (threshold / frequency rule), ``O`` dominance by one
 unit ((1,k)-dominance), ``T`` by two units ((2,k)-dominance), ``G`` by one or two units (p%
@@ -51,7 +56,7 @@ import numpy as np
 from ..errors import InputError
 
 __all__ = ["CONF_STATUS", "OBS_STATUS", "sdmx_status", "sdmx_csv_text", "write_sdmx_csv", "read_sdmx_csv",
-           "sdmx_structure_xml", "SdmxTable"]
+           "sdmx_structure_xml", "SdmxTable", "primary_codes", "RULE_CODES", "sdmx_identifier"]
 
 #: CL_CONF_STATUS v1.3 (SDMX cross-domain code list): code -> name
 CONF_STATUS = {
@@ -67,17 +72,25 @@ CONF_STATUS = {
 }
 #: the CL_OBS_STATUS v2.2 codes written here: code -> name
 OBS_STATUS = {"A": "Normal value", "E": "Estimated value", "Q": "Missing value; suppressed"}
-_SUPPRESSED = {"U", "M"}
+_SUPPRESSED = {"U", "M", "suppressed"}
 _PRIMARY_CODES = {"A", "C", "G", "O", "T"}
+#: a public table's cell statuses (sdckit.tables.public.STATUSES) as status letters; "suppressed"
+#: (primary and secondary alike) is coded on its own
+_PUBLIC_LETTERS = {"safe": "S", "rounded": "R", "perturbed": "C"}
 
 
 def sdmx_status(status: Any, *, primary_code: Any = "A") -> tuple[np.ndarray, np.ndarray]:
-    """``(CONF_STATUS, OBS_STATUS)`` arrays for tau-Argus status letters (see the module table).
+    """``(CONF_STATUS, OBS_STATUS)`` arrays for tau-Argus status letters or a public table's
+    statuses (``safe``, ``suppressed``, ``rounded``, ``perturbed``; see the module table).
 
     ``primary_code`` is one CL_CONF_STATUS primary code for every primary cell, or an array of
     codes, one per cell (read where the cell is primary).
     """
     st = np.asarray(status, dtype=object)
+    public_suppressed = st == "suppressed"
+    if public_suppressed.any() or np.isin(st, list(_PUBLIC_LETTERS)).any():
+        st = np.array([_PUBLIC_LETTERS.get(x, x) for x in st.ravel()], dtype=object).reshape(st.shape)
+        st[public_suppressed] = "M"
     conf = np.full(st.shape, "F", dtype=object)
     obs = np.full(st.shape, "A", dtype=object)
     primary = st == "U"
@@ -88,11 +101,13 @@ def sdmx_status(status: Any, *, primary_code: Any = "A") -> tuple[np.ndarray, np
                          f"{', '.join(sorted(_PRIMARY_CODES))}")
     conf[primary] = codes[primary]
     conf[st == "M"] = "D"
+    conf[public_suppressed] = "C"  # primary or secondary: not told apart in public
     obs[np.isin(st, list(_SUPPRESSED))] = "Q"
     obs[np.isin(st, ["C", "R"])] = "E"
     unknown = sorted({str(s) for s in st.ravel()} - {"S", "P", "Z", "U", "M", "C", "R"})
     if unknown:
-        raise InputError(f"status: {', '.join(unknown)} is not a tau-Argus cell status; use S, P, Z, U, M, C or R")
+        raise InputError(f"status: {', '.join(unknown)} is not a tau-Argus cell status; use S, P, Z, U, M, C or R "
+                         "(or a public status: safe, suppressed, rounded, perturbed)")
     return conf, obs
 
 
@@ -310,3 +325,30 @@ def _ref_el(ident: str) -> ET.Element:
     el = ET.Element("Ref")
     el.set("id", ident)
     return el
+
+
+#: CL_CONF_STATUS primary code of each sensitivity rule (sdckit.tables.rules names): small counts
+#: for the threshold rule, dominance by one or two units for the p% and pq rules; the
+#: (n,k)-dominance rule's code depends on n (:func:`primary_codes`)
+RULE_CODES = {"threshold": "A", "p%": "G", "pq": "G"}
+
+
+def primary_codes(reason: Any, dominance_n: Any = ()) -> np.ndarray:
+    """The CL_CONF_STATUS primary code of every cell from the rule that made it sensitive
+    (``reason``, the rule's name per cell as :func:`sdckit.tables.rules.primary_cells` gives it).
+
+    ``dominance_n`` holds the ``n`` of every (n,k)-dominance rule applied: ``O`` (dominance by
+    one unit) when all are n = 1, ``T`` (by two units) when all are n = 2, ``G`` (by one or two)
+    when they are 1 and 2, else ``C``. Any other reason (zero cells, manual) is ``C``.
+    """
+    ns = set(int(n) for n in dominance_n)
+    dom = {frozenset({1}): "O", frozenset({2}): "T", frozenset({1, 2}): "G"}.get(frozenset(ns), "C")
+    codes = {**RULE_CODES, "dominance": dom}
+    r = np.asarray(reason, dtype=object)
+    return np.array([codes.get(str(x), "C") for x in r.ravel()], dtype=object).reshape(r.shape)
+
+
+def sdmx_identifier(text: str) -> str:
+    """An SDMX identifier (``[A-Za-z0-9_@$-]+``, here upper case) made from a name."""
+    out = "".join(ch if ch.isalnum() and ch.isascii() or ch in "_@$-" else "_" for ch in str(text).upper())
+    return out.strip("_") or "TABLE"

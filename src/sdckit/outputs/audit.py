@@ -1,0 +1,241 @@
+"""What an intruder can recover from a session's tables: the LP audit of suppressed cells, for one
+table with its margins and for tables linked through shared records (differencing).
+
+The unknowns are the counts (or value totals) of the *atoms*: the groups of records that fall in
+the same cell of every output of a linked set. Each cell an output publishes, interior or margin,
+is the sum of its atoms; a cell that fails a rule counts as suppressed (it must be, before
+release) and gives no equation. For each suppressed cell, and for each atom that is a small
+cell of its own (between 1 and ``threshold - 1`` records), two linear programmes give the
+intruder's interval ``[lo, hi]`` (Fischetti and Salazar-Gonzalez 2001, section 2: the attacker
+subproblems, min and max of the cell subject to the published cells and the bounds). The
+quantity is *recovered* when the interval is narrower than its protection: for a count ``a``,
+``hi >= a + 1`` and ``lo <= a - 1`` (``lo <= 0`` when ``a = 0``): the count is not known exactly;
+for a total ``a``, ``hi >= (1 + p) a`` and ``lo <= (1 - p) a`` with the p-ratio's ``p``
+(Hundepool et al. 2012, section 4.2.2).
+
+Assumption (conservative): the intruder knows which combinations of the outputs' cells occur
+in the data (the atoms), and that counts, and totals of non-negative values, are >= 0. For one
+table this is the full grid of its cells, the standard audit.
+
+References
+----------
+Fischetti, M. and Salazar-Gonzalez, J. J. (2001). Solving the cell suppression problem on
+tabular data with linear constraints. *Management Science* 47(7), 1008-1027.
+Hundepool, A. et al. (2012). *Statistical Disclosure Control*, sections 4.2 and 4.3. Wiley.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from .._highs import INF, new_highs, pass_lp, run
+
+__all__ = ["TableLayout", "Recovered", "audit_linked"]
+
+
+@dataclass
+class TableLayout:
+    """One table output as the audit sees it.
+
+    Attributes
+    ----------
+    uid : str
+        The output's id.
+    shape : tuple of int
+        The interior grid (rows, columns); a one-way table has one column.
+    margins : bool
+        Whether row and column totals (and the grand total) are published.
+    record_ids : ndarray
+        The id of each record behind the table (its label in the researcher's frame).
+    cell : ndarray of int
+        Each record's interior cell (flat index, row-major); -1 for a record outside the table.
+    weight : ndarray of float
+        What each record adds to its cell: 1 for a count, the value for a total.
+    failed : ndarray of bool, shape (rows + margins, columns + margins)
+        The cells that fail a rule (suppressed), margins in the last row and column.
+    measure : str
+        "count" or the name of the summed variable: only outputs of the same measure link.
+    labels : callable, optional
+        ``labels(r, c)`` -> the cell's name in words.
+    """
+
+    uid: str
+    shape: tuple[int, int]
+    margins: bool
+    record_ids: np.ndarray
+    cell: np.ndarray
+    weight: np.ndarray
+    failed: np.ndarray
+    measure: str = "count"
+    labels: object = None
+
+    def published_cells(self) -> list[tuple[int, int]]:
+        r, c = self.shape
+        rr = r + 1 if self.margins else r
+        cc = c + 1 if self.margins else c
+        return [(i, j) for i in range(rr) for j in range(cc)]
+
+    def members(self, i: int, j: int) -> np.ndarray:
+        """The interior cells (flat) that make up published cell (i, j) (a margin holds a row,
+        a column or all of them)."""
+        r, c = self.shape
+        rows = np.arange(r) if i == r else np.array([i])
+        cols = np.arange(c) if j == c else np.array([j])
+        return (rows[:, None] * c + cols[None, :]).ravel()
+
+    def name(self, i: int, j: int) -> str:
+        if callable(self.labels):
+            return str(self.labels(i, j))
+        return f"({i}, {j})"
+
+
+@dataclass
+class Recovered:
+    """One quantity an intruder can narrow below its protection."""
+
+    what: str                  # "suppressed cell" or "derived cell"
+    outputs: tuple[str, ...]   # the outputs whose published cells give it away (a set)
+    cell: str                  # the cell (or the atom) in words
+    position: tuple | None     # (output, row, column) of a suppressed cell; None for an atom
+    value: float               # the true value
+    lo: float                  # the intruder's interval
+    hi: float
+    exact: bool = field(default=False)
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "outputs": list(self.outputs), "cell": self.cell,
+                "position": None if self.position is None else list(self.position),
+                "value": float(self.value), "interval": [float(self.lo), float(self.hi)], "exact": bool(self.exact)}
+
+    def sentence(self) -> str:
+        lo = f"{self.lo:g}" if np.isfinite(self.lo) else "-inf"
+        hi = f"{self.hi:g}" if np.isfinite(self.hi) else "inf"
+        how = "exactly" if self.exact else f"to within [{lo}, {hi}]"
+        src = self.outputs[0] + "'s margins" if len(self.outputs) == 1 else "the outputs " + ", ".join(self.outputs)
+        return f"{self.what} {self.cell} (value {self.value:g}) is recovered {how} from {src}"
+
+
+def _protected(a: float, lo: float, hi: float, *, count: bool, p: float) -> bool:
+    tol = 1e-6 * max(1.0, abs(a))
+    if count:
+        up, down = 1.0, min(1.0, max(a, 0.0))
+        return hi >= a + up - tol and lo <= a - down + tol if a > 0 else hi >= a + up - tol
+    span = p * abs(a)
+    if span == 0:
+        return hi - lo > tol
+    return hi >= a + span - tol and lo <= a - span + tol
+
+
+def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived: bool = True) -> tuple[list[Recovered], str]:
+    """Audit tables of one measure linked through shared records (one table: its margins).
+
+    Returns the recovered quantities and the audit status ("exact": every LP solved to
+    optimality; "failed: ..." otherwise).
+    """
+    if not tables:
+        return [], "exact"
+    count = tables[0].measure == "count"
+    # atoms: records with the same interior cell in every table (-1 outside a table)
+    ids = np.unique(np.concatenate([t.record_ids for t in tables]))
+    codes = np.full((ids.size, len(tables)), -1, dtype=np.int64)
+    vals = np.zeros(ids.size)
+    for k, t in enumerate(tables):
+        pos = np.searchsorted(ids, t.record_ids)
+        codes[pos, k] = t.cell
+        inside = t.cell >= 0
+        vals[pos[inside]] = t.weight[inside]  # same measure: the same value wherever it is counted
+    keep = (codes >= 0).any(axis=1)
+    codes, vals = codes[keep], vals[keep]
+    sig, inverse = np.unique(codes, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    atom_value = np.bincount(inverse, weights=vals if not count else None, minlength=sig.shape[0])
+    if count:
+        atom_value = np.bincount(inverse, minlength=sig.shape[0]).astype(float)
+    # each table's empty interior cells become atoms of their own (the intruder does not know they are empty)
+    extra_sig = []
+    for k, t in enumerate(tables):
+        n_cells = t.shape[0] * t.shape[1]
+        used = np.zeros(n_cells, bool)
+        used[sig[:, k][sig[:, k] >= 0]] = True
+        for cell in np.flatnonzero(~used):
+            row = np.full(len(tables), -1, dtype=np.int64)
+            row[k] = cell
+            extra_sig.append(row)
+    if extra_sig:
+        sig = np.vstack([sig, np.array(extra_sig)])
+        atom_value = np.concatenate([atom_value, np.zeros(len(extra_sig))])
+    n_atoms = sig.shape[0]
+    nonneg = count or bool((np.concatenate([t.weight for t in tables]) >= 0).all())
+    # published cells -> rows of equations; suppressed cells -> targets
+    rows, cols, rhs = [], [], []
+    targets: list[tuple[np.ndarray, float, str, tuple, tuple]] = []
+    for k, t in enumerate(tables):
+        # interior cell -> atoms
+        order = np.argsort(sig[:, k], kind="stable")
+        sorted_codes = sig[order, k]
+        for (i, j) in t.published_cells():
+            members = t.members(i, j)
+            lo_idx = np.searchsorted(sorted_codes, members, side="left")
+            hi_idx = np.searchsorted(sorted_codes, members, side="right")
+            atoms = np.concatenate([order[a:b] for a, b in zip(lo_idx, hi_idx, strict=True)]) if members.size else \
+                np.zeros(0, np.int64)
+            value = float(atom_value[atoms].sum())
+            if t.failed[i, j]:
+                targets.append((atoms, value, "suppressed cell", (t.uid,), (t.uid, i, j), t.name(i, j)))
+            else:
+                rows.append(np.full(atoms.size, len(rhs)))
+                cols.append(atoms)
+                rhs.append(value)
+    if derived and count and len(tables) > 1:
+        small = np.flatnonzero((atom_value >= 1) & (atom_value < threshold))
+        for a in small:
+            inside = [tables[k].uid for k in range(len(tables)) if sig[a, k] >= 0]
+            outside = [tables[k].uid for k in range(len(tables)) if sig[a, k] < 0]
+            words = " and ".join(f"{tables[k].uid}{tables[k].name(*divmod(int(sig[a, k]), tables[k].shape[1]))}"
+                                 for k in range(len(tables)) if sig[a, k] >= 0)
+            if outside:
+                words = f"the records in {words} but in none of {', '.join(outside)}"
+            else:
+                words = f"the records in {words}"
+            targets.append((np.array([a]), float(atom_value[a]), "derived cell", tuple(inside), None, words))
+    if not targets:
+        return [], "exact"
+    n_rows = len(rhs)
+    if n_rows:
+        a_mat = sp.csr_matrix((np.ones(sum(r.size for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
+                              shape=(n_rows, n_atoms))
+    else:
+        a_mat = sp.csr_matrix((0, n_atoms))
+    b = np.asarray(rhs, float)
+    h = new_highs()
+    pass_lp(h, a_mat, cost=np.zeros(n_atoms), col_lower=np.zeros(n_atoms) if nonneg else np.full(n_atoms, -INF),
+            col_upper=np.full(n_atoms, INF), row_lower=b, row_upper=b)
+    out: list[Recovered] = []
+    status = "exact"
+    all_uids = tuple(t.uid for t in tables)
+    zero = np.zeros(n_atoms)
+    for atoms, value, what, src, position, words in targets:
+        bounds = []
+        for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
+            cost = zero.copy()
+            cost[atoms] = 1.0
+            h.changeColsCost(n_atoms, np.arange(n_atoms, dtype=np.int32), cost)
+            h.changeObjectiveSense(sense)
+            st = run(h)
+            if st == "optimal":
+                bounds.append(float(h.getInfo().objective_function_value))
+            elif st == "unbounded":
+                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
+            else:
+                status = f"failed: HiGHS ended {st!r} on {words}"
+                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
+        lo, hi = bounds
+        if not _protected(value, lo, hi, count=count, p=p):
+            outputs = src if len(tables) == 1 else all_uids
+            out.append(Recovered(what, outputs, words, position, value, lo, hi,
+                                 exact=bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 1e-6 * max(1, abs(value)))))
+    return out, status
