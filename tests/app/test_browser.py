@@ -189,9 +189,9 @@ def test_steward_day_in_chromium(server, tmp_path):
         page.click("#docompare")
         page.wait_for_selector("#cmpout .cmptable")
         # the two branches differ in one setting of step 3 (k), and that setting is marked
-        # (main keeps the default k = 3, so only the alternative's setting is listed)
+        # (main keeps the default k = 3, shown beside the alternative's 5)
         differs = page.locator("#cmpout .cmptable li.differs")
-        assert differs.count() == 1 and differs.first.inner_text().endswith("5 records")
+        assert differs.count() == 2 and differs.nth(1).inner_text().endswith("5 records")
         page.screenshot(path=str(shots / "app_compare.png"), full_page=True)
         page.select_option("#branch", "main")
         page.wait_for_function("document.querySelector('#branch').value === 'main'")

@@ -283,3 +283,17 @@ def test_step_bars_count_every_record_once(values):
         assert sum(b["records"] for b in r["bars"] if b["when"] == when) == len(values)
     before = [b["category"] for b in r["bars"] if b["when"] == "before" and b["category"] != "(missing)"]
     assert before == sorted(before, key=float)  # in the order of the codes
+
+
+def test_compare_lists_each_steps_settings_with_the_defaults_the_other_branch_changed(tmp_path):
+    c, _ = _client(tmp_path)
+    c.post("/api/roles", json={"roles": {"key_vars": KEYS}})
+    c.post("/api/steps", json={"action": "add", "step": {"method": "local_suppression"}})
+    c.post("/api/history", json={"action": "branch", "name": "alt"})
+    c.post("/api/steps", json={"action": "update", "index": 0, "step": {"method": "local_suppression", "k": 5}})
+    r = c.get("/api/compare?a=main&b=alt").json()["results"]
+    main, alt = r["main"]["settings"][0]["settings"], r["alt"]["settings"][0]["settings"]
+    assert list(main) == list(alt) and len(main) == 1
+    (label,) = main
+    assert label != "k" and main[label] == "3 records" and alt[label] == "5 records"
+    assert "{" not in str(r["main"]["gate"])

@@ -42,8 +42,9 @@ def shown_symbol(label: str, symbol: str | None) -> str | None:
     ("k" beside "k-anonymity" would read "kk")."""
     if not symbol:
         return None
-    words = re.split(r"[^A-Za-z0-9_]+", label.lower())
-    if symbol.lower() in words or symbol.lower() == label.lower():
+    words = [w.replace("_", "") for w in re.split(r"[^A-Za-z0-9_]+", label.lower())]
+    bare = symbol.lower().replace("_", "").replace("^", "")
+    if bare in words or symbol.lower() == label.lower():
         return None
     return symbol
 

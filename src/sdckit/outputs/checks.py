@@ -47,6 +47,8 @@ CHECK_WORDS = {
     "MarginAuditCheck": "a failing cell can be recovered from the published cells and margins",
     "LinkedOutputsCheck": "outputs of the session together recover a small or suppressed cell",
     "ManualReviewCheck": "this kind of output needs a checker's review",
+    "StatbarnDataCheck": "a checker should review plots made from the same data",
+    "SurvivalThresholdCheck": "steps of the curve with fewer records at risk than the threshold",
 }
 
 
@@ -167,7 +169,7 @@ def table_checks(ev: CellEvidence, statistics: tuple[str, ...], rules, dims: lis
             with np.errstate(divide="ignore", invalid="ignore"):
                 if name == "NKCheck":
                     share = ev.top_n / ev.total  # (n,k)-dominance, Hundepool et al. 2012 sec. 4.2.3
-                    mask = ~(share < rules.nk_k)  # 0/0: an empty cell is flagged (ACRO's convention)
+                    mask = share >= rules.nk_k  # 0/0 (an empty cell): not flagged, as ACRO
                 else:
                     rest = (ev.total - ev.top2) / ev.largest  # p% rule, sec. 4.2.2: X - x1 - x2 < p x1
                     mask = np.where(ev.largest == 0, False, rest < rules.p_ratio)

@@ -10,12 +10,19 @@ key (:func:`sdckit.report.certificate.seal`). The public folder holds
   ``perturbed``), plus ``lower``/``upper`` for a differentially private table;
 * the public report (``report.html``): the table with its status marks in words, the rules with
   their thresholds and measured values, the audit's verdict (exact, sampled or failed);
+* the catalogue files (``[output] catalogue``, default all:
+  :func:`sdckit.report.catalogue_files.write_table_catalogue`): ``sdmx_data.csv`` (SDMX-CSV 2.0,
+  ``CONF_STATUS`` ``C`` on every suppressed cell, ``OBS_STATUS`` ``E`` on every rounded or
+  perturbed one) with ``sdmx_structure.xml``, ``datapackage.json`` and ``satre_record.json``;
 * ``certificate.json``: the SHA-256 of every file, the method and its settings (no seed), the
   rules with their thresholds and measured values, and the audit's status; ``sdckit verify``
   re-checks it (a changed cell changes the CSV's hash: verify fails naming the file).
 
 The internal folder holds the internal report (which tells primary from secondary
-suppressions), the audit's intervals with the protection levels, and the internal certificate.
+suppressions), the audit's intervals with the protection levels, the internal certificate and,
+for a suppressed table with ``sdmx`` among its catalogue formats, ``sdmx_data_internal.csv``, an
+SDMX-CSV for exchange with a receiving organisation whose ``CONF_STATUS`` tells primary cells (coded by the rule
+that made them sensitive: ``A``, ``O``, ``T``, ``G`` or ``C``) from secondary ones (``D``).
 Neither folder holds a seed or a path.
 """
 
@@ -34,11 +41,13 @@ import numpy as np
 from ..errors import InputError, SpecError
 from ..result import jsonable
 
-__all__ = ["TableContent", "table_content", "rules_measured", "write_table_release", "release_table_spec", "table_certificate",
+__all__ = ["INTERNAL_SDMX", "TableContent", "table_content", "rules_measured", "write_table_release", "release_table_spec", "table_certificate",
            "public_table_page", "TABLE_DATA_KIND"]
 
 #: ``data.kind`` of a table release's certificate
 TABLE_DATA_KIND = "table"
+#: the internal folder's SDMX-CSV (primary and secondary suppressions told apart)
+INTERNAL_SDMX = "sdmx_data_internal.csv"
 _WORDS = {"safe": "published as computed", "suppressed": "suppressed (withheld)", "rounded": "rounded to the base",
           "perturbed": "perturbed (noise added)"}
 
@@ -60,6 +69,10 @@ class TableContent:
     missing: dict = field(default_factory=dict)
     internal_html: str = ""
     internal_files: dict = field(default_factory=dict)
+    #: tau-Argus status letters per cell (U primary, M secondary, S safe, Z empty) where the
+    #: method tells them apart, and the CL_CONF_STATUS code of each primary cell: internal only
+    letters: Any = None
+    primary_code: Any = None
 
     def frame(self, code: str = "x"):
         """The public CSV's frame: codes, value (or the code), status (+ DP intervals)."""
@@ -145,9 +158,21 @@ def table_content(run: Any, spec: dict | None = None) -> TableContent:
     aud = getattr(run.result, "audit", None) or getattr(run.result, "intervals", None)
     if aud is not None and hasattr(aud, "frame"):
         internal["audit.csv"] = aud.frame().to_csv(index=False)
+    letters = codes = None
+    secondary = getattr(run.result, "secondary", None)
+    if run.primary is not None and secondary is not None and run.method != "rounding":
+        from ..catalogue.sdmx import primary_codes
+
+        t = run.table
+        letters = np.where((t.freq == 0) & (t.value == 0), "Z", "S").astype(object)
+        letters[np.asarray(secondary, bool)] = "M"
+        letters[np.asarray(run.primary.sensitive, bool)] = "U"
+        built = [r.build() for r in rules]
+        codes = primary_codes(run.primary.reason, [b.n for b in built if b.name == "dominance"])
     return TableContent(run.table, run.method, cls.label, jsonable(params), values, status, audit,
                         rules_measured(rules, run.primary), list(run.result.guarantees), missing=missing,
-                        internal_html=run.report_html(), internal_files=internal)
+                        internal_html=run.report_html(), internal_files=internal, letters=letters,
+                        primary_code=codes)
 
 
 def _verdict_html(audit: dict) -> str:
@@ -200,6 +225,10 @@ def table_certificate(content: TableContent, folder: Path, *, data_file: str, re
     files = [file_entry(folder, data_file, "table")]
     if (folder / report_file).is_file():
         files.append(file_entry(folder, report_file, "public_report"))
+    from ..catalogue.names import TABLE_CATALOGUE_FILES  # SDMX, data package, SATRE record
+
+    files += [file_entry(folder, n, "catalogue") for names in TABLE_CATALOGUE_FILES.values() for n in names
+              if n not in (data_file, report_file) and (folder / n).is_file()]
     files += mark_entry(folder)
     df_cols = list(map(str, content.table.dims)) + ["value", "status"] + list(content.extra)
     passed = content.audit["status"] == "exact"
@@ -273,8 +302,13 @@ def _key_outside(key: Any, *folders: Path) -> Any:
 def write_table_release(content: TableContent, public: str | os.PathLike, internal: str | os.PathLike | None = None,
                         *, spec: dict | None = None, name: str = "table", code: str = "x",
                         report_file: str = "report.html", overwrite: bool = False, signing_key: Any = None,
-                        inputs: tuple = (), input_sha256: str | None = None) -> dict:
+                        inputs: tuple = (), input_sha256: str | None = None,
+                        catalogue: tuple[str, ...] | None = None) -> dict:
     """Write the release of one protected table (see the module docstring).
+
+    ``catalogue`` names the catalogue formats to write (``sdmx``, ``frictionless``, ``satre``);
+    ``None`` reads the spec's ``[output] catalogue`` (default all), whose ``licence`` and
+    ``description`` feed the data package.
 
     Returns ``{"public": [names], "internal": [names], "folders": {"public", "internal"},
     "verdict": sentence, "passed": bool, "run_id": id}``.
@@ -297,6 +331,19 @@ def write_table_release(content: TableContent, public: str | os.PathLike, intern
     key = _key_outside(signing_key, pub_dir, int_dir)
     data_file = _plain_name(f"{name}.csv" if not name.endswith(".csv") else name, "output.table")
     report_file = _plain_name(report_file, "output.public_report")
+    from ..catalogue.names import TABLE_CATALOGUE_FILES
+    from .catalogue_files import check_table_catalogue, write_table_catalogue
+
+    out_spec = (spec or {}).get("output", {}) or {}
+    formats = check_table_catalogue(out_spec.get("catalogue") if catalogue is None else catalogue)
+    taken = {n for names in TABLE_CATALOGUE_FILES.values() for n in names}
+    for where, fname in (("output.table", data_file), ("output.public_report", report_file)):
+        if fname in taken or fname in ("certificate.json", ".sdckit-release"):
+            raise SpecError(f"{where}: {fname!r} is the name of a file the release writes itself; choose another name")
+    for field_name in ("licence", "description"):
+        if field_name in out_spec and not isinstance(out_spec[field_name], str):
+            raise SpecError(f"output.{field_name}: must be a text (e.g. licence = \"CC-BY-4.0\"), "
+                            f"got {out_spec[field_name]!r}")
     from ..io.formulas import guard_csv_text
 
     csv_text = guard_csv_text(content.frame(code).to_csv(index=False), "warn", name=data_file)
@@ -304,8 +351,22 @@ def write_table_release(content: TableContent, public: str | os.PathLike, intern
         pub, intl = stage.public, stage.internal
         atomic_write_text(pub / data_file, csv_text)
         atomic_write_text(pub / report_file, public_table_page(content, code=code))
+        write_table_catalogue(content, pub, data_file=data_file, formats=formats, code=code,
+                              title=name[:-4] if name.endswith(".csv") else name,
+                              description=out_spec.get("description"), licence=out_spec.get("licence"),
+                              certificate=lambda: table_certificate(content, pub, data_file=data_file,
+                                                                    report_file=report_file, run_id=stage.run_id,
+                                                                    spec=spec))
         for fname, text in content.internal_files.items():
             atomic_write_text(intl / fname, text)
+        if "sdmx" in formats and content.letters is not None and np.isin(content.letters, ["U", "M"]).any():
+            # primary and secondary told apart: internal only (the public folder's structure
+            # file describes it too; with nothing suppressed it would copy the public file)
+            from ..catalogue.sdmx import sdmx_identifier, write_sdmx_csv
+
+            write_sdmx_csv(content.table, content.letters, intl / INTERNAL_SDMX, values=content.values,
+                           primary_code=content.primary_code,
+                           structure_id=f"SDCKIT:{sdmx_identifier(data_file[:-4])}(1.0.0)")
         atomic_write_text(intl / "internal_report.html",
                           "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Table release "
                           "(internal)</title></head><body><p><strong>Internal report</strong>: it may tell sensitive "
@@ -353,6 +414,9 @@ def release_table_spec(spec_path: str | os.PathLike, *, overwrite: bool = False,
     public = base / str(out["folder"])
     internal = base / str(out["internal_folder"]) if "internal_folder" in out else None
     code = check_code(out.get("suppression_code", DEFAULT_CODE))
+    from .catalogue_files import check_table_catalogue
+
+    check_table_catalogue(out.get("catalogue"))  # before the run: a wrong format is named at once
     run = run_table_spec(spec_path, write=False)
     if getattr(run, "table_result", None) is None and run.method not in ("ckm", "dp"):
         raise InputError(f"{Path(spec_path).name}: the run has no result to release")

@@ -41,7 +41,8 @@ Example::
                                       # status marks, report.html, certificate.json) and <folder>-internal,
                                       # switched in together, checked by `sdckit verify`; then table is the CSV's
                                       # name and public_report the page's; internal_folder, signing_key and
-                                      # overwrite = true as for a microdata release
+                                      # overwrite = true as for a microdata release; catalogue =
+                                      # ["sdmx", "frictionless", "satre"] (the default), licence, description
     # [table] missing = "refuse"      # or "category" / "drop", or per dimension: missing = {region = "drop"};
                                       # missing_label = "Missing"; [hierarchies.<dim>] arx = "h.csv" (ARX-style)
 
@@ -103,7 +104,8 @@ _SECTIONS = {
                    "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
     "budget": {"max_rho", "max_epsilon", "delta", "conversion"},  # method "dp" (sdckit.dp.run.BUDGET_KEYS)
     "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code",
-               "folder", "internal_folder", "signing_key", "overwrite"},
+               "folder", "internal_folder", "signing_key", "overwrite",
+               "catalogue", "licence", "description"},  # a release's catalogue files (report.catalogue_files)
 }
 
 
@@ -403,6 +405,10 @@ def run_table_spec(path: str | Path, *, write: bool = True) -> TableRun:
     if not write:
         return TableRun(str(path), table, method, result, primary, time.perf_counter() - t0, {}, tres, missing)
     out = _get(spec, "output", "spec", dict, {})
+    for key in ("catalogue", "licence", "description"):
+        if key in out:
+            raise SpecError(f"output.{key}: catalogue files are written with a release; add folder = \"release\" "
+                            "to [output] (or remove the key)")
     stem = Path(path).stem
     targets = {"table": out.get("table", f"{stem}_published.csv"), "report": out.get("report", f"{stem}_report.html")}
     if "audit" in out:
