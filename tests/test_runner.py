@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sdckit import runner
 from sdckit.errors import SDCError
@@ -58,6 +60,22 @@ def test_step_i_draws_from_child_i_of_the_root(md):
     assert done.seeds.root.entropy == 123 and [s.spawn_key for s in done.seeds.steps] == [(0,), (1,)]
     other = run_steps(md, steps, 124)
     assert not other.released.frame.equals(done.released.frame)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**63 - 1), order=st.permutations([0, 1, 2]), n=st.integers(0, 3))
+def test_any_seed_any_steps_the_rule_holds_and_the_cache_changes_nothing(md, seed, order, n):
+    pool = [Pram(["region"]), Noise(level=0.1, variables=["income"]), Pram(["age"], min_diagonal=0.6)]
+    steps = [pool[i] for i in order[:n]]
+    cache = StepCache()
+    done = run_steps(md, steps, seed, cache=cache)
+    current = md
+    for step, child in zip(steps, np.random.SeedSequence(seed).spawn(len(steps))):
+        current = step.apply(current, rng=child).microdata
+    pd.testing.assert_frame_equal(done.released.frame, current.frame)
+    assert [s.spawn_key for s in done.seeds.steps] == [(i,) for i in range(n)]
+    again = run_steps(md, steps, seed, cache=cache)
+    assert all(again.cached) and all(a is b for a, b in zip(again.results, done.results))
 
 
 def test_the_cache_reruns_only_from_the_first_changed_step(md):
@@ -148,8 +166,8 @@ def test_the_workbench_preview_runs_through_the_runner_and_its_cache(tmp_path, c
 def test_the_sweep_runs_through_the_runner_with_the_release_seed_rule(md, counted):
     from sdckit.explore.measures import get_measure
     from sdckit.explore.sweep import Candidate, Sweep, intruder_view
-    from sdckit.release import Release
     from sdckit.registry import build_step
+    from sdckit.release import Release
 
     pre = [RemoveVariables(["pid"])]
     sweep = Sweep(md, [Candidate("pram", {"min_diagonal": [0.6, 0.8]}, {"variables": ["region", "age"]})],

@@ -170,4 +170,4 @@ def test_every_public_name_of_a_lazy_package_resolves(package):
         assert home is None or getattr(home, name, value) is value, f"{package}.{name}"
         assert name in dir(pkg)
     with pytest.raises(AttributeError):
-        pkg.no_such_name
+        _ = pkg.no_such_name

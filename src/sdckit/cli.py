@@ -221,12 +221,17 @@ def protect(
     memory_limit: Annotated[str | None, typer.Option("--memory-limit", help="Memory limit per local Dask worker, e.g. 4GB.")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier release in the output folders (kept until the new one is switched in).")] = False,
     key: Annotated[Path | None, typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates (default: [output] signing_key).")] = None,
+    ddi: Annotated[Path | None, typer.Option("--ddi", help="A DDI-Codebook 2.5 file (XML) giving the input's labels, value labels, missing codes and roles (as [input] ddi, which it replaces).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a release spec: read, mask, check the gate, write data and reports."""
     if engine not in ("memory", "dask"):
         from .errors import ParameterError
         raise ParameterError(f"--engine must be 'memory' or 'dask'. Got {engine!r}.")
+    if engine == "dask" and ddi is not None:
+        from .errors import InputError
+        raise InputError("--ddi: the dask engine does not read a DDI-Codebook; use --engine memory (the default) "
+                         "or give the roles in [roles]")
     if engine == "dask":
         try:
             import dask  # noqa: F401
@@ -246,7 +251,12 @@ def protect(
         return
     from .release import protect as run_protect
 
-    run, paths = run_protect(spec, overwrite=overwrite or None, signing_key=key)
+    target = spec
+    if ddi is not None:  # the same as [input] ddi
+        from .spec import load_spec, with_ddi
+
+        target = with_ddi(load_spec(spec), ddi)
+    run, paths = run_protect(target, overwrite=overwrite or None, signing_key=key)
     if as_json:
         _emit(_run_summary(run, paths))
     else:
@@ -529,6 +539,16 @@ def _verify_command():
 app.command("verify", help="Check a release folder against its certificate.json: the steward's signature "
             "(--key), hashes, no unlisted file, the internal folder's run, gate thresholds, "
             "published matrices (no original data needed).")(_verify_command())
+
+
+
+def _outputs_command():
+    from .report.outputs_cli import outputs_command
+    return outputs_command
+
+
+app.command("outputs", help="Check researchers' outputs (ACRO's rules with the LP audit of margins and linked "
+            "outputs): check, approve, reject, exception, release.")(_outputs_command())
 
 from .lattice.cli import anonymise_command  # noqa: E402
 

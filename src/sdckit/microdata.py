@@ -18,7 +18,7 @@ import pandas as pd
 from ._validation import close_names
 from .errors import InputError, InputWarning
 
-ROLE_NAMES = ("key_vars", "numeric_vars", "weight", "household", "strata", "sensitive")
+ROLE_NAMES = ("key_vars", "numeric_vars", "weight", "household", "strata", "sensitive", "pram_vars")
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,9 @@ class Microdata:
         Stratification variables (methods that work per stratum use them).
     sensitive : list of str
         Sensitive variables (l-diversity, t-closeness).
+    pram_vars : list of str
+        Categorical variables that are not keys but may be PRAMmed (sdcMicro's ``pramVars``):
+        encoded to codes like keys, not part of the key combinations the risk measures read.
     meta : DatasetMeta, optional
         Labels and source file kept from reading, written back on output.
 
@@ -196,7 +199,8 @@ class Microdata:
     def __init__(self, data: pd.DataFrame, *, key_vars: Iterable[str] = (),
                  numeric_vars: Iterable[str] = (), weight: str | None = None,
                  household: str | None = None, strata: str | Iterable[str] | None = None,
-                 sensitive: Iterable[str] = (), meta: DatasetMeta | None = None,
+                 sensitive: Iterable[str] = (), pram_vars: Iterable[str] = (),
+                 meta: DatasetMeta | None = None,
                  _codes: Mapping[str, np.ndarray] | None = None,
                  _categories: Mapping[str, pd.Index] | None = None, _copy: bool = True) -> None:
         if not isinstance(data, pd.DataFrame):
@@ -213,7 +217,7 @@ class Microdata:
         roles = {
             "key_vars": _as_tuple(key_vars), "numeric_vars": _as_tuple(numeric_vars),
             "weight": weight, "household": household, "strata": _as_tuple(strata),
-            "sensitive": _as_tuple(sensitive),
+            "sensitive": _as_tuple(sensitive), "pram_vars": _as_tuple(pram_vars),
         }
         self._check_roles(data, roles, where)
         frame = data.copy(deep=not _COPY_ON_WRITE) if _copy else data
@@ -226,6 +230,8 @@ class Microdata:
                 c, k = _encode(frame[var])
                 codes[var], cats[var] = c, k
                 self._check_key(var, k, len(frame), where)
+            for var in roles["pram_vars"]:        # encoded as keys are, without the key warnings
+                codes[var], cats[var] = _encode(frame[var])
         else:
             codes, cats = dict(_codes), dict(_categories or {})
         for arr in codes.values():
@@ -356,6 +362,11 @@ class Microdata:
     @property
     def sensitive(self) -> tuple[str, ...]:
         return self._roles["sensitive"]
+
+    @property
+    def pram_vars(self) -> tuple[str, ...]:
+        """Categorical variables that may be PRAMmed without being keys (encoded to codes)."""
+        return self._roles.get("pram_vars", ())
 
     @property
     def meta(self) -> DatasetMeta:

@@ -58,7 +58,9 @@ ROLES = {"key": ("key_vars", "a key variable", "add it to [roles] key_vars"),
          "weight": ("weight", "the weight", "set [roles] weight to it"),
          "household": ("household", "the household column", "set [roles] household to it"),
          "strata": ("strata", "a strata column", "add it to [roles] strata"),
-         "sensitive": ("sensitive", "a sensitive variable", "add it to [roles] sensitive")}
+         "sensitive": ("sensitive", "a sensitive variable", "add it to [roles] sensitive"),
+         # PRAM takes a key variable or a categorical variable declared for PRAM only
+         "pram": ("pram_vars", "a key or PRAM variable", "add it to [roles] key_vars or [roles] pram_vars")}
 
 _KEY = "sdckit_param"
 
@@ -491,6 +493,8 @@ def has_role(name: str, role: str, roles: Mapping[str, Any]) -> bool:
     """Whether column ``name`` holds ``role`` (a key of :data:`ROLES`) in a roles mapping as
     :attr:`sdckit.Microdata.roles` gives it (``{"key_vars": (...), "weight": "w", ...}``)."""
     held = roles.get(ROLES[role][0])
+    if role == "pram" and name in tuple(roles.get("key_vars") or ()):
+        return True
     return name == held if isinstance(held, str) else name in tuple(held or ())
 
 

@@ -125,7 +125,10 @@ class GateCheck:
 
     The first declared parameter is the *threshold*: the spec's scalar form sets it
     (``[gate] k_anonymity = 3`` builds ``KAnonymity(k=3)``); the table form sets any of them
-    (``k_anonymity = { k = 3 }``).
+    (``k_anonymity = { k = 3 }``). Parameters shared by several checks may come from a declared
+    base class when they are keyword-only (``param(..., kw_only=True)`` fields, or the base
+    decorated ``@dataclass(frozen=True, kw_only=True)``): :func:`register_gate_check` lists
+    keyword-only parameters after the others, so the subclass's threshold stays first.
 
     Class attributes set by :func:`register_gate_check`: ``gate_name``, ``counts_as_risk``
     (whether it is a risk threshold; a release needs at least one), ``requires_roles`` (roles
@@ -311,6 +314,10 @@ def register_gate_check(name: str, *, risk: bool = True, requires: tuple[str, ..
         for role in requires:
             if role not in ROLES:
                 raise TypeError(f"gate check {name!r}: unknown role {role!r} (one of {tuple(ROLES)})")
+        # threshold-first: keyword-only parameters (a shared base's) after the others, so the
+        # first declared parameter is the subclass's threshold (the order __init__ takes too)
+        fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        cls.__dataclass_fields__ = dict(sorted(fields.items(), key=lambda kv: kv[1].kw_only is True))
         doc = (cls.__doc__ or "").strip().splitlines()
         cls.gate_name = name
         cls.counts_as_risk = bool(risk)

@@ -397,7 +397,7 @@ class Release:
         self.spec = spec
 
     @classmethod
-    def from_spec(cls, spec: ReleaseSpec | str | os.PathLike) -> "Release":
+    def from_spec(cls, spec: ReleaseSpec | str | os.PathLike) -> Release:
         """Read the spec's input with its roles and build the release."""
         if not isinstance(spec, ReleaseSpec):
             spec = load_spec(spec)
@@ -458,9 +458,10 @@ class Release:
                 described[v] = where
 
     def run(self) -> ReleaseRun:
-        """Check the plan (:meth:`check`), apply every step in order, check row counts after
-        each and that no step changes a variable an earlier step published a matrix for, then
-        check the gate."""
+        """Check the plan (:meth:`check`), apply every step in order through the one step
+        runner (:func:`sdckit.runner.run_steps`: step i draws from child i of the run's seed),
+        check row counts after each and that no step changes a variable an earlier step
+        published a matrix for, then check the gate."""
         from .runner import run_steps
 
         t0 = time.perf_counter()

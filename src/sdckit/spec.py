@@ -47,20 +47,20 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ._validation import close_names
 from .catalogue.names import CATALOGUE_FORMATS  # the catalogue files ([output] catalogue; default all)
-from .errors import ParameterError, SpecError
+from .errors import InputError, ParameterError, SpecError
 from .gate import Gate, as_gate
 from .registry import build_step
 
 _TOP = {"input", "roles", "run", "steps", "gate", "output", "report"}
 _REPORT = {"title", "organisation", "dataset", "release", "analyses", "page_size", "choice_reason"}
 _INPUT = {"path", "format", "na_values", "delimiter", "ddi"}
-_ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive"}
+_ROLES = {"key_vars", "numeric_vars", "weight", "household", "strata", "sensitive", "pram_vars"}
 _RUN = {"seed"}
 _OUTPUT = {"directory", "data", "report", "internal_report", "internal_directory", "overwrite",
            "keep_order", "csv_formula_guard", "signing_key", "catalogue", "licence", "description"}
@@ -149,14 +149,29 @@ def read_spec_file(path: str | os.PathLike) -> dict:
         raise SpecError(f"{path}: cannot be read: {exc.strerror}") from None
 
 
-def load_spec(path: str | os.PathLike) -> ReleaseSpec:
-    """Read and validate a release spec file; relative paths are taken from its folder."""
+def load_spec(path: str | os.PathLike | ReleaseSpec) -> ReleaseSpec:
+    """Read and validate a release spec file; relative paths are taken from its folder. A
+    :class:`ReleaseSpec` (e.g. from :func:`with_ddi`) is returned as it is."""
+    if isinstance(path, ReleaseSpec):
+        return path
     path = Path(path)
     raw = read_spec_file(path)
     try:
         return spec_from_dict(raw, base_dir=path.parent, source=str(path))
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
+
+
+def with_ddi(spec: ReleaseSpec, ddi: str | os.PathLike) -> ReleaseSpec:
+    """The spec with ``ddi`` as its DDI-Codebook (``sdckit protect --ddi FILE``: the same as
+    ``[input] ddi``, which it replaces); a relative path is taken from the working folder."""
+    path = Path(ddi)
+    if not path.is_file():
+        raise InputError(f"--ddi: {path} is not a file; give the DDI-Codebook (XML) that describes "
+                         f"{spec.input_path.name}")
+    raw = dict(spec.raw)
+    raw["input"] = {**(raw.get("input") or {}), "ddi": str(path)}
+    return replace(spec, ddi=path.resolve(), raw=raw)
 
 
 def _path_params(method: str, where: str) -> set[str]:

@@ -7,8 +7,9 @@ token are refused. The server is the real ``sdckit app FILE --port N --no-browse
 command in a subprocess.
 
 Screenshots of every screen go to a temporary folder, or to the folder named by the
-``SDCKIT_APP_SCREENSHOTS`` environment variable (``docs/img`` for the documentation):
-``SDCKIT_APP_SCREENSHOTS=docs/img .venv/bin/python -m pytest tests/app/test_browser.py``.
+``SDCKIT_APP_SCREENSHOTS`` environment variable (``docs/img/app`` for the documentation; this
+walk writes the tables page's there, test_browser_flows.py the other screens'):
+``SDCKIT_APP_SCREENSHOTS=docs/img/app .venv/bin/python -m pytest tests/app/test_browser*.py``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def server(tmp_path):
             break  # 401: it is up and refusing us
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError("sdckit app exited: " + log.read_text())
+                raise RuntimeError("sdckit app exited: " + log.read_text()) from None
             time.sleep(0.2)
     else:
         proc.terminate()
@@ -91,8 +92,12 @@ def _set_field(form, name: str, value) -> None:
 
 def test_steward_day_in_chromium(server, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
-    shots = Path(os.environ.get("SDCKIT_APP_SCREENSHOTS") or tmp_path / "shots")
-    shots.mkdir(parents=True, exist_ok=True)
+    # the documentation's screenshots of screens 1-7 come from test_browser_flows.py (the
+    # labelled file); this walk contributes the tables page's
+    tables_shots = Path(os.environ.get("SDCKIT_APP_SCREENSHOTS") or tmp_path / "shots")
+    shots = tmp_path / "shots"
+    for folder in (shots, tables_shots):
+        folder.mkdir(parents=True, exist_ok=True)
     out_dir = (tmp_path / "wb" / "release").resolve()  # releases go inside the work folder
 
     # a request without the token, or with a wrong one, is refused
@@ -239,26 +244,38 @@ def test_steward_day_in_chromium(server, tmp_path):
         page.goto(f"{server}/internal")
         assert page.locator("#seed").inner_text() == str(seed)
 
-        # 8. tables: Region x Sex, threshold rule, optimal suppression, with the audit
+        # 8. tables, from the tables API (the form generated from the methods' declarations):
+        # Region x Age, threshold rule, optimal suppression, with the audit; then released
         page.goto(f"{server}/#tables")
         page.wait_for_selector("#td1")
         page.select_option("#td1", "Region")
         page.select_option("#td2", "Age")
-        page.fill("#rthr", "40")
+        page.select_option("#tmeth", "optimal")
+        threshold_n = ".rule[data-rule='threshold'] [name='n']"
+        assert page.locator(f"label[for='{page.locator(threshold_n).get_attribute('id')}']").inner_text().startswith(
+            "minimum contributors")
+        page.fill(threshold_n, "40")
         page.click("#tprotect")
         page.wait_for_selector("#tablegrid")
-        page.screenshot(path=str(shots / "app_tables.png"), full_page=True)
+        page.wait_for_selector("#tauditsentence")
+        page.screenshot(path=str(tables_shots / "app_tables.png"), full_page=True)
         assert page.locator("#tablegrid td.primary").count() > 0
-        # the same table by the cell key method (p-table generated from D, V, js): perturbed
-        # cells marked, with n_perturbed, the largest change and the lost additivity
+        assert page.locator("#tablegrid td.secondary").count() > 0
+        assert page.locator("#tauditsentence").inner_text().strip()
+        table_dir = (tmp_path / "wb" / "table_release").resolve()
+        page.fill("#treldir", str(table_dir))
+        page.click("#trelease")
+        page.wait_for_selector("#tablereleased", timeout=120000)
+        public_tables = page.locator("#tpublic").inner_text()
+        assert "certificate.json" in public_tables and ".csv" in public_tables
+        assert "internal" not in public_tables
+        # the same table by the cell key method (its p-table from the declared D, V, js):
+        # perturbed cells marked, no rules asked for
         page.select_option("#tmeth", "ckm")
+        assert page.locator("#trules").is_hidden()
         page.click("#tprotect")
         page.wait_for_selector("#tablegrid td.perturbed")
-        page.screenshot(path=str(shots / "app_tables_ckm.png"), full_page=True)
-        n_marked = page.locator("#tablegrid td.perturbed").count()
-        summary = page.locator("#tout table.kv").inner_text()
-        assert f"n perturbed\t{n_marked}" in summary and "additivity broken" in summary
-        assert page.locator("#tablegrid td.perturbed sup").first.inner_text() == "p"
+        page.screenshot(path=str(tables_shots / "app_tables_ckm.png"), full_page=True)
         assert errors == [], errors
         browser.close()
 
@@ -280,3 +297,13 @@ def test_steward_day_in_chromium(server, tmp_path):
     assert again.read_bytes() == released.read_bytes()
     # and the released file is lower risk than the original (sanity of the whole chain)
     assert uniques_before > 0
+
+    # the released table verifies (certificate and files), as `sdckit verify` checks it
+    assert main(["verify", str(table_dir)]) == 0
+    # ... and fails once one cell of the published table is changed
+    table_csv = sorted(p for p in table_dir.glob("*.csv"))[0]
+    lines = table_csv.read_text("utf-8").splitlines(keepends=True)
+    first, rest = lines[1].rsplit(",", 1)
+    lines[1] = f"{first},{'7' if rest.strip() != '7' else '8'}\n"
+    table_csv.write_text("".join(lines), "utf-8")
+    assert main(["verify", str(table_dir)]) != 0

@@ -79,7 +79,7 @@ def labelled_server(tmp_path):
             break
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError("sdckit app exited: " + log.read_text())
+                raise RuntimeError("sdckit app exited: " + log.read_text()) from None
             time.sleep(0.2)
     else:
         proc.terminate()
@@ -186,6 +186,9 @@ def test_a_labelled_microdata_release_with_a_scan_of_every_screen(labelled_serve
         page.click("#tabs a[data-page='risk']")
         page.wait_for_selector("#risk-orig svg")
         assert re.fullmatch(r"\d+\.\d\d%", page.locator("#risk-orig .risk-global").inner_text())
+        page.wait_for_selector("#riskrecords .riskiest")
+        page.wait_for_selector("#utilitypanel h3")
+        assert "widowed" in page.locator("#riskrecords").inner_text()  # key values by their labels
         scan(page, "risk")
         page.screenshot(path=str(shots / "app_risk.png"), full_page=True)
 
@@ -311,6 +314,15 @@ def test_a_labelled_microdata_release_with_a_scan_of_every_screen(labelled_serve
         page.wait_for_timeout(500)
         scan(page, "release")
         page.screenshot(path=str(shots / "app_release.png"), full_page=True)
+        # the public report of the release, as the steward opens it from the page: no raw JSON,
+        # the gate's measured values in words, categories by their labels
+        report = page.context.new_page()
+        report.goto(f"{server}/release/0/report")
+        report_text = report.locator("body").inner_text()
+        m = JSON_LIKE.search(report_text)
+        assert m is None, report_text[max(0, m.start() - 80):m.end() + 80]
+        assert "k reached: 3" in report_text
+        report.close()
         spec = tomllib_loads(page.request.get(f"{server}/api/export?seed=1").text())
         assert spec["input"]["na_values"] == [-9]
         assert spec["gate"] == {"k_anonymity": 3, "max_global_risk": 0.05}

@@ -68,10 +68,16 @@ def test_the_page_loads_native_es_modules_that_exist(tmp_path):
 
 
 def _owners():
+    from sdckit.tables.registry import known_table_methods, known_table_rules, table_method_class, table_rule_class
+
     for n in known_steps():
         yield n, step_params(step_class(n))
     for n in known_gate_checks():
         yield "gate:" + n, step_params(gate_check(n).cls)
+    for n in known_table_methods():
+        yield "table:" + n, step_params(table_method_class(n))
+    for n in known_table_rules():
+        yield "rule:" + n, step_params(table_rule_class(n))
 
 
 def test_every_declared_parameter_has_a_label_and_no_doubled_symbol(tmp_path):
@@ -82,7 +88,7 @@ def test_every_declared_parameter_has_a_label_and_no_doubled_symbol(tmp_path):
             label = served[owner][p.name]["label"]
             assert label and label == param_label(p), (owner, p.name)
             if p.help:  # a bare parameter name is no label
-                assert label not in (p.name, p.name.replace("_", " ")) or p.label == label, (owner, p.name, label)
+                assert label.lower() not in (p.name.lower(), p.name.replace("_", " ").lower()), (owner, p.name, label)
             sym = served[owner][p.name]["symbol"]
             assert sym is None or sym.lower() not in re.split(r"[^a-z0-9_]+", label.lower()), (owner, p.name)
 
@@ -96,6 +102,8 @@ def test_label_derivation_from_help():
     p = Param(name="closed", kind="choice", choices=("left", "right"), help="with breaks: intervals [a, b) or (a, b]")
     assert param_label(p) == "Intervals [a, b) or"[:-3]
     assert param_label(Param(name="k", kind="int", label="k-anonymity", help="x")) == "k-anonymity"
+    # a declared label that only repeats the name counts as missing
+    assert param_label(Param(name="time_limit", kind="float", label="time limit", help="time per LP")) == "Time per LP"
     assert shown_symbol("k-anonymity", "k") is None and shown_symbol("smallest keep probability", "d") == "d"
 
 
@@ -297,3 +305,31 @@ def test_compare_lists_each_steps_settings_with_the_defaults_the_other_branch_ch
     (label,) = main
     assert label != "k" and main[label] == "3 records" and alt[label] == "5 records"
     assert "{" not in str(r["main"]["gate"])
+
+
+def test_the_risk_histogram_has_the_reports_bins_and_counts(tmp_path):
+    from sdckit.report.fragments import risk_histogram
+    from sdckit.risk.report import measure_risk
+
+    c, app = _client(tmp_path)
+    c.post("/api/roles", json={"roles": {"key_vars": KEYS}})
+    panel = c.get("/api/risk").json()
+    s = app.state.session
+    md = s.microdata(s.state["roles"])
+    report = risk_histogram(measure_risk(md).records["risk"].to_numpy())  # the report's figure
+    assert [(b["band"], b["records"]) for b in panel["risk_histogram"]] == \
+        list(zip(report["band"], report["records"].astype(int), strict=True))
+    assert sum(b["records"] for b in panel["risk_histogram"]) == md.n_records
+
+
+def test_riskiest_records_and_utility_panel_are_the_reports_fragments_without_json(tmp_path):
+    c, _ = _client(tmp_path)
+    c.post("/api/roles", json={"roles": {"key_vars": KEYS, "sensitive": ["Health"]}})
+    assert "empty" in c.get("/api/utility").json()
+    c.post("/api/steps", json={"action": "add", "step": {"method": "local_suppression", "k": 2}})
+    r = c.get("/api/risk/records?page=2").json()
+    assert "Records 21 to 40" in r["riskiest"] and "<table" in r["below_k"] and "Health" in r["ldiversity"]
+    u = c.get("/api/utility").json()["html"]
+    for html in (r["riskiest"], r["below_k"], r["ldiversity"], u):
+        assert '{"' not in html and '":' not in html
+    assert c.get("/api/risk/records?page=x").status_code == 400

@@ -171,3 +171,33 @@ def test_bad_catalogue_key_is_refused(tmp_path):
     _lfs(tmp_path)
     with pytest.raises(SpecError, match=r"output.catalogue\[0\]: must be one of ddi, frictionless, satre"):
         load_spec(_spec(tmp_path, output='catalogue = ["dcat"]'))
+
+
+def test_protect_ddi_flag_is_the_input_ddi(tmp_path, capsys):
+    """``sdckit protect --ddi FILE`` reads the codebook as ``[input] ddi`` does: the same roles,
+    missing codes and labels, kept in the released codebook; the public certificate names the
+    file, never its path."""
+    from sdckit.cli import main
+
+    _lfs(tmp_path)
+    cb_in = DdiCodebook(title="LFS", variables=(
+        DdiVariable("region", label="Region", value_labels={"1": "North", "2": "South", "3": "East"},
+                    representation="numeric", role="key_vars"),
+        DdiVariable("emp", label="Employment status", representation="numeric", role="key_vars"),
+        DdiVariable("age", label="Age in years", missing=("-9",), representation="numeric"),
+        DdiVariable("wt", label="Person weight", representation="numeric", weight=True)))
+    (tmp_path / "meta").mkdir()
+    write_ddi(cb_in, tmp_path / "meta" / "lfs.xml")
+    spec = _spec(tmp_path)  # no [input] ddi, no [roles]: the roles come from the codebook
+    code = main(["protect", str(spec), "--ddi", str(tmp_path / "meta" / "lfs.xml"), "--json"])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    out = read_ddi(tmp_path / "out" / "codebook.xml")
+    assert out.variable("age").missing == ("-9",) and out.variable("region").label == "Region"
+    assert out.roles()["weight"] == "wt"
+    cert = (tmp_path / "out" / "certificate.json").read_text()
+    assert json.loads(cert)["spec"]["input"]["ddi"] == "lfs.xml" and str(tmp_path) not in cert
+    assert verify_release(tmp_path / "out").ok
+    code = main(["protect", str(spec), "--ddi", str(tmp_path / "missing.xml"), "--overwrite"])
+    err = capsys.readouterr().err
+    assert code != 0 and "--ddi:" in err and "missing.xml is not a file" in err and len(err.strip().splitlines()) == 1

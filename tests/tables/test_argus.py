@@ -129,7 +129,8 @@ def test_batch_run_writes_files_and_patterns_pass_audit(work):
     assert {(r.Sex, r.Age) for r in piv.itertuples() if r.Status in ("5", "11")} == \
         {t.cell_codes(c) for c in np.flatnonzero(sup)}
     # CKM file: perturbed = original + difference; the grand total's cell key by exact decimal sum
-    ck = pd.read_csv(work / "t1_ckm.csv", header=None, names=["Sex", "Age", "value", "orig", "diff", "key"],
+    # (tau-Argus's TableSet.writeCKM: fields separated by ";", codes quoted, no names line)
+    ck = pd.read_csv(work / "t1_ckm.csv", sep=";", header=None, names=["Sex", "Age", "value", "orig", "diff", "key"],
                      dtype={"Sex": str, "Age": str})
     assert (ck.value == ck.orig + ck["diff"]).all()
     s = sum((Decimal(x) for x in micro["Key"]), Decimal(0))
@@ -187,9 +188,31 @@ def test_unsupported_suppress_method_and_output_type(work):
         run_arb(work / "b.arb")
     (work / "c.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
                                 '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
-                                '<SUPPRESS> OPT(1)\n<WRITETABLE> (1,5,AS+,"o.txt")\n')
-    with pytest.raises(InputError, match=r"c\.arb: line 7: output type 5 \(intermediate\)"):
+                                '<SUPPRESS> RND(1,5)\n<WRITETABLE> (1,5,AS+,"o.txt")\n')
+    with pytest.raises(InputError, match=r"c\.arb: line 7: output type 5 \(intermediate\) needs the protection"):
         run_arb(work / "c.arb")
+
+
+@needs_shared
+def test_batch_writes_intermediate_and_jj_files(work):
+    (work / "j.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
+                                '<SPECIFYTABLE> "Sex""Age"|"Savings"||\n<SAFETYRULE> P(15,1)|NK(3,75)\n'
+                                '<READMICRODATA>\n<SUPPRESS> OPT(1,60)\n<WRITETABLE> (1,5,AR+,"t.txt")\n'
+                                '<WRITETABLE> (1,6,,"t.jj")\n')
+    out = run_arb(work / "j.arb")
+    assert [Path(f).name for f in out["files"]] == ["t.txt", "t.jj"] and (work / "t.jj.frq").is_file()
+    lines = (work / "t.txt").read_text().splitlines()
+    assert len(lines) == 45  # every cell of Sex (5 codes, dim_sex.hrc) x Age (9 codes, dim_age.hrc)
+    fields = [ln.split(";") for ln in lines]
+    # codes, value, contributors, shadow, cost, top 3 (NK(3,75)), status, levels, audit (6)
+    assert {len(f) for f in fields} == {2 + 4 + 3 + 1 + 2 + 6}
+    status = [f[9] for f in fields]
+    assert "U" in status and "M" in status and set(status) <= {"S", "U", "M"}
+    jj = (work / "t.jj").read_text().splitlines()
+    # relations: Sex's 3 codes with children over Age's 9 codes, Age's 3 over Sex's 5
+    assert jj[:2] == ["0", "45"] and int(jj[47]) == len(jj) - 48 == 3 * 9 + 3 * 5
+    letters = [ln.split()[3] for ln in jj[2:47]]
+    assert [s.lower() for s in status] == letters
 
 
 @needs_shared

@@ -1,17 +1,35 @@
-"""tau-Argus output layouts (WRITETABLE types 1-4, 7): each expected file below is written by
+"""tau-Argus output layouts (WRITETABLE types 1-7): each expected file below is written by
 hand from tau-Argus's own writer (sdcTools/libtauargus ``TauArgus.cpp``: ``WriteCSVTable``,
 ``WriteCSVColumnLabels``, ``WriteCSVCell``, ``WriteCellRecord``, ``WriteSBSStaart``;
-sdcTools/tauargus ``SaveTable.makeFirstLine``), following its loops for this small table."""
+``JJFormat.cpp``: ``WriteCells``, ``WriteRestrictions``; sdcTools/tauargus
+``SaveTable.makeFirstLine``, ``SaveTable.opschonenJJFileforKomma``, ``TableSet.write``,
+``TableSet.writeCKM``), following its loops for this small table; types 5 and 6 are also
+compared byte for byte with the files tau-Argus's engine (libtauargus through pytauargus 0.6.0)
+wrote for a table of the shared tau-Argus example data (tests/tables/tauargus_reference)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from sdckit.errors import InputError
-from sdckit.tables.argus.write import argus_table_text, parse_write_options, status_codes, table_status
+from sdckit.tables.argus.write import (
+    argus_table_text,
+    jj_frequencies,
+    jj_text,
+    parse_write_options,
+    status_codes,
+    table_status,
+    top_n_needed,
+    write_argus_table,
+)
 from sdckit.tables.table import Table
+
+REFERENCE = Path(__file__).resolve().parent / "tauargus_reference"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 @pytest.fixture()
@@ -93,12 +111,114 @@ def test_secondary_and_empty_status_codes():
     assert '"x","2",-,14' in text and '"y","Total",2,11' in text
 
 
-def test_intermediate_and_jj_are_refused_in_one_line(sex_age):
+def test_intermediate_and_jj_without_protection_levels_are_refused_in_one_line(sex_age):
     t, st, v = sex_age
     for out_type, name in ((5, "intermediate"), (6, "JJ")):
-        with pytest.raises(InputError, match=rf"output type {out_type} \({name}\) is not written") as info:
+        with pytest.raises(InputError, match=rf"output type {out_type} \({name}\) needs the protection levels") as info:
             argus_table_text(t, v, st, out_type, {})
         assert "\n" not in str(info.value)
+    levels = {"lower_protection": np.zeros(t.n_cells), "upper_protection": np.zeros(t.n_cells)}
+    with pytest.raises(InputError, match="TR\\+"):
+        argus_table_text(t, v, st, 6, parse_write_options("TR+", "t"), extra=levels)
+    with pytest.raises(InputError, match="output type 8 is not a tau-Argus output type"):
+        argus_table_text(t, v, st, 8, {}, extra=levels)
+
+
+def _levels(t: Table, st: np.ndarray) -> dict:
+    primary = st == "U"
+    return {"lower_protection": np.where(primary, 1.0, 0.0), "upper_protection": np.where(primary, 2.0, 0.0)}
+
+
+def test_type6_jj_by_hand(sex_age, tmp_path):
+    t, st, v = sex_age
+    st = st.copy()
+    st[t.cell_index("M", "Total")] = "M"   # a secondary cell
+    st[t.cell_index("M", "2")] = "P"       # a protected cell: status z, as an empty one
+    # JJFormat.cpp WriteCells: costs scaled so that the largest (5) is 20000; bounds 0 and 1.5 * 5
+    # = 7.5 printed "%.0f" (8); primary levels 1 down, 2 up. opschonenJJFileforKomma then reprints
+    # the bounds with one decimal, the levels with three, lowers the primary cells' lower level
+    # to value - 0 - 0.1 = 0.9 (realLPL) and raises every upper level to at least 1 (realUPL);
+    # a z line is copied as written. WriteRestrictions: Sex first (over Age's codes), then Age.
+    expected = ("0\n9\n"
+                "0 5 20000 s 0.0 8.0 0.000 1.000 0\n"
+                "1 2 8000 s 0.0 8.0 0.000 1.000 0\n"
+                "2 3 12000 s 0.0 8.0 0.000 1.000 0\n"
+                "3 2 8000 s 0.0 8.0 0.000 1.000 0\n"
+                "4 1 4000 u 0.0 8.0 0.900 2.000 0\n"
+                "5 1 4000 u 0.0 8.0 0.900 2.000 0\n"
+                "6 3 12000 m 0.0 8.0 0.000 1.000 0\n"
+                "7 1 4000 u 0.0 8.0 0.900 2.000 0\n"
+                "8 2 8000 z 0 8 0.000 0.000 0\n"
+                "6\n"
+                "0 3 : 0 (-1) 3 (1) 6 (1)\n0 3 : 1 (-1) 4 (1) 7 (1)\n0 3 : 2 (-1) 5 (1) 8 (1)\n"
+                "0 3 : 0 (-1) 1 (1) 2 (1)\n0 3 : 3 (-1) 4 (1) 5 (1)\n0 3 : 6 (-1) 7 (1) 8 (1)\n")
+    assert argus_table_text(t, v, st, 6, {}, extra=_levels(t, st)) == expected
+    out = write_argus_table(tmp_path / "t.jj", t, v, st, 6, {}, where="t", extra=_levels(t, st))
+    assert out.read_text() == expected
+    # beside it, as tau-Argus: <file>.frq, the contributors and the holdings (none) per cell
+    assert (tmp_path / "t.jj.frq").read_text() == "5 0\n2 0\n3 0\n2 0\n1 0\n1 0\n3 0\n1 0\n2 0\n"
+
+
+def test_type5_intermediate_by_hand(sex_age):
+    t, st, v = sex_age
+    extra = {**_levels(t, st), "realized_lower": np.where(st == "U", 0.0, t.value),
+             "realized_upper": np.where(st == "U", 3.0, t.value)}
+    text = argus_table_text(t, v, st, 5, parse_write_options("AR+", "t"), extra=extra)
+    lines = text.splitlines()
+    # TableSet.write, a frequency table: codes; value; cost; status; levels (at least MinLPL = 1
+    # for a non-zero cell); AR+: the audit's interval, its width, and in percent of the value
+    # (0;0;0 for a safe cell)
+    assert lines[0] == '"Total";"Total";5;5;S;1;1;5;5;0;0;0;0'
+    assert lines[4] == '"F";"1";1;1;U;1;2;0;3;3;100.00;200.00;300.00'
+    assert len(lines) == t.n_cells
+    with pytest.raises(InputError, match="AR\\+ needs the audit's intervals"):
+        argus_table_text(t, v, st, 5, parse_write_options("AR+", "t"), extra=_levels(t, st))
+
+
+def test_type7_ckm_by_hand(sex_age):
+    t, _, _ = sex_age
+    d = np.array([0, 1, -1, 0, 0, 1, 0, -1, 0], float)
+    keys = np.linspace(0.1, 0.9, 9)
+    st = table_status(t, kind="ckm")
+    extra = {"original": t.value, "difference": d, "cell_key": keys, "cell_key_decimals": 8}
+    text = argus_table_text(t, t.value + d, st, 7, parse_write_options("AO+AD+AC+", "t"), extra=extra)
+    # TableSet.writeCKM: every code followed by ";", the perturbed value, ";" original,
+    # ";" difference, ";" cell key with the record key's 8 decimals; no names line
+    assert text.splitlines()[:2] == ['"Total";"Total";5;5;0;0.10000000', '"Total";"1";3;2;1;0.20000000']
+    plain = argus_table_text(t, t.value + d, st, 7, parse_write_options("QU-", "t"), extra=extra)
+    assert plain.splitlines()[2] == "Total;2;2"
+    with pytest.raises(InputError, match="output type 7 \\(CKM\\) needs a table protected by the cell key"):
+        argus_table_text(t, t.value, table_status(t), 7, {}, extra=extra)
+
+
+def test_top_n_needed_follows_the_rules():
+    from sdckit.tables.rules import DominanceRule, PPercentRule, ThresholdRule
+
+    # TableSet.numberOfTopNNeeded: n of NK(n,k), n + 1 = 2 for P(p,1)
+    assert top_n_needed([PPercentRule(15), DominanceRule(3, 75)]) == 3
+    assert top_n_needed([PPercentRule(15)]) == 2 and top_n_needed([ThresholdRule(3)]) == 0
+
+
+@pytest.mark.skipif(not (SHARED / "tauargus_ckm_microdata.csv").is_file(),
+                    reason="../shared/data (tau-Argus example files, EUPL) is absent")
+def test_types_5_and_6_equal_tau_argus_engine_output():
+    from sdckit.tables.argus import read_rda
+    from sdckit.tables.rules import DominanceRule, PPercentRule, primary_cells
+
+    meta = read_rda(SHARED / "tauargus_meta" / "microdata.rda")
+    micro = pd.read_csv(SHARED / "tauargus_ckm_microdata.csv", dtype=str)
+    micro["Savings"] = micro["Savings"].astype(float)
+    t = Table.from_microdata(micro, ["Sex", "Age"], response="Savings", hierarchies={"Age": meta.hierarchy("Age")})
+    rules = [PPercentRule(15), DominanceRule(3, 75)]  # P(15,1)|NK(3,75), as make_reference.py
+    prim = primary_cells(t, rules)
+    st = table_status(t, primary=prim.sensitive)
+    extra = {"lower_protection": prim.lower, "upper_protection": prim.upper, "n_top": top_n_needed(rules)}
+    for opts, name in (("", "savings_intermediate.txt"), ("SO+", "savings_intermediate_so.txt")):
+        assert argus_table_text(t, t.value, st, 5, parse_write_options(opts, "t"), extra=extra, decimals=0) == \
+            (REFERENCE / name).read_text()
+    raw = jj_text(t, st, lower_protection=prim.lower, upper_protection=prim.upper, decimals=0, cleaned=False)
+    assert raw == (REFERENCE / "savings_raw.jj").read_text()
+    assert jj_frequencies(t) == (REFERENCE / "savings_raw.jj.frq").read_text()
 
 
 def test_rounded_table_writes_values_and_originals(sex_age):

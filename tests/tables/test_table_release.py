@@ -91,7 +91,8 @@ def test_release_verifies_and_a_changed_cell_fails_naming_the_file(spec_dir, met
         out = _release(spec_dir, method, extra)
     rel = out["release"]
     # public and internal files listed apart; nothing internal in the public folder
-    assert set(rel["public"]) == {".sdckit-release", "certificate.json", "delinquent.csv", "report.html"}
+    assert set(rel["public"]) == {".sdckit-release", "certificate.json", "delinquent.csv", "report.html",
+                                  "sdmx_data.csv", "sdmx_structure.xml", "datapackage.json", "satre_record.json"}
     assert "internal_certificate.json" in rel["internal"] and "internal_report.html" in rel["internal"]
     assert rel["audit_status"] == "exact" and rel["verdict"].startswith("Passed")
     pub = spec_dir / "release"

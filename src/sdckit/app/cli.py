@@ -13,7 +13,7 @@ import socket
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -142,15 +142,15 @@ def warm_up() -> None:
 
 
 def app_command(
-    data_file: Annotated[Optional[Path], typer.Argument(help="Data file to open (CSV, Parquet, SPSS, Stata, SAS), or a folder to pick files from (default: the current folder).")] = None,
+    data_file: Annotated[Path | None, typer.Argument(help="Data file to open (CSV, Parquet, SPSS, Stata, SAS), or a folder to pick files from (default: the current folder).")] = None,
     port: Annotated[int, typer.Option("--port", help="Port (default: a free one).")] = 0,
     host: Annotated[str, typer.Option("--host", help="Interface to bind; other than loopback needs --token.")] = "127.0.0.1",
-    token: Annotated[Optional[str], typer.Option("--token", help="Access token (default: a random one, printed in the URL).")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Access token (default: a random one, printed in the URL).")] = None,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
-    workdir: Annotated[Optional[Path], typer.Option("--workdir", help="Folder for uploads and default release output (default ./sdckit-workbench).")] = None,
+    workdir: Annotated[Path | None, typer.Option("--workdir", help="Folder for uploads and default release output (default ./sdckit-workbench).")] = None,
     max_upload_mb: Annotated[int, typer.Option("--max-upload-mb", help="Largest upload accepted, in MB.")] = 512,
-    output_root: Annotated[Optional[Path], typer.Option("--output-root", help="Folder inside which releases may be written (default: the work folder).")] = None,
-    key: Annotated[Optional[Path], typer.Option("--key", help="The steward's private key file: every release from the workbench is signed with it.")] = None,
+    output_root: Annotated[Path | None, typer.Option("--output-root", help="Folder inside which releases may be written (default: the work folder).")] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="The steward's private key file: every release from the workbench is signed with it.")] = None,
 ) -> None:
     """Start the workbench: a local web app for the whole release (open, roles, risk, steps,
     undo, explore, gate, release, tables). Needs the token in the URL it prints."""

@@ -15,21 +15,22 @@ import pandas as pd
 
 from ..microdata import Microdata
 from ..pram.loss import hellinger, total_variation
+from ..report import fragments as _fragments
 from ..result import jsonable
 
 #: f_k classes of the f_k distribution chart (records per class)
 FK_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 9, "5-9"), (10, 19, "10-19"),
            (20, 49, "20-49"), (50, math.inf, "50+")]
-#: individual-risk bands (the same as the release report's histogram)
-RISK_EDGES = [0, 0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0000001]
-RISK_LABELS = ["<0.1%", "0.1-1%", "1-5%", "5-10%", "10-20%", "20-50%", ">=50%"]
+#: individual-risk bands: the reports' own (one set of bins on every screen and page)
+RISK_EDGES = list(_fragments.RISK_EDGES)
+RISK_LABELS = list(_fragments.RISK_LABELS)
 #: largest data for which the live panel runs SUDA2 by default
 SUDA_LIVE_MAX = 200_000
 
 
 def _hist(values: np.ndarray) -> list[dict]:
-    counts, _ = np.histogram(np.clip(values, 0, 1), bins=RISK_EDGES)
-    return [{"band": b, "order": i, "records": int(c)} for i, (b, c) in enumerate(zip(RISK_LABELS, counts))]
+    """Records per individual-risk band, binned by the reports' own function."""
+    return _fragments.risk_histogram(values).to_dict("records")
 
 
 def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None = None,

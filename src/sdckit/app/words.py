@@ -20,8 +20,10 @@ _BREAK = re.compile(r"\s*(?:;|: | \(|\s-\s|, default|, e\.g\.)")
 
 def param_label(p: Param) -> str:
     """The label a form shows for ``p``: its declared ``label``, else its help up to the first
-    clause break, else its name in words (never the bare name when a help exists)."""
-    if p.label:
+    clause break, else its name in words (never the bare name when a help exists). A declared
+    label that only repeats the name ("time limit" for ``time_limit``) counts as missing."""
+    bare = {p.name.lower(), p.name.replace("_", " ").lower()}
+    if p.label and (p.label.lower() not in bare or not p.help):
         return p.label
     help_text = p.help or ""
     head, sep, tail = help_text.partition(": ")
@@ -97,17 +99,10 @@ def threshold_text(p: Param | None, value: Any) -> str:
 
 
 def measured_sentence(name: str, value: Any) -> str:
-    """A gate outcome's measured value as a sentence (never JSON), shares as percentages."""
-    from ..report.narrative import gate_measured
+    """A gate outcome's measured value as a sentence (never JSON), shares as percentages: the
+    sentence the reports use (:func:`sdckit.report.fragments.measured_sentence`)."""
+    from ..report.fragments import measured_sentence as report_sentence
 
     if value is None:
         return "not applicable"
-    if name == "max_global_risk" and isinstance(value, dict) and "global_risk" in value:
-        return (f"global risk {percent(value['global_risk'])} "
-                f"({number(float(value.get('expected_reidentifications', float('nan'))))} "
-                "expected re-identifications)")
-    if name == "k_anonymity" and isinstance(value, dict):
-        return (f"k reached: {number(value.get('k_reached'))}; records below k: "
-                f"{number(value.get('violations'))}")
-    text = gate_measured(name, value)
-    return text.replace("{", "(").replace("}", ")")
+    return report_sentence(name, value).replace("{", "(").replace("}", ")")

@@ -18,7 +18,7 @@ import importlib
 #: public name -> the module of this package that defines it
 _WHERE = {
     "ATTACKS": "evaluate", "run_attacks": "evaluate",
-    "singling_out": "singling", "linkability": "linking", "split_columns": "linking",
+    "singling_out": "singling", "singling_out_queries": "singling", "linkability": "linking", "split_columns": "linking",
     "inference": "inferring", "membership_inference": "membership", "auc_score": "membership",
     "tpr_at_fpr": "membership", "AttackReport": "results", "AttackResult": "results",
     "MembershipResult": "results", "Rate": "stats", "excess_risk": "stats", "wilson_rate": "stats",

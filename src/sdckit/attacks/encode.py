@@ -96,7 +96,7 @@ def microdata_numeric(*data: FrameLike) -> list[str] | None:
     return sorted(set(out))
 
 
-def _label(v) -> str:
+def label_of(v) -> str:
     """The printed form of a category: integral numbers without a decimal point."""
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
@@ -110,11 +110,11 @@ def _label(v) -> str:
 def _joint_codes(series: Sequence[pd.Series]) -> tuple[list[np.ndarray], list[str]]:
     """Codes of one categorical column in several frames on one category list (sorted)."""
     per = [pd.factorize(s, use_na_sentinel=True) for s in series]
-    labels = sorted({_label(u) for _, uniq in per for u in uniq})
+    labels = sorted({label_of(u) for _, uniq in per for u in uniq})
     where = {lab: i for i, lab in enumerate(labels)}
     out = []
     for codes, uniq in per:
-        lut = np.array([where[_label(u)] for u in uniq] + [np.nan], dtype=np.float64)
+        lut = np.array([where[label_of(u)] for u in uniq] + [np.nan], dtype=np.float64)
         out.append(lut[np.where(codes < 0, len(uniq), codes)])
     return out, labels
 

@@ -4,9 +4,10 @@ The Article 29 Working Party (2014, sec. 2.2.3) calls inference the possibility 
 significant probability, the value of an attribute from the values of other attributes. As in
 Anonymeter (Giomi et al. 2023, sec. 4.3), the intruder knows the ``aux`` columns of a target
 and guesses its ``secret`` as the secret of the nearest released record on ``aux`` (mixed
-Gower-like distance, ties broken at random). A categorical guess is right when it equals the
-secret; a numeric guess when ``|guess - secret| <= tolerance * |secret|``; a missing secret is
-guessed right by a missing value.
+Gower-like distance, ties broken at random or by the lowest released row: ``tie_break``). A
+categorical guess is right when it equals the secret; a numeric guess when
+``|guess - secret| <= tolerance * |secret|``; a missing secret is guessed right by a missing
+value.
 
 ``n_attacks`` targets from the original records give the success; as many from the control
 records give the control success; the naive attacker guesses the secret of a random released
@@ -27,10 +28,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_float, check_int, check_names
+from .._validation import check_choice, check_float, check_int, check_names
 from ..errors import InputError
 from .encode import EncodedFrames, FrameLike, encode_frames
-from .neighbours import nearest_released
+from .neighbours import TIE_BREAKS, nearest_released
 from .results import AttackResult, attack_result
 
 __all__ = ["inference", "guess_is_right"]
@@ -52,7 +53,8 @@ def guess_is_right(guess: np.ndarray, secret: np.ndarray, numeric: bool, toleran
 def inference(original: FrameLike, released: FrameLike, control: FrameLike, *, secret: str,
               aux: Sequence[str], n_attacks: int = 500, tolerance: float = 0.05,
               numeric: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
-              confidence: float = 0.95, rng=None, encoded: EncodedFrames | None = None) -> AttackResult:
+              confidence: float = 0.95, rng=None, encoded: EncodedFrames | None = None,
+              tie_break: str = "random") -> AttackResult:
     """Inference risk of a release for one secret column (see the module docstring).
 
     Parameters
@@ -70,6 +72,9 @@ def inference(original: FrameLike, released: FrameLike, control: FrameLike, *, s
         Relative error of a right guess of a numeric secret.
     numeric, categorical, confidence, rng, encoded
         As in :func:`~sdckit.attacks.singling_out`.
+    tie_break : {"random", "first"}
+        Among equally near released records: one at random (seeded by ``rng``), or the lowest
+        row of the released file (see :mod:`sdckit.attacks.neighbours`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     aux = check_names(_OWNER, "aux", aux)
@@ -80,6 +85,7 @@ def inference(original: FrameLike, released: FrameLike, control: FrameLike, *, s
                          "cannot know what it guesses.")
     n_attacks = check_int(_OWNER, "n_attacks", n_attacks, min_value=1)
     tolerance = check_float(_OWNER, "tolerance", tolerance, low=0.0)
+    tie_break = check_choice(_OWNER, "tie_break", tie_break, TIE_BREAKS)
     gen = as_generator(rng)
     enc = encoded if encoded is not None else encode_frames(
         released, original, control, columns=list(aux) + [secret], numeric=numeric, categorical=categorical)
@@ -91,14 +97,15 @@ def inference(original: FrameLike, released: FrameLike, control: FrameLike, *, s
     n_c = min(n_attacks, enc.control.shape[0])
     targets = np.concatenate([enc.original[gen.choice(enc.original.shape[0], n_o, replace=False)],
                               enc.control[gen.choice(enc.control.shape[0], n_c, replace=False)]])
-    idx, _ = nearest_released(enc, targets, enc.index(aux), 1, gen)
+    idx, _ = nearest_released(enc, targets, enc.index(aux), 1, gen, tie_break)
     right = guess_is_right(enc.released[idx[:, 0], s], targets[:, s], is_num, tolerance)
     n_success, n_control = int(right[:n_o].sum()), int(right[n_o:].sum())
     n_b = min(n_o, enc.released.shape[0])
     guess = enc.released[gen.choice(enc.released.shape[0], n_b, replace=False), s]
     truth = enc.original[gen.choice(enc.original.shape[0], n_b, replace=False), s]
     n_baseline = int(guess_is_right(guess, truth, is_num, tolerance).sum())
-    settings = {"secret": secret, "aux": list(aux), "secret_kind": "numeric" if is_num else "categorical"}
+    settings = {"secret": secret, "aux": list(aux), "secret_kind": "numeric" if is_num else "categorical",
+                "tie_break": tie_break}
     if is_num:
         settings["tolerance"] = tolerance
     notes = []

@@ -5,7 +5,8 @@ two records concerning the same person. As in Anonymeter (Giomi et al. 2023, sec
 intruder holds two files: one with the columns ``aux_a`` and one with ``aux_b`` of the same
 people. For each target the intruder looks up the ``n_neighbors`` released records nearest to
 its ``aux_a`` part and those nearest to its ``aux_b`` part (mixed Gower-like distance, ties
-broken at random); the two parts are linked when the two lists share a released record.
+broken at random or by the lowest released row: ``tie_break``); the two parts are linked when
+the two lists share a released record.
 
 ``n_attacks`` targets drawn from the original records give the success; as many drawn from the
 control records give the control success; and two lists of ``n_neighbors`` released records
@@ -26,10 +27,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_int, check_names
+from .._validation import check_choice, check_int, check_names
 from ..errors import InputError
 from .encode import EncodedFrames, FrameLike, encode_frames
-from .neighbours import nearest_released
+from .neighbours import TIE_BREAKS, nearest_released
 from .results import AttackResult, attack_result
 
 __all__ = ["linkability", "split_columns"]
@@ -57,7 +58,7 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
                 aux_a: Sequence[str], aux_b: Sequence[str], n_attacks: int = 500,
                 n_neighbors: int = 1, numeric: Sequence[str] | None = None,
                 categorical: Sequence[str] | None = None, confidence: float = 0.95, rng=None,
-                encoded: EncodedFrames | None = None) -> AttackResult:
+                encoded: EncodedFrames | None = None, tie_break: str = "random") -> AttackResult:
     """Linkability risk of a release (see the module docstring for the attack).
 
     Parameters
@@ -74,6 +75,9 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
         Released records looked up per part.
     numeric, categorical, confidence, rng, encoded
         As in :func:`~sdckit.attacks.singling_out`.
+    tie_break : {"random", "first"}
+        Among equally near released records: one at random (seeded by ``rng``), or the lowest
+        row of the released file (see :mod:`sdckit.attacks.neighbours`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     aux_a = check_names(_OWNER, "aux_a", aux_a)
@@ -84,6 +88,7 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
                          "aux_a and aux_b must not overlap.")
     n_attacks = check_int(_OWNER, "n_attacks", n_attacks, min_value=1)
     n_neighbors = check_int(_OWNER, "n_neighbors", n_neighbors, min_value=1)
+    tie_break = check_choice(_OWNER, "tie_break", tie_break, TIE_BREAKS)
     gen = as_generator(rng)
     enc = encoded if encoded is not None else encode_frames(
         released, original, control, columns=list(aux_a) + list(aux_b), numeric=numeric, categorical=categorical)
@@ -95,15 +100,15 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
     n_c = min(n_attacks, enc.control.shape[0])
     targets = np.concatenate([enc.original[gen.choice(enc.original.shape[0], n_o, replace=False)],
                               enc.control[gen.choice(enc.control.shape[0], n_c, replace=False)]])
-    ia, _ = nearest_released(enc, targets, enc.index(aux_a), k, gen)
-    ib, _ = nearest_released(enc, targets, enc.index(aux_b), k, gen)
+    ia, _ = nearest_released(enc, targets, enc.index(aux_a), k, gen, tie_break)
+    ib, _ = nearest_released(enc, targets, enc.index(aux_b), k, gen, tie_break)
     linked = _shared(ia, ib)
     n_success, n_control = int(linked[:n_o].sum()), int(linked[n_o:].sum())
     # the naive attacker: two random lists of k released records per target
     ra = np.stack([gen.choice(n_r, k, replace=False) for _ in range(n_o)])
     rb = np.stack([gen.choice(n_r, k, replace=False) for _ in range(n_o)])
     n_baseline = int(_shared(ra, rb).sum())
-    settings = {"aux_a": list(aux_a), "aux_b": list(aux_b), "n_neighbors": k}
+    settings = {"aux_a": list(aux_a), "aux_b": list(aux_b), "n_neighbors": k, "tie_break": tie_break}
     notes = []
     if n_o < n_attacks or n_c < n_attacks:
         notes.append(f"{n_o:,} original and {n_c:,} control records were attacked (fewer than the "

@@ -19,6 +19,14 @@ is the number of kept predicates that match exactly one original record, out of
 on the original records give the naive baseline. As in Anonymeter, records repeated on every
 attacked column count once in each file.
 
+The intruder's predicates can also be given (``queries``: e.g. those another tool wrote, so that
+two implementations are compared on the same predicates); :func:`singling_out_queries` returns
+the predicates :func:`singling_out` writes, in the same form. A predicate is a sequence of terms
+``(column, operator, value)`` joined by *and*; the operators are ``==``, ``!=``, ``<``, ``<=``,
+``>``, ``>=`` (a missing value satisfies none of them, as SQL's NULL), ``is_null`` and
+``not_null`` (value ``None``). A categorical value is compared by its printed form (``1``,
+``1.0`` and ``"1"`` are one category) and ordered as text.
+
 A control file of another size than the original is made comparable. With more control
 records, the control count is the exact expected count on a random subset of the original's
 size (hypergeometric, from each predicate's count on all control records). With fewer, the
@@ -48,7 +56,7 @@ import pandas as pd
 from .._random import as_generator
 from .._validation import check_choice, check_int
 from ..errors import InputError
-from .encode import EncodedFrames, FrameLike, encode_frames
+from .encode import EncodedFrames, FrameLike, encode_frames, label_of
 from .kernels import (
     OP_EQ,
     OP_GE,
@@ -63,12 +71,17 @@ from .kernels import (
 )
 from .results import AttackResult, attack_result
 
-__all__ = ["singling_out", "Predicates", "Records"]
+__all__ = ["singling_out", "singling_out_queries", "Predicates", "Records", "OPERATORS"]
 
 _OWNER = "singling_out"
 
 #: from this many records on, predicates are counted through sorted column orders
 INDEX_FROM = 50_000
+
+#: the operators of a predicate term, by name (see the module docstring)
+OPERATORS = {"==": OP_EQ, "!=": OP_NE, "<": OP_LT, "<=": OP_LE, ">": OP_GT, ">=": OP_GE,
+             "is_null": OP_ISNULL, "not_null": OP_NOTNULL}
+_OP_NAMES = {v: k for k, v in OPERATORS.items()}
 
 
 class Records:
@@ -253,6 +266,78 @@ def _random_predicates(rel: np.ndarray, is_num: np.ndarray, n_queries: int, n_co
     return Predicates(cols, ops, vals, np.full(n_queries, n_cols))
 
 
+def _value_code(enc: EncodedFrames, name: str, value, where: str) -> float:
+    """A predicate value on the encoding: a number for a numeric column; for a categorical one
+    its code, or (a value no file holds) a code between its neighbours in the sorted labels,
+    so that ``==`` matches nothing and ``<``/``>`` order it as text."""
+    j = enc.columns.index(name)
+    if enc.is_numeric[j]:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{where}: the column {name!r} is numeric; the value {value!r} is not a "
+                             "number.") from None
+    labels = enc.categories[name]
+    lab = label_of(value)
+    pos = int(np.searchsorted(np.array(labels, dtype=object), lab)) if labels else 0
+    if pos < len(labels) and labels[pos] == lab:
+        return float(pos)
+    return pos - 0.5
+
+
+def encode_queries(enc: EncodedFrames, cols: np.ndarray, queries) -> Predicates:
+    """Predicates in the public form (see the module docstring) on the encoding of ``cols``."""
+    names = [enc.columns[i] for i in cols]
+    where_col = {c: i for i, c in enumerate(names)}
+    rows = []
+    for q, query in enumerate(queries):
+        where = f"singling_out: query {q}"
+        if isinstance(query, tuple) and len(query) == 3 and isinstance(query[1], str) and query[1] in OPERATORS:
+            query = [query]          # one term given alone
+        terms = []
+        for term in query:
+            try:
+                name, op, value = term
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: a term is (column, operator, value); got {term!r}.") from None
+            if name not in where_col:
+                raise InputError(f"{where}: the column {name!r} is not among the attacked columns {names}.")
+            if op not in OPERATORS:
+                raise InputError(f"{where}: unknown operator {op!r}; use one of {', '.join(OPERATORS)}.")
+            code = np.nan if op in ("is_null", "not_null") else _value_code(enc, name, value, where)
+            terms.append((where_col[name], OPERATORS[op], code))
+        if not terms:
+            raise InputError(f"{where}: a query needs at least one term.")
+        rows.append(sorted(terms, key=lambda t: (t[0], t[1])))
+    width = max((len(t) for t in rows), default=1)
+    cols_a = np.zeros((len(rows), width), dtype=np.int64)
+    ops_a = np.full((len(rows), width), OP_NOTNULL, dtype=np.int64)
+    vals_a = np.zeros((len(rows), width))
+    for i, terms in enumerate(rows):
+        for t, (c, o, v) in enumerate(terms):
+            cols_a[i, t], ops_a[i, t], vals_a[i, t] = c, o, v
+    return Predicates(cols_a, ops_a, vals_a, np.array([len(t) for t in rows], dtype=np.int64))
+
+
+def decode_predicates(enc: EncodedFrames, cols: np.ndarray, preds: Predicates) -> list[tuple]:
+    """Predicates in the public form: one tuple of ``(column, operator, value)`` terms each."""
+    out = []
+    for i in range(len(preds)):
+        terms = []
+        for t in range(int(preds.n_terms[i])):
+            j = int(cols[preds.cols[i, t]])
+            name, op, v = enc.columns[j], _OP_NAMES[int(preds.ops[i, t])], float(preds.vals[i, t])
+            if op in ("is_null", "not_null"):
+                value = None
+            elif enc.is_numeric[j]:
+                value = v
+            else:
+                value = enc.categories[name][int(v)]
+            terms.append((name, op, value))
+        out.append(tuple(terms))
+    return out
+
+
 def _size_model(n, w, c):
     """c * F(n, w): expected predicates isolating one of n records (Cohen & Nissim 2020)."""
     n = np.asarray(n, dtype=float)
@@ -269,8 +354,9 @@ def expected_singles(counts: np.ndarray, n_records: int, m) -> np.ndarray:
     return np.array([hypergeom.pmf(1, n_records, counts, mi).sum() for mi in m])
 
 
-def _control_successes(preds: Predicates, control: Records, n_target: int) -> tuple[float, str | None]:
-    """Predicates isolating one control record, made comparable to ``n_target`` records.
+def _control_successes(preds: Predicates, control: Records, n_target: int) -> tuple[float, int, str | None]:
+    """Predicates isolating one control record, made comparable to ``n_target`` records, the
+    plain count before that, and a note on the correction (None without one).
 
     With as many control records as original ones, the plain count. With more, the exact
     expectation of the count on a random subset of ``n_target`` control records. With fewer,
@@ -279,17 +365,19 @@ def _control_successes(preds: Predicates, control: Records, n_target: int) -> tu
     """
     n_c = control.n
     if n_c == n_target or len(preds) == 0:
-        return float((preds.counts(control) == 1).sum()), None
+        plain = int((preds.counts(control) == 1).sum())
+        return float(plain), plain, None
     counts = preds.counts(control, stop_at=n_c + 1)
+    plain = int((counts == 1).sum())
     if n_c > n_target:
-        return float(expected_singles(counts, n_c, n_target)[0]), (
+        return float(expected_singles(counts, n_c, n_target)[0]), plain, (
             f"The control count is the expected count on {n_target:,} of the {n_c:,} distinct control "
             "records (as many as the original's).")
     from scipy.optimize import curve_fit
 
     sizes = np.unique(np.linspace(min(1000, n_c), n_c, 20).astype(int))
     expected = expected_singles(counts, n_c, sizes)
-    observed = float((counts == 1).sum())
+    observed = float(plain)
     w0 = 1.0 / n_c
     c0 = max(observed, 1.0) / max(float(_size_model(n_c, w0, 1.0)), 1e-12)
     try:
@@ -300,17 +388,59 @@ def _control_successes(preds: Predicates, control: Records, n_target: int) -> tu
             raise ValueError
     except (RuntimeError, ValueError, ZeroDivisionError):
         factor = 1.0
-    return min(observed * factor, float(len(preds))), (
+    return min(observed * factor, float(len(preds))), plain, (
         f"The control count was scaled by {factor:.3f} from {n_c:,} to {n_target:,} distinct records "
         "(Cohen & Nissim's model).")
 
 
+def _prepare(original, released, control, columns, numeric, categorical, encoded, what: str):
+    enc = encoded if encoded is not None else encode_frames(released, original, control, columns=columns,
+                                                            numeric=numeric, categorical=categorical)
+    if enc.control is None:
+        raise InputError(f"{what}: needs control records (records the release was not made from).")
+    cols = enc.index(columns) if columns is not None else np.arange(len(enc.columns))
+    return enc, cols
+
+
+def _write(rel: Records, is_num: np.ndarray, mode: str, n_attacks: int, n_cols: int, max_attempts: int,
+           gen: np.random.Generator) -> tuple[Predicates, int | None]:
+    """The intruder's predicates, written from the distinct released records (the first draws
+    of ``gen``, so that :func:`singling_out_queries` writes what :func:`singling_out` does)."""
+    if mode == "multivariate":
+        return _multivariate(rel, is_num, n_attacks, n_cols, max_attempts, gen)
+    return _univariate(rel, is_num, n_attacks, gen), None
+
+
+def singling_out_queries(original: FrameLike, released: FrameLike, control: FrameLike, *,
+                         mode: str = "multivariate", n_attacks: int = 500, n_cols: int = 3,
+                         max_attempts: int = 10_000_000, columns: Sequence[str] | None = None,
+                         numeric: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
+                         rng=None, encoded: EncodedFrames | None = None) -> list[tuple]:
+    """The predicates :func:`singling_out` writes from the release with the same arguments (an
+    int or None-free seed as ``rng``), in the public form of its ``queries``.
+
+    Returns
+    -------
+    list of tuple
+        One tuple of ``(column, operator, value)`` terms per predicate.
+    """
+    check_choice(_OWNER, "mode", mode, ("multivariate", "univariate"))
+    n_attacks = check_int(_OWNER, "n_attacks", n_attacks, min_value=1)
+    n_cols = check_int(_OWNER, "n_cols", n_cols, min_value=1)
+    max_attempts = check_int(_OWNER, "max_attempts", max_attempts, min_value=1)
+    gen = as_generator(rng)
+    enc, cols = _prepare(original, released, control, columns, numeric, categorical, encoded, "singling out")
+    rel = Records(unique_rows(enc.released[:, cols]))
+    preds, _ = _write(rel, enc.is_numeric[cols], mode, n_attacks, n_cols, max_attempts, gen)
+    return decode_predicates(enc, cols, preds)
+
+
 def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *,
-                 mode: str = "multivariate", n_attacks: int = 500, n_cols: int = 3,
+                 mode: str = "multivariate", n_attacks: int | None = None, n_cols: int = 3,
                  max_attempts: int = 10_000_000, columns: Sequence[str] | None = None,
                  numeric: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
                  confidence: float = 0.95, rng=None,
-                 encoded: EncodedFrames | None = None) -> AttackResult:
+                 encoded: EncodedFrames | None = None, queries: Sequence | None = None) -> AttackResult:
     """Singling-out risk of a release (see the module docstring for the attack).
 
     Parameters
@@ -322,9 +452,9 @@ def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *
     control : DataFrame or Microdata
         Records of the same population that the release was not made from.
     mode : {"multivariate", "univariate"}
-    n_attacks : int
+    n_attacks : int, optional
         Predicates to write (the denominator of the rates, as in Anonymeter, also when fewer
-        could be found: the result then says so).
+        could be found: the result then says so). Default 500, or the number of ``queries``.
     n_cols : int
         Columns per multivariate predicate.
     max_attempts : int
@@ -338,18 +468,23 @@ def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *
         Randomness of the predicates and of the naive attacker.
     encoded : EncodedFrames, optional
         The three files already encoded (then the data arguments are not read again).
+    queries : sequence, optional
+        The intruder's predicates, evaluated as given instead of written from the release (see
+        the module docstring for their form; :func:`singling_out_queries` writes them).
+        ``n_attacks`` must be at least their number.
     """
     t0, c0 = time.perf_counter(), time.process_time()
     check_choice(_OWNER, "mode", mode, ("multivariate", "univariate"))
+    if n_attacks is None:
+        n_attacks = 500 if queries is None else max(len(queries), 1)
     n_attacks = check_int(_OWNER, "n_attacks", n_attacks, min_value=1)
     n_cols = check_int(_OWNER, "n_cols", n_cols, min_value=1)
     max_attempts = check_int(_OWNER, "max_attempts", max_attempts, min_value=1)
+    if queries is not None and len(queries) > n_attacks:
+        raise InputError(f"singling out: {len(queries):,} queries were given but n_attacks is {n_attacks:,}; "
+                         "the rates count out of n_attacks, so give at most that many (or raise n_attacks).")
     gen = as_generator(rng)
-    enc = encoded if encoded is not None else encode_frames(released, original, control, columns=columns,
-                                                            numeric=numeric, categorical=categorical)
-    if enc.control is None:
-        raise InputError("singling out: needs control records (records the release was not made from).")
-    cols = enc.index(columns) if columns is not None else np.arange(len(enc.columns))
+    enc, cols = _prepare(original, released, control, columns, numeric, categorical, encoded, "singling out")
     is_num = enc.is_numeric[cols]
     # the release is searched many times while predicates are written: sorted column orders
     # pay off there; the original and control records are counted once or twice (a scan)
@@ -357,23 +492,28 @@ def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *
     ori = Records(unique_rows(enc.original[:, cols]), index=False)
     con = Records(unique_rows(enc.control[:, cols]), index=False)
     notes: list[str] = []
-    if mode == "multivariate":
-        preds, attempts = _multivariate(rel, is_num, n_attacks, n_cols, max_attempts, gen)
+    if queries is None:
+        preds, attempts = _write(rel, is_num, mode, n_attacks, n_cols, max_attempts, gen)
+        if len(preds) < n_attacks:
+            notes.append(f"Only {len(preds):,} of the {n_attacks:,} predicates isolating one released record "
+                         "could be written; the rates count all asked for, so the risk may be underestimated.")
     else:
-        preds, attempts = _univariate(rel, is_num, n_attacks, gen), None
-    if len(preds) < n_attacks:
-        notes.append(f"Only {len(preds):,} of the {n_attacks:,} predicates isolating one released record "
-                     "could be written; the rates count all asked for, so the risk may be underestimated.")
+        preds, attempts = encode_queries(enc, cols, queries), None
+        if len(preds) < n_attacks:
+            notes.append(f"{len(preds):,} given predicates were evaluated; the rates count out of "
+                         f"n_attacks = {n_attacks:,}.")
     n_success = int((preds.counts(ori) == 1).sum())
-    n_control, note = _control_successes(preds, con, ori.n)
+    n_control, n_control_plain, note = _control_successes(preds, con, ori.n)
     if note:
         notes.append(note)
     base = _random_predicates(rel.data, is_num, n_attacks, 1 if mode == "univariate" else n_cols, gen)
     n_baseline = int((base.counts(ori) == 1).sum())
     settings = {"mode": mode, "n_cols": n_cols if mode == "multivariate" else 1,
                 "columns": [enc.columns[i] for i in cols], "n_predicates": len(preds),
+                "predicates": "written from the release" if queries is None else "given",
                 "attempts": attempts, "n_released_distinct": rel.n,
-                "n_original_distinct": ori.n, "n_control_distinct": con.n}
+                "n_original_distinct": ori.n, "n_control_distinct": con.n,
+                "n_control_before_size_correction": n_control_plain}
     return attack_result("singling_out", n_success=n_success, n_attacks=n_attacks, n_control=n_control,
                          n_control_attacks=n_attacks, n_baseline=n_baseline, n_baseline_attacks=n_attacks,
                          confidence=confidence, settings=settings, notes=notes,

@@ -90,7 +90,10 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
                 for si, m in enumerate(plan.matrices[v]):
                     name = f"pram_{v}" + (f"_stratum{si}" if len(plan.matrices[v]) > 1 else "") + ".csv"
                     artifacts[name] = m.to_csv()
-    names = [data_name, spec.output.report, CERTIFICATE, *artifacts]
+    from ..catalogue.names import CATALOGUE_FILES
+
+    names = [data_name, spec.output.report, CERTIFICATE, *artifacts,
+             *(CATALOGUE_FILES[f] for f in getattr(spec.output, "catalogue", ()))]
     if len(set(names)) != len(names):
         raise InputError(f"output: the file names {sorted(names)} collide; rename the data or report file.")
     with staged_release(out_dir, int_dir, overwrite=overwrite) as stage:
@@ -115,6 +118,12 @@ def write_release(run: DaskRelease, current: PartitionedMicrodata, runner: Calla
         # the one public-report template, as the in-memory engine writes it
         atomic_write_text(pub / spec.output.report,
                           outcome_report_html(run, data_file=data_name, artifacts=sorted(artifacts)))
+        from ..report.catalogue_files import write_dask_catalogue  # DDI, data package, SATRE record
+
+        write_dask_catalogue(run, pub, columns=current.frame._meta, artifacts=sorted(artifacts),
+                             certificate=lambda: dask_certificate(run, pub, artifacts=sorted(artifacts), data_format=fmt,
+                                                                  columns=[str(c) for c in current.frame.columns],
+                                                                  run_id=stage.run_id))
         cert = dask_certificate(run, pub, artifacts=sorted(artifacts), data_format=fmt,
                                 columns=[str(c) for c in current.frame.columns], run_id=stage.run_id)
         atomic_write_text(pub / CERTIFICATE, json.dumps(seal(cert, key), indent=2) + "\n")
@@ -160,6 +169,10 @@ def dask_certificate(run: DaskRelease, folder: Path, *, artifacts: Sequence[str]
     files = [entry(n, "data_part") for n in parts]
     files += [entry(a, "pram_matrix") for a in artifacts]
     files.append(entry(spec.output.report, "public_report"))
+    from ..catalogue.names import CATALOGUE_FILES  # DDI codebook, data package, SATRE record
+
+    files += [entry(name, "catalogue") for name in CATALOGUE_FILES.values()
+              if name not in artifacts and (folder / name).is_file()]
     files += mark_entry(folder)
     gate = [{"name": g["name"], "threshold": g["threshold"], "measured": gate_headline(g["name"], g["value"]),
              "value": g["value"], "passed": bool(g["passed"]), "detail": g["detail"]} for g in run.gate]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._random import seed_sequence
 from .._validation import check_choice, check_int
 from ..errors import InputError
 from ..microdata import Microdata
@@ -36,6 +37,7 @@ from ._mdav import (  # noqa: F401
     mdav_reference,
     optimal_univariate,
 )
+from ._ma_sorted import SORTED_METHODS, robust_distances, rmd_labels, sorted_labels
 from ._numeric import (
     ContinuousResult,
     check_numeric,
@@ -48,13 +50,19 @@ from ._numeric import (
 
 
 def _variable_blocks(p: int, variables_per_group: int | None, method: str) -> list[list[int]]:
-    if method == "univariate":
+    if method in ("univariate", "onedims"):
         return [[j] for j in range(p)]
     size = variables_per_group or p
     return [list(range(i, min(i + size, p))) for i in range(0, p, size)]
 
 
-def _group(Z: np.ndarray, k: int, method: str, block: int) -> np.ndarray:
+def _group(Z: np.ndarray, k: int, method: str, block: int, X: np.ndarray | None = None,
+           rng: np.random.Generator | None = None) -> np.ndarray:
+    if method in SORTED_METHODS:
+        return sorted_labels(Z if X is None else X, k, method)     # orders on the values themselves
+    if method == "rmd":
+        Xv = Z if X is None else X
+        return rmd_labels(Xv, k, robust_distances(Xv, np.random.default_rng(rng)))
     if method == "univariate":
         return optimal_univariate(Z[:, 0], k)
     if method == "mdav_partitioned":
@@ -64,8 +72,8 @@ def _group(Z: np.ndarray, k: int, method: str, block: int) -> np.ndarray:
 
 def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | None = None,
                          method: str = "mdav", aggregate: str = "mean", strata: np.ndarray | None = None,
-                         missing: str = "refuse", block: int = 50_000, names: Sequence[str] | None = None
-                         ) -> tuple[np.ndarray, list[np.ndarray]]:
+                         missing: str = "refuse", block: int = 50_000, names: Sequence[str] | None = None,
+                         rng: np.random.Generator | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """Microaggregate the columns of ``X`` on standardised values; returns (masked X, labels).
 
     Parameters
@@ -78,9 +86,15 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
         Microaggregate the variables this many at a time (consecutive columns; e.g. 4 as in
         Sebé et al.'s Table 5.2), each block with its own groups; default: all at once.
         Ignored by ``method="univariate"`` (each variable on its own).
-    method : {"mdav", "mdav_partitioned", "univariate"}
+    method : {"mdav", "mdav_partitioned", "univariate", "simple", "single", "onedims", "pca", "rmd"}
         MDAV; MDAV within principal-axis cells of at most ``block`` records (millions of
-        records); the optimal univariate method of Hansen & Mukherjee, per variable.
+        records); the optimal univariate method of Hansen & Mukherjee, per variable; and
+        sdcMicro's other methods (:mod:`sdckit.masking._ma_sorted`): groups of k consecutive
+        records in file order (``simple``), in the order of the block's first variable
+        (``single``), of each variable on its own (``onedims``), of the first principal
+        component (``pca``); robust Mahalanobis distance (``rmd``, random: ``rng``).
+    rng : Generator, optional
+        ``rmd`` only: draws the random subsets of the MCD estimate.
     aggregate : {"mean", "median"}
         The value given to a group's members (in original units).
     strata : ndarray of int, optional
@@ -130,7 +144,7 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
                     what = "stratum" if pat == 0 else f"group of records missing {_nan_names(cols, pat, names)}"
                     raise InputError(f"{owner}: a {what} has {rows.size} records, fewer than k = {k}; "
                                      "merge strata, impute, or lower k.")
-                lab = _group(Z[np.ix_(rows, have)], k, method, block)
+                lab = _group(Z[np.ix_(rows, have)], k, method, block, X[np.ix_(rows, have)], rng)
                 labels[rows] = lab + offset
                 offset += int(lab.max()) + 1
         out[:, cols] = aggregate_groups(X[:, cols], labels, aggregate)
@@ -143,7 +157,7 @@ def _nan_names(cols: list[int], pattern: int, names: Sequence[str] | None) -> st
     return ", ".join(repr(nm[c]) for i, c in enumerate(cols) if (pattern >> i) & 1)
 
 
-METHODS = ("mdav", "mdav_partitioned", "univariate")
+METHODS = ("mdav", "mdav_partitioned", "univariate") + SORTED_METHODS + ("rmd",)
 
 
 def _size_counts(labels_list: Sequence[np.ndarray]) -> dict[int, int]:
@@ -204,11 +218,18 @@ class Microaggregation:
         Minimum group size; every group has k to 2k - 1 records.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    algorithm : {"mdav", "mdav_partitioned", "univariate"}
+    algorithm : {"mdav", "mdav_partitioned", "univariate", "simple", "single", "onedims", "pca", "rmd"}
         (``method`` names the step in a release spec, hence ``algorithm``.)
         MDAV on the standardised variables (all at once or ``variables_per_group`` at a
         time); MDAV within principal-axis cells of at most ``block`` records, for millions of
-        records; the optimal univariate method (Hansen & Mukherjee) per variable.
+        records; the optimal univariate method (Hansen & Mukherjee) per variable. The other
+        methods of sdcMicro's ``microaggregation(method = ...)``, with its definitions: groups
+        of k consecutive records in file order (``simple``), in ascending order of the first
+        variable (``single``; sdcMicro's ``varsort`` is the variable listed first), of each
+        variable on its own (``onedims``, individual ranking), of the first principal component
+        of the standardised variables (``pca``); and robust Mahalanobis distance (``rmd``:
+        the record farthest from the robust (MCD) centre with its k - 1 nearest neighbours,
+        repeatedly; random through the MCD's subsets).
     variables_per_group : int, optional
         Microaggregate the variables this many at a time (e.g. 4, Table 5.2 of the post-masking chapter after Sebé et al. 2002).
     aggregate : {"mean", "median"}
@@ -239,7 +260,8 @@ class Microaggregation:
     variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
                                             help="numeric variables (default: the numeric_vars role)")
     algorithm: str = param("mdav", kind="choice", choices=METHODS,
-                           help="MDAV, MDAV within principal-axis cells, or optimal univariate")
+                           help="MDAV, MDAV within principal-axis cells, optimal univariate, or sdcMicro's "
+                                "simple, single, onedims, pca, rmd")
     variables_per_group: int | None = param(None, kind="int", low=1, nullable=True, advanced=True,
                                             help="microaggregate the variables this many at a time")
     aggregate: str = param("mean", kind="choice", choices=("mean", "median"),
@@ -253,15 +275,19 @@ class Microaggregation:
         check_params(self)
         check_int("Microaggregation", "block", self.block, min_value=2 * self.k)  # needs k
 
-    def apply(self, microdata: Microdata, *, rng=None) -> MicroaggregationResult:  # noqa: ARG002 (deterministic)
+    def apply(self, microdata: Microdata, *, rng=None) -> MicroaggregationResult:
         where = "microaggregation"
         names, X, strata = select_numeric(microdata, self.variables, where=where,
                                           allow_nan=(self.missing == "separate"))
         if self.k > X.shape[0]:
             raise InputError(f"{where}: k = {self.k} is larger than the number of records ({X.shape[0]}).")
+        gen, record = None, None
+        if self.algorithm == "rmd":                  # the only random method: its seed is recorded
+            ss, record = seed_sequence(rng)
+            gen = np.random.default_rng(ss)
         out, labels = microaggregate_array(X, self.k, variables_per_group=self.variables_per_group,
                                            method=self.algorithm, aggregate=self.aggregate, strata=strata,
-                                           missing=self.missing, block=self.block, names=names)
+                                           missing=self.missing, block=self.block, names=names, rng=gen)
         blocks = _variable_blocks(len(names), self.variables_per_group, self.algorithm)
         Z, _, _ = standardise(X, names, where=where)
         sse = sst = 0.0
@@ -286,7 +312,8 @@ class Microaggregation:
         params = {"k": self.k, "variables": names, "algorithm": self.algorithm,
                   "variables_per_group": self.variables_per_group, "aggregate": self.aggregate,
                   "missing": self.missing}
-        return MicroaggregationResult(where, released, params, summary, guarantees, labels=tuple(labels))
+        return MicroaggregationResult(where, released, params, summary, guarantees, seed=record,
+                                      labels=tuple(labels))
 
     # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
     def dask_plan(self, roles):

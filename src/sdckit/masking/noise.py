@@ -9,7 +9,11 @@ multiplicative, with Kim's linear transformation or an exact moment match afterw
   (Kim 1986; Tendick & Matloff 1994): Cov(z) = (1 + level) Sigma in expectation, so the
   correlation matrix is kept in expectation;
 - ``multiplicative``: z_j = x_j * f_j with f_j ~ N(1, level) (the relative error has
-  variance ``level``; a value keeps its sign unless level is large).
+  variance ``level``; a value keeps its sign unless level is large);
+- ``correlated2``: z_j = d x_j + (1 - d) x-bar_j + e_j with d = sqrt(1 - level) and
+  e_j ~ N(0, level * s_j^2), level < 1 (Kim 1986's transformation applied to uncorrelated
+  noise; sdcMicro's ``addNoise(method = "correlated2", delta)`` with level = delta^2): means
+  and variances are kept in expectation, every covariance is multiplied by 1 - level.
 
 ``restore`` then transforms z:
 
@@ -37,7 +41,7 @@ from ._moments import exact_scale, psd_factor
 from ._numeric import ContinuousResult, check_numeric, select_numeric, standardise
 from .summaries import lazy_moments_summary
 
-METHODS = ("additive", "correlated", "multiplicative")
+METHODS = ("additive", "correlated", "multiplicative", "correlated2")
 RESTORE = ("none", "kim", "exact")
 
 
@@ -50,6 +54,12 @@ def _check_settings(owner: str, level: float, method: str, restore: str) -> floa
     level = check_float(owner, "level", level, low=0.0, low_open=True)
     check_choice(owner, "method", method, METHODS)
     check_choice(owner, "restore", restore, RESTORE)
+    if method == "correlated2" and level >= 1:
+        raise param_error(owner, "level", "a number in (0, 1) with method 'correlated2' (level = delta^2; "
+                          "the data are shrunk by sqrt(1 - level))", level)
+    if method == "correlated2" and restore != "none":
+        raise param_error(owner, "restore", "'none' with method 'correlated2' (it restores means and "
+                          "variances itself)", restore)
     if restore == "kim" and method != "correlated":
         raise param_error(owner, "restore", "'kim' only with method 'correlated' (Kim's transformation "
                           "restores covariances only for noise with the data's covariance)", restore)
@@ -95,6 +105,15 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     ss, _ = seed_sequence(rng)
     if method == "multiplicative":
         Z = X * (1.0 + np.sqrt(level) * block_normals(ss, 0, n, p))         # f ~ N(1, level)
+    elif method == "correlated2":
+        # Kim (1986) with uncorrelated noise, as sdcMicro's correlated2 (delta^2 = level):
+        # z = d x + (1 - d) x-bar + e, d = sqrt(1 - level), e_j ~ N(0, level s_j^2)
+        means = np.nanmean(X, axis=0)
+        sd = np.nanstd(X, axis=0, ddof=1)
+        if not np.all(sd > 0):
+            standardise(X, names, where=owner)                              # names the constant variable
+        d = np.sqrt(1.0 - level)
+        Z = d * X + (1.0 - d) * means + np.sqrt(level) * sd * block_normals(ss, 0, n, p)
     else:
         if method == "correlated" and (~np.isnan(X).any(axis=1)).sum() < 2:
             raise InputError(f"{owner}: fewer than 2 records have all the variables; the covariance "
@@ -176,7 +195,12 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     # complete data (the usual case): plain moments, no NaN masks
     complete = m == X.shape[0]
     var = (lambda A: np.var(A, axis=0, ddof=1)) if complete else (lambda A: np.nanvar(A, axis=0, ddof=1))
-    if method == "multiplicative":
+    if method == "correlated2":
+        d = np.sqrt(1.0 - level)
+        E = Y - d * X - (1.0 - d) * np.nanmean(X, axis=0)
+        ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
+        m_col = (~np.isnan(E)).sum(axis=0)
+    elif method == "multiplicative":
         with np.errstate(divide="ignore", invalid="ignore"):
             E = np.where(X != 0, Y / X - 1.0, np.nan)
         ratio = np.nanvar(E, axis=0, ddof=1) / level
@@ -197,6 +221,14 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     tol = 6.0 * np.sqrt(2.0 / np.maximum(m_col - 1, 1))
     ok = bool(np.all(np.abs(ratio - 1.0) <= tol))
     out.update(realised_ratio=(ratio * level).tolist(), tolerance=tol.tolist())
+    if method == "correlated2" and X.shape[1] > 1:
+        # the covariances shrink by 1 - level: measured on complete records, as the share of the
+        # data's covariance kept (off-diagonal), reported beside the expected factor
+        rows = ~(np.isnan(X).any(axis=1) | np.isnan(Y).any(axis=1))
+        cx, cy = np.cov(X[rows], rowvar=False), np.cov(Y[rows], rowvar=False)
+        off = ~np.eye(X.shape[1], dtype=bool)
+        out["covariance_factor_expected"] = 1.0 - level
+        out["covariance_factor_realised"] = float(np.sum(cy[off] * cx[off]) / np.sum(cx[off] ** 2))
     if method == "correlated" and X.shape[1] > 1:
         if complete:
             cx = np.corrcoef(X, rowvar=False) if corr_x is None else corr_x
@@ -229,8 +261,11 @@ class Noise:
         ``addNoise(noise = 150)`` (sd = 1.5 s_j) is level = 2.25.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    kind : {"additive", "correlated", "multiplicative"}
+    kind : {"additive", "correlated", "multiplicative", "correlated2"}
         The noise model (``method`` names the step in a release spec, hence ``kind``).
+        ``correlated2``: z = sqrt(1 - level) x + (1 - sqrt(1 - level)) x-bar + e, e_j ~ N(0,
+        level s_j^2), level < 1 (sdcMicro's correlated2 with delta = sqrt(level)): means and
+        variances kept in expectation, covariances multiplied by 1 - level.
     restore : {"none", "kim", "exact"}
         After the noise: nothing; Kim's transformation (means and covariances restored in
         expectation, correlated noise only); exact match of means and covariances.
@@ -255,13 +290,15 @@ class Noise:
     variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
                                             help="numeric variables (default: the numeric_vars role)")
     kind: str = param("correlated", kind="choice", choices=METHODS,
-                      help="noise model: additive, correlated (Kim) or multiplicative")
+                      help="noise model: additive, correlated (Kim), multiplicative, or correlated2 "
+                           "(shrink by sqrt(1 - level), add uncorrelated noise)")
     restore: str = param("none", kind="choice", choices=RESTORE,
                          help="after the noise: nothing, Kim's transformation (correlated only), "
                               "or an exact match of means and covariances")
 
     def __post_init__(self) -> None:
         check_params(self)
+        _check_settings("Noise", self.level, self.kind, self.restore)
         if self.restore == "kim" and self.kind != "correlated":
             raise param_error("Noise", "restore", "'kim' only with method 'correlated' (Kim's "
                               "transformation restores covariances only for noise with the data's "
@@ -289,13 +326,17 @@ class Noise:
         summary = lazy_moments_summary(
             {"variables": names, "kind": self.kind, "level": self.level, "restore": self.restore,
              "noise_sd_share": float(np.sqrt(self.level)),
-             "realised_level": dict(zip(names, chk["realised_ratio"]))}, X, Y, names, corr_before=corr_x)
+             "realised_level": dict(zip(names, chk["realised_ratio"])),
+             **{k: chk[k] for k in ("covariance_factor_expected", "covariance_factor_realised") if k in chk}},
+            X, Y, names, corr_before=corr_x)
         if self.restore == "exact":
             g = Guarantee("moments_restored", "released means and covariance matrix equal the data's "
                           "(relative error < 1e-8)", {"mean": chk["max_mean_error_sd"], "cov": chk["max_cov_error"]},
                           chk["holds"])
         else:
             what = ("noise covariance = level x data covariance" if self.kind == "correlated" else
+                    "z = sqrt(1 - level) x + (1 - sqrt(1 - level)) x-bar + e, noise variance = level x "
+                    "each variable's variance" if self.kind == "correlated2" else
                     "noise variance = level x each variable's variance" if self.kind == "additive" else
                     "multiplicative factor variance = level")
             g = Guarantee("noise_level", f"{what} (level {self.level:g}), within 6 standard errors",
@@ -309,6 +350,9 @@ class Noise:
         from ..errors import SpecError
         from ..registry import DaskPlan
 
+        if self.kind == "correlated2":
+            raise SpecError("kind: \"correlated2\" runs in memory only; use the memory engine or "
+                            "kind = \"correlated\" with restore = \"kim\".")
         if self.restore not in ("none", "kim"):
             raise SpecError(f"restore: {self.restore!r} needs a second pass over the output and runs in "
                             "memory only; use \"none\" or \"kim\" on the Dask engine.")

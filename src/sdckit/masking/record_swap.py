@@ -121,6 +121,12 @@ class RecordSwap:
     allow_across_top : bool
         Allow partners in another top-level area (default False: a household at risk at the
         top level is swapped across the second level instead, and counted as such).
+    donors : {"nearby", "anywhere"}
+        Where a partner is looked for: ``"nearby"`` (default) in the same parent area first,
+        going up the hierarchy only if needed; ``"anywhere"``, sdcMicro's ``recordSwap`` rule
+        (its donor pool is every household outside the receiver's area at the level it is
+        swapped at, so swaps, the random fill-up ones included, cross the top level). Needs
+        ``allow_across_top``.
     swap_all_risky : bool
         Swap every household at risk even when that exceeds ``swap_rate`` (default True, as
         sdcMicro); with False, risky households are swapped in random order up to the rate.
@@ -166,6 +172,9 @@ class RecordSwap:
                                        help="household-level variables exchanged with the geography")
     allow_across_top: bool = param(False, kind="bool",
                                    help="allow partners in another top-level area")
+    donors: str = param("nearby", kind="choice", choices=("nearby", "anywhere"),
+                        help="partners in the same parent area first (nearby), or anywhere outside "
+                             "the receiver's area as sdcMicro's recordSwap")
     swap_all_risky: bool = param(True, kind="bool",
                                  help="swap every household at risk even beyond swap_rate")
     max_probe: int = param(256, kind="int", low=1, advanced=True,
@@ -175,6 +184,9 @@ class RecordSwap:
     def __post_init__(self) -> None:
         check_params(self)
         owner = "RecordSwap"
+        if self.donors == "anywhere" and not self.allow_across_top:
+            raise param_error(owner, "donors", "'nearby' unless allow_across_top is true (donors "
+                              "anywhere cross the top level)", self.donors)
         sim = self.similar
         if isinstance(sim, str) or (isinstance(sim, Sequence) and sim and all(isinstance(s, str) for s in sim)):
             profiles = (check_names(owner, "similar", sim),)
@@ -276,7 +288,8 @@ class RecordSwap:
                     todo = pending[(~swapped[pending]) & (level_of[pending] >= differ_level)]
                     if todo.size == 0:
                         continue
-                    parent = prefix_hh[differ_level - 1] if differ_level > 0 else np.zeros(n_hh, np.int64)
+                    parent = (prefix_hh[differ_level - 1] if differ_level > 0 and self.donors == "nearby"
+                              else np.zeros(n_hh, np.int64))      # "anywhere": the whole file
                     group = _combine([parent, prof])
                     rnd = gen.random(n_hh)
                     order = np.lexsort((rnd, group)).astype(np.int64)
@@ -339,15 +352,27 @@ class RecordSwap:
                   "risk_variables": list(self.risk_variables), "swap_rate": self.swap_rate,
                   "k_anonymity": self.k_anonymity, "household": hh_col,
                   "carry_along": list(self.carry_along), "allow_across_top": self.allow_across_top,
-                  "swap_all_risky": self.swap_all_risky}
+                  "swap_all_risky": self.swap_all_risky, "donors": self.donors}
+        if self.donors == "anywhere":
+            # the sdcMicro rule, checked: a swapped household's area differs from its old one
+            # at the finest level, and the records counted in another top-level area are stated
+            moved = swapped[hh]
+            finest_changed = bool((prefix[-1][moved] != prefix[-1][src_rec][moved]).all())
+            summary["records_across_top"] = int((geo_codes[0] != geo_codes[0][src_rec]).sum())
+            guarantees.append(Guarantee("area_changed", "every swapped household's area differs from "
+                                        "its old one at the finest level", finest_changed, finest_changed))
         return SwapResult("record_swap", released, params, summary, tuple(guarantees), record,
                           partner=partner, household_risk_level=hh_level)
 
     # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
     def dask_plan(self, roles):
         """Within the areas of the top hierarchy level; writes the hierarchy and carried columns."""
+        from ..errors import SpecError
         from ..registry import DaskPlan, role_columns
 
+        if self.donors == "anywhere":
+            raise SpecError("donors: \"anywhere\" swaps across the top level and runs in memory only; "
+                            "use donors = \"nearby\" on the Dask engine.")
         hierarchy = tuple(self.hierarchy)
         writes = tuple(dict.fromkeys(hierarchy + tuple(self.carry_along or ())))
         reads = tuple(dict.fromkeys((*writes, hierarchy[0], *role_columns(roles))))

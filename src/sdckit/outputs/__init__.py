@@ -9,7 +9,7 @@ The signed release of approved outputs is :func:`sdckit.report.outputs_release.r
 from __future__ import annotations
 
 from .checks import CHECK_WORDS, Check
-
+from .review import Review, check_results
 from .rules import OutputRules, load_rules
 from .session import RESULTS_FILE, OutputRecord, Session
 

@@ -239,3 +239,50 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
             out.append(Recovered(what, outputs, words, position, value, lo, hi,
                                  exact=bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 1e-6 * max(1, abs(value)))))
     return out, status
+
+
+def audit_published(values: np.ndarray, suppressed: np.ndarray) -> list[tuple[int, int, float, float]]:
+    """The intruder's interval of each suppressed cell of a published two-way frequency table with
+    margins (last row and column), from the published numbers alone.
+
+    ``values`` holds the published grid (NaN where blank); ``suppressed`` marks the cells treated
+    as unknown (blank or failing). Unknowns are the interior cells (>= 0); every published cell
+    not suppressed is an equation. Returns ``(row, column, lo, hi)`` per suppressed cell.
+    """
+    rr, cc = values.shape
+    r, c = rr - 1, cc - 1
+    n = r * c
+    rows, cols, rhs = [], [], []
+    for i in range(rr):
+        for j in range(cc):
+            if suppressed[i, j] or np.isnan(values[i, j]):
+                continue
+            rs = np.arange(r) if i == r else np.array([i])
+            cs = np.arange(c) if j == c else np.array([j])
+            members = (rs[:, None] * c + cs[None, :]).ravel()
+            rows.append(np.full(members.size, len(rhs)))
+            cols.append(members)
+            rhs.append(float(values[i, j]))
+    a_mat = (sp.csr_matrix((np.ones(sum(x.size for x in rows)), (np.concatenate(rows), np.concatenate(cols))),
+                           shape=(len(rhs), n)) if rhs else sp.csr_matrix((0, n)))
+    h = new_highs()
+    b = np.asarray(rhs, float)
+    pass_lp(h, a_mat, cost=np.zeros(n), col_lower=np.zeros(n), col_upper=np.full(n, INF), row_lower=b, row_upper=b)
+    out = []
+    for i, j in np.argwhere(suppressed):
+        rs = np.arange(r) if i == r else np.array([i])
+        cs = np.arange(c) if j == c else np.array([j])
+        members = (rs[:, None] * c + cs[None, :]).ravel()
+        bounds = []
+        for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
+            cost = np.zeros(n)
+            cost[members] = 1.0
+            h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
+            h.changeObjectiveSense(sense)
+            st = run(h)
+            if st == "optimal":
+                bounds.append(float(h.getInfo().objective_function_value))
+            else:
+                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
+        out.append((int(i), int(j), bounds[0], bounds[1]))
+    return out

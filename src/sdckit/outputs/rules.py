@@ -17,14 +17,14 @@ sensitive when X - x1 - x2 < p x1) and 4.2.3 ((n,k)-dominance: x1 + ... + xn > k
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._validation import close_names
-from ..errors import InputError
+from ..errors import InputError, ParameterError
 from ..params import check_params, param
 
 __all__ = ["OutputRules", "load_rules", "ACRO_NAMES"]
@@ -112,8 +112,14 @@ def load_rules(path: str | os.PathLike | None = None, **overrides: Any) -> Outpu
         for key, value in table.items():
             name = ACRO_NAMES.get(key, key)
             if name not in known:
-                raise InputError(f"{p.name}: unknown rule {key!r}{close_names(key, sorted(known | set(ACRO_NAMES)))}; "
-                                 f"the rules are {', '.join(sorted(known))}")
+                close = difflib.get_close_matches(key, sorted(known | set(ACRO_NAMES)), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise InputError(f"{p.name}: unknown rule {key!r}{hint}; the rules are {', '.join(sorted(known))}")
             values[name] = value
     values.update(overrides)
-    return OutputRules(**values)
+    try:
+        return OutputRules(**values)
+    except ParameterError as exc:
+        if path is None:
+            raise
+        raise ParameterError(f"{Path(path).name}: {exc}", param=exc.param, rule=exc.rule, value=exc.value) from None

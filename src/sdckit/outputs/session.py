@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .audit import TableLayout, audit_linked
-from .checks import (CHECK_WORDS, STATBARN, Check, cell_evidence, overall_status, table_checks)
+from .checks import CHECK_WORDS, STATBARN, Check, cell_evidence, overall_status, table_checks
 from .rules import OutputRules
 
 __all__ = ["Session", "OutputRecord", "RESULTS_FILE", "ACRO_FORMAT_VERSION"]
@@ -103,7 +103,7 @@ class OutputRecord:
         return out or ["pass: every check passed"]
 
 
-def _caller_line(depth: int = 3) -> str:
+def _caller_line(depth: int = 2) -> str:
     """The source line that called the session (ACRO records it as the output's command)."""
     try:
         frame = sys._getframe(depth)

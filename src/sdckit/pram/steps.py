@@ -328,7 +328,7 @@ class Pram:
     Marés, J. and Shlomo, N. (2014). *CSDA* 79, 1-13.
     """
 
-    variables: Sequence[str] = param(kind="columns", role="key", label="variables to PRAM",
+    variables: Sequence[str] = param(kind="columns", role="pram", label="variables to PRAM",
                                      help="key variables to PRAM")
     matrix: Any = param(Invariant(), kind="variant", variants=matrix_types, label="matrix builder",
                         help="how each matrix is built, with that builder's own settings")
@@ -418,8 +418,9 @@ class Pram:
         """Part 1 of :meth:`apply`: one checked matrix per variable group and stratum, each
         built by ``self.matrix`` from its own child stream of ``rng``."""
         for v in self.variables:
-            if v not in microdata.key_vars:
-                where = ("is not a key variable; add it to roles.key_vars" if v in microdata.columns
+            if v not in microdata.key_vars and v not in microdata.pram_vars:
+                where = ("is neither a key variable nor a PRAM variable; add it to roles.key_vars or "
+                         "roles.pram_vars" if v in microdata.columns
                          else f"does not exist; {close_names(v, microdata.columns)}")
                 raise InputError(f"pram: variable {v!r} {where}.")
         if self.joint and len(self.variables) > 1:

@@ -126,8 +126,10 @@ def public_spec(run: "ReleaseRun") -> dict | None:
         if not run_sec:
             raw.pop("run")
     inp = raw.get("input")
-    if isinstance(inp, dict) and "path" in inp:
-        inp["path"] = Path(str(inp["path"])).name
+    if isinstance(inp, dict):
+        for key in ("path", "ddi"):  # file names only, never paths
+            if key in inp:
+                inp[key] = Path(str(inp[key])).name
     out = raw.get("output")
     if isinstance(out, dict):  # folder names only: no paths of the steward's machine
         for key in ("directory", "internal_directory"):

@@ -41,8 +41,8 @@ import numpy as np
 from ..errors import InputError, SpecError
 from ..result import jsonable
 
-__all__ = ["INTERNAL_SDMX", "TableContent", "table_content", "rules_measured", "write_table_release", "release_table_spec", "table_certificate",
-           "public_table_page", "TABLE_DATA_KIND"]
+__all__ = ["INTERNAL_SDMX", "TableContent", "table_content", "rules_measured", "write_table_release",
+           "release_table_spec", "table_certificate", "public_table_page", "TABLE_DATA_KIND"]
 
 #: ``data.kind`` of a table release's certificate
 TABLE_DATA_KIND = "table"

@@ -259,6 +259,20 @@ def certificate_problems(cert: Any) -> list[str]:
                 bad(f"{where}.audit.status", "must be \"exact\", \"sampled\" or \"failed\"")
             elif not (isinstance(t.get("statuses"), dict) and all(_is_int(v) for v in t["statuses"].values())):
                 bad(f"{where}.statuses", "must be an object of status -> number of cells")
+    if data.get("kind") == "outputs":  # a checker's release of research outputs (sdckit.report.outputs_release)
+        outs = cert.get("outputs")
+        if not isinstance(outs, list) or not outs:
+            bad("outputs", "must be a non-empty list of released outputs (data.kind is \"outputs\")")
+            return out
+        for i, o in enumerate(outs):
+            where = f"outputs[{i}]"
+            if not isinstance(o, dict) or not isinstance(o.get("id"), str):
+                bad(where, "must be an object with the output's id")
+            elif not (isinstance(o.get("files"), list) and all(_safe_name(f) is None for f in o["files"])):
+                bad(f"{where}.files", "must be a list of file names inside the folder")
+            elif o.get("verdict") != "approved" or not isinstance(o.get("checker"), str) or not o["checker"]:
+                bad(f"{where}.verdict", "must be \"approved\" with the checker's name (only approved outputs are "
+                    "released)")
     return out
 
 
@@ -590,11 +604,43 @@ def _check_tables(res: VerifyResult, folder: Path, cert: dict, intact: set[str])
             res.check(f"{name}: audit {st}: not proven safe (the certificate says so)", True, skipped=True)
 
 
+def _check_outputs(res: VerifyResult, folder: Path, cert: dict, intact: set[str]) -> None:
+    """A release of research outputs: every output's files listed (their SHA-256 checked with the
+    listing), and the released results file holding exactly the certified outputs, each with the
+    checker's approval."""
+    listed = {f["name"] for f in cert["files"]}
+    ids = [o["id"] for o in cert["outputs"]]
+    for o in cert["outputs"]:
+        missing = [f for f in o["files"] if f not in listed]
+        res.check(f"{o['id']}: its files listed", not missing,
+                  f"{o['id']}: {', '.join(missing[:3])} not listed in certificate.json")
+    name = cert["data"]["file"]
+    if name not in intact:
+        return  # changed or missing: named by the listing check
+    try:
+        doc = json.loads((folder / name).read_text(encoding="utf-8"))
+        results = doc["results"]
+        if not isinstance(results, dict):
+            raise ValueError("'results' is not an object")
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        res.check(f"{name}: readable", False, f"{name}: cannot be read as a results file ({str(exc)[:120]})")
+        return
+    res.check(f"{name}: exactly the certified outputs", sorted(results) == sorted(ids),
+              f"{name}: lists the outputs {sorted(results)[:6]}, the certificate {sorted(ids)[:6]}")
+    unapproved = [k for k, r in results.items()
+                  if ((r.get("sdckit") or {}).get("decision") or {}).get("verdict") != "approved"]
+    res.check(f"{name}: every output approved by a checker", not unapproved,
+              f"{name}: {', '.join(unapproved[:5])} carry no checker's approval")
+
+
 def _check_content(res: VerifyResult, folder: Path, cert: dict, intact: set[str]) -> None:
     """The gate thresholds on the released data as it is now, and the published matrices."""
     data = cert["data"]
     if data.get("kind") == "table":
         _check_tables(res, folder, cert, intact)
+        return
+    if data.get("kind") == "outputs":
+        _check_outputs(res, folder, cert, intact)
         return
     data_name = data["file"]
     listed = {f["name"] for f in cert["files"]}

@@ -47,6 +47,12 @@ def check_identifiers(original: Microdata, released: Microdata, results: Sequenc
                       threshold: tuple[str, ...]) -> GateOutcome:
     """Direct identifiers in the release (see :func:`sdckit.risk.identifiers.identifier_check`)."""
     flagged = identifier_check(original, released, allow=threshold)
+    # a declared household id is expected to look like an identifier: accepted, and its release
+    # stated (sdcMicro's hhId is released unless removed)
+    household = original.household or released.household
+    for f in flagged:
+        if household is not None and f["column"] == household:
+            f["allowed"], f["role"] = True, "household"
     failing = [f for f in flagged if not f["allowed"] and not f["masked"]]
     if failing:
         first = failing[0]
@@ -57,6 +63,9 @@ def check_identifiers(original: Microdata, released: Microdata, results: Sequenc
         accepted = [f["column"] for f in flagged]
         detail = ("no released column looks like a direct identifier" if not accepted else
                   f"identifier-like columns accepted (allowed or masked): {', '.join(accepted)}")
+    if household is not None and household in released.columns:
+        detail += (f"; the household id {household!r} is released (declared household role; remove it "
+                   "with a remove step to keep it back)")
     return GateOutcome("allow_identifiers", list(threshold),
                        {"flagged": flagged, "failing": [f["column"] for f in failing]},
                        not failing, detail)

@@ -79,6 +79,13 @@ def routes(ctx: AppContext) -> list[Route]:
             for p in step_params(cls):  # a variant's own settings: labelled the same way
                 for t in (p.variants if p.kind == "variant" else ()):
                     labels[f"{n}:{p.name}:{t.variant_name}"] = form_fields(step_params(t))
+        # the table methods' and rules' forms (tables page) are labelled the same way
+        from ...tables.registry import known_table_methods, known_table_rules, table_method_class, table_rule_class
+
+        for n in known_table_methods():
+            labels["table:" + n] = form_fields(step_params(table_method_class(n)))
+        for n in known_table_rules():
+            labels["rule:" + n] = form_fields(step_params(table_rule_class(n)))
         # labels: the declared label, or one derived from the help in one place (app/words.py)
         return {"methods": methods, "gate_checks": checks, "labels": labels}
 

@@ -34,7 +34,7 @@ from ..registry import build_table_method, build_table_rule
 from ..rules import primary_cells
 from ..table import Table
 from .meta import ArgusMetadata, read_argus_data, read_rda
-from .write import parse_write_options, table_status, write_argus_table
+from .write import parse_write_options, table_status, top_n_needed, write_argus_table
 
 __all__ = ["run_arb", "parse_arb", "SUPPORTED"]
 
@@ -235,8 +235,10 @@ def run_arb(path: str | Path) -> dict:
                 out_type = int(a[1])
                 if out_type == 7 and o.get("kind") != "ckm":
                     raise InputError(f"{where(line)}: output type 7 (CKM) needs a table protected with CKM")
+                resp_var = meta[j.response] if (meta is not None and j.response) else None
                 w = write_argus_table(target, j.table, o["values"], o["status"], out_type, opts, where=where(line),
-                                      extra=o.get("extra"))
+                                      extra=o.get("extra"), response=j.response,
+                                      decimals=int(resp_var.arg("DECIMALS", 0)) if resp_var is not None else 0)
                 files.append(str(w))
                 log.append({"line": line, "command": "<WRITETABLE>", "table": int(a[0]), "type": out_type,
                             "file": str(w)})
@@ -314,6 +316,19 @@ def _build(j: _TableJob, data, meta: ArgusMetadata, *, tabular: bool, where: str
         j.manual = man
 
 
+def _write_extra(j: _TableJob, prim, aud=None) -> dict:
+    """What output types 5 and 6 write besides the values: the primary cells' protection levels,
+    the number of largest contributions the rules use and the audit's intervals (a published
+    cell's interval is its value)."""
+    extra = {"lower_protection": prim.lower, "upper_protection": prim.upper, "n_top": top_n_needed(j.rules)}
+    if aud is not None and hasattr(aud, "cells") and hasattr(aud, "lower") and hasattr(aud, "upper"):
+        lo = np.asarray(j.table.value, float).copy()
+        up = lo.copy()
+        lo[aud.cells], up[aud.cells] = aud.lower, aud.upper
+        extra["realized_lower"], extra["realized_upper"] = lo, up
+    return extra
+
+
 def _primary(j: _TableJob):
     manual = j.manual if (j.use_status or j.manual is not None) else None
     return primary_cells(j.table, j.rules, zero_unsafe=j.zero_unsafe, manual=manual, manual_level=j.manual_level)
@@ -343,8 +358,10 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
                              primaries=[_primary(j) for j in jobs],
                              **({"time_limit": float(a[1])} if len(a) > 1 and kind == "OPT" else {}))
         for j, s in zip(jobs, res.suppressed):
+            prim = _primary(j)
             j.outcome = {"kind": "suppression", "values": np.where(s, np.nan, j.table.value),
-                         "status": table_status(j.table, primary=_primary(j).sensitive, suppressed=s)}
+                         "status": table_status(j.table, primary=prim.sensitive, suppressed=s),
+                         "extra": _write_extra(j, prim)}
         d = res.to_dict()
         return {"line": line, "command": "<SUPPRESS>", "method": kind, "table": 0, "linked": True, **d}
     j = job(line, n)
@@ -385,7 +402,8 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
                                 include_zeros=v.tags.get("INCLUDEZEROS", ["N"])[0].upper() == "Y",
                                 small_ptable=small)
         j.outcome = {"kind": "ckm", "values": res.perturbed, "status": table_status(t, kind="ckm"),
-                     "extra": {"original": t.value, "difference": res.perturbation, "cell_key": res.cell_key}}
+                     "extra": {"original": t.value, "difference": res.perturbation, "cell_key": res.cell_key,
+                               "cell_key_decimals": int(kv.arg("DECIMALS", 8))}}
         out = {"line": line, "command": "<SUPPRESS>", "method": "CKM", "table": n, **res.to_dict()}
         if t.kind != "frequency" and j_note:
             out["note"] = j_note
@@ -406,7 +424,8 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
         opts["cost"] = "tauargus"
     res = build_table_method(ARGUS_METHODS[kind], opts, where=where).apply(t, prim).detail
     j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
-                 "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary)}
+                 "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary),
+                 "extra": _write_extra(j, prim, getattr(res, "audit", None))}
     out = {"line": line, "command": "<SUPPRESS>", "method": kind, "sdckit_method": res.method, "table": n,
            "n_cells": t.n_cells, "n_primary": prim.n_primary, "n_secondary": int(res.n_secondary),
            "audit_ok": bool(res.audit.ok), "status": res.status}

@@ -11,9 +11,11 @@ export async function renderCompare(el) {
     <p class="small muted">Each branch is a line of history. Start one with “+ branch” in the header, change its steps, then compare.</p>
     <label for="ca">Branch</label> <select id="ca">${opts(h.branch)}</select> <label for="cb">versus</label> <select id="cb">${opts(other)}</select> <button id="docompare">Compare</button></div>
     <div id="cmpout"></div>`;
+  let asked = 0;
   $("#docompare").onclick = async () => {
-    const a = $("#ca").value, b = $("#cb").value;
+    const a = $("#ca").value, b = $("#cb").value, mine = ++asked;
     const r = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+    if (mine !== asked) return;  // a later comparison was asked for: this answer is stale
     const A = r.results[a], B = r.results[b];
     const n = Math.max(A.settings.length, B.settings.length);
     const cell = (x, y) => {

@@ -2,10 +2,26 @@
 import { $, api, chart, chartDiv, esc, fmt, getResults, pct } from "./util.js";
 
 export async function renderRisk(el) {
-  el.innerHTML = `<h2>Risk at a glance</h2><div class="row"><div class="card" id="risk-orig"></div><div class="card" id="risk-after"></div></div>`;
+  el.innerHTML = `<h2>Risk at a glance</h2><div class="row"><div class="card" id="risk-orig"></div><div class="card" id="risk-after"></div></div>
+    <div class="row"><div class="card fragment" id="riskrecords"></div><div class="card fragment" id="utilitypanel"></div></div>`;
   const [orig, res] = await Promise.all([api("/api/risk"), getResults()]);
   renderRiskInto($("#risk-orig"), orig, "Original data");
   renderRiskInto($("#risk-after"), res.risk_after, `After ${res.n_steps} step${res.n_steps === 1 ? "" : "s"}`);
+  await riskRecords(1);
+  const u = await api("/api/utility");
+  $("#utilitypanel").innerHTML = `<h3>Utility: original against the data after the steps</h3>` + (u.empty ? `<p class="muted">${esc(u.empty)}</p>` : u.html);
+}
+
+/* the report's own fragments (escaped HTML): riskiest records, records below k, l-diversity */
+async function riskRecords(page) {
+  const r = await api(`/api/risk/records?page=${page}`);
+  const el = $("#riskrecords");
+  if (r.empty) { el.innerHTML = `<h3>Riskiest records</h3><p class="muted">${esc(r.empty)}</p>`; return; }
+  el.innerHTML = `<h3>Riskiest records after ${r.after_steps} step${r.after_steps === 1 ? "" : "s"}</h3>${r.riskiest}
+    <p><button class="tiny secondary" id="riskprev" ${page <= 1 ? "disabled" : ""}>previous page</button> <button class="tiny secondary" id="risknext">next page</button></p>
+    <h3>Records below k = ${r.k}</h3>${r.below_k}${r.ldiversity ? `<h3>l-diversity of the sensitive variables</h3>${r.ldiversity}` : ""}`;
+  $("#riskprev").onclick = () => riskRecords(page - 1);
+  $("#risknext").onclick = () => riskRecords(page + 1);
 }
 
 export function renderRiskInto(el, r, title) {

@@ -104,8 +104,17 @@ export const WIDGETS = {
    derived from its help (app/words.py); the symbol only where it does not repeat the label */
 export function meta(owner, p, labels) {
   const m = (labels || (S.labels && S.labels[owner]) || {})[p.name] || {};
-  return { label: m.label || p.label, symbol: m.symbol === undefined ? null : m.symbol,
+  const label = m.label || p.label;
+  return { label, symbol: m.symbol === undefined ? shownSymbol(label, p.symbol) : m.symbol,
            unit: m.unit === undefined ? p.unit : m.unit, percent: !!m.percent };
+}
+
+/* the paper's symbol beside a label, unless the label already says it ("k" beside "k-anonymity") */
+export function shownSymbol(label, symbol) {
+  if (!symbol) return null;
+  const bare = String(symbol).toLowerCase().replace(/[_^]/g, "");
+  const words = String(label || "").toLowerCase().split(/[^a-z0-9_]+/).map((w) => w.replace(/_/g, ""));
+  return words.includes(bare) ? null : symbol;
 }
 
 export function fieldHtml(owner, p, value, labels) {
