@@ -126,9 +126,9 @@ class GateCheck:
     The first declared parameter is the *threshold*: the spec's scalar form sets it
     (``[gate] k_anonymity = 3`` builds ``KAnonymity(k=3)``); the table form sets any of them
     (``k_anonymity = { k = 3 }``). Parameters shared by several checks may come from a declared
-    base class when they are keyword-only (``param(..., kw_only=True)`` fields, or the base
-    decorated ``@dataclass(frozen=True, kw_only=True)``): :func:`register_gate_check` lists
-    keyword-only parameters after the others, so the subclass's threshold stays first.
+    base class when they are keyword-only (the base decorated ``@dataclass(frozen=True,
+    kw_only=True)``): :func:`register_gate_check` lists keyword-only parameters after the
+    others, so the subclass's threshold stays first.
 
     Class attributes set by :func:`register_gate_check`: ``gate_name``, ``counts_as_risk``
     (whether it is a risk threshold; a release needs at least one), ``requires_roles`` (roles

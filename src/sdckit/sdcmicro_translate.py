@@ -466,6 +466,14 @@ class _Env:
                     elif v is not None:
                         out.append(v)
                 return out
+            if name == "make.names" and node.args:
+                # R renames a file's columns on reading (read.csv's check.names); sdckit reads
+                # them as the file writes them: the names before make.names are the columns
+                v = self.eval(node.args[0][1])
+                if isinstance(v, (str, list)) and all(isinstance(x, str) for x in _as_list(v)):
+                    self.guesses.append((node.line, "make.names(): the file's own column names are kept "
+                                                    "(sdckit does not rename columns on reading)"))
+                    return v
             if name in ("as.integer", "as.numeric", "as.character", "unique", "I"):
                 return self.eval(node.args[0][1]) if node.args else None
             return _Unknown(f"`{_show(node)}` is computed when the script runs")
@@ -811,6 +819,11 @@ class _Translator:
         elif target is not None and self.root(data_node) not in (None, target) and name not in _MEASURES:
             self.data_of[target] = src
         if name in _MEASURES:
+            kv, w = args.get("keyVars"), args.get("w", "weightVar")
+            if kv is not None and all(isinstance(x, str) for x in _as_list(kv)):
+                self.add_role(ch, "key_vars", _as_list(kv), st)
+            if isinstance(w, str):
+                self.add_role(ch, "weight", w, st)
             self.note(st, "covered", f"{name}(): {_MEASURES[name]}", ch)
             return
         rule = _STEP_RULES[name]

@@ -107,6 +107,9 @@ class Session:
         self._risk_cache: OrderedDict[str, dict] = OrderedDict()
         self.releases: list[dict] = []
         self._suggestions: _Background | None = None
+        #: step cards already laid out, by the cached step result they show (undo, redo and
+        #: a reload answer from here)
+        self.view_cache: OrderedDict[int, tuple[Any, dict]] = OrderedDict()
         #: explore sweeps and their results (kept for the session, reloads included)
         self.sweeps: list[dict] = []
         #: a spec imported before any data was open, waiting for the file it names
@@ -165,6 +168,7 @@ class Session:
             self._md_cache.clear()
             self._step_cache.clear()
             self._risk_cache.clear()
+            self.view_cache.clear()
             self.sweeps = []
             inp: dict[str, Any] = {"path": str(path)}
             if file_format:
@@ -564,6 +568,18 @@ class Session:
         if missing:
             rows.append({"value": None, "records": missing, "label": "missing", "missing": True})
         return rows
+
+    def cached_view(self, result: Any, make) -> dict:
+        """The step card of ``result`` (a cached step result), laid out once by ``make()``."""
+        hit = self.view_cache.get(id(result))
+        if hit is not None and hit[0] is result:
+            return hit[1]
+        view = make()
+        with self.lock:
+            self.view_cache[id(result)] = (result, view)
+            while len(self.view_cache) > 64:
+                self.view_cache.popitem(last=False)
+        return view
 
     def public_release(self, rec: dict) -> dict:
         """A release as the pages show it: no internal report path, public and internal files apart."""

@@ -51,6 +51,9 @@ def attack_command(
     mode: Annotated[str, typer.Option("--mode", help="Singling out: multivariate or univariate.")] = "multivariate",
     n_cols: Annotated[int, typer.Option("--n-cols", help="Singling out: columns per predicate.")] = 3,
     n_neighbors: Annotated[int, typer.Option("--n-neighbors", help="Linkability: records looked up per part.")] = 1,
+    tie_break: Annotated[str, typer.Option("--tie-break", help="Linkability and inference: among equally near "
+                                           "released records, one at random (random) or the lowest row "
+                                           "(first).")] = "random",
     mia: Annotated[str, typer.Option("--mia", help="Membership inference: distance, density or both "
                                      "(comma-separated).")] = "distance,density",
     n_targets: Annotated[int, typer.Option("--n-targets", help="Membership inference: members and "
@@ -93,7 +96,7 @@ def attack_command(
                          aux_a=_split(link_a) or None, aux_b=_split(link_b) or None, attacks=chosen,
                          n_attacks=n_attacks, mode=mode, n_cols=n_cols, n_neighbors=n_neighbors,
                          mia_methods=methods, n_targets=n_targets, n_repeats=n_repeats, numeric=_split(numeric) or None,
-                         categorical=_split(categorical) or None, rng=seed)
+                         categorical=_split(categorical) or None, rng=seed, tie_break=tie_break)
     if html_out is not None:
         from ..io.atomic import atomic_write_text, guard_target
 

@@ -33,8 +33,8 @@ from ..params import check_params, param
 from ..registry import GateCheck, GateOutcome, measured_words, published_recodes, register_gate_check
 from ..result import StepResult
 
-__all__ = ["MaxSinglingOut", "MaxLinkability", "MaxInference", "MaxMiaAuc", "ATTACK_GATES",
-           "attack_section_html"]
+__all__ = ["AttackGateCheck", "ExcessRiskGateCheck", "MaxSinglingOut", "MaxLinkability", "MaxInference", "MaxMiaAuc",
+           "ATTACK_GATES", "attack_section_html"]
 
 #: the gate thresholds of this module
 ATTACK_GATES = ("max_singling_out", "max_linkability", "max_inference", "max_mia_auc")
@@ -93,30 +93,13 @@ def attack_words(measured: Any) -> str:
                                      "auc_ci_high": ("upper end of its 95% interval", None)})
 
 
-def _common_post_init(check) -> None:
-    check_params(check)
-    if check.control_file is None:
-        raise param_error(type(check).__name__, "control_file", _control_rule(check.gate_name), None)
+@dataclass(frozen=True, kw_only=True)
+class AttackGateCheck(GateCheck):
+    """The parameters every attack threshold shares: the control file, its missing codes and
+    the attack's seed. Keyword-only, so that each subclass's threshold stays the first declared
+    parameter (the registry's threshold-first rule)."""
 
-
-@register_gate_check("max_singling_out")
-@dataclass(frozen=True)
-class MaxSinglingOut(GateCheck):
-    """Singling-out risk against control records at most the threshold (upper end of its interval).
-
-    References
-    ----------
-    Giomi, M. et al. (2023). A unified framework for quantifying privacy risk in synthetic
-    data. *PETS* 2023(2), sec. 4.1.
-    """
-
-    risk: float = param(kind="float", low=0.0, high=1.0, label="largest singling-out risk",
-                        unit="share", help="excess share of predicates from the release that isolate one record")
     control_file: str | None = param(None, kind="path", nullable=True, help=_CONTROL_HELP)
-    mode: str = param("multivariate", kind="choice", choices=("multivariate", "univariate"),
-                      help="predicates on combinations of columns, or on single rare values")
-    n_cols: int = param(3, kind="int", low=1, help="columns per multivariate predicate", advanced=True)
-    n_attacks: int = param(500, kind="int", low=10, help="predicates written from the release", advanced=True)
     na_values: tuple = param((), kind="any", help="codes of the control file that mean missing, as [input] na_values",
                              advanced=True)
     seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
@@ -127,7 +110,41 @@ class MaxSinglingOut(GateCheck):
         return attack_words(measured)
 
     def __post_init__(self) -> None:
-        _common_post_init(self)
+        check_params(self)
+        if self.control_file is None:
+            raise param_error(type(self).__name__, "control_file", _control_rule(self.gate_name), None)
+
+    @staticmethod
+    def report_section(outcomes) -> tuple[str, str]:
+        """The release report's section for the attack thresholds: (title, HTML fragment)."""
+        return attack_report_section(outcomes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExcessRiskGateCheck(AttackGateCheck):
+    """An attack measured as its success beyond the control's (Giomi et al. 2023): also the
+    number of predicates or target records."""
+
+    n_attacks: int = param(500, kind="int", low=10, help="predicates written from the release (singling out) "
+                           "or target records (linkability, inference)", advanced=True)
+
+
+@register_gate_check("max_singling_out")
+@dataclass(frozen=True)
+class MaxSinglingOut(ExcessRiskGateCheck):
+    """Singling-out risk against control records at most the threshold (upper end of its interval).
+
+    References
+    ----------
+    Giomi, M. et al. (2023). A unified framework for quantifying privacy risk in synthetic
+    data. *PETS* 2023(2), sec. 4.1.
+    """
+
+    risk: float = param(kind="float", low=0.0, high=1.0, label="largest singling-out risk",
+                        unit="share", help="excess share of predicates from the release that isolate one record")
+    mode: str = param("multivariate", kind="choice", choices=("multivariate", "univariate"),
+                      help="predicates on combinations of columns, or on single rare values")
+    n_cols: int = param(3, kind="int", low=1, help="columns per multivariate predicate", advanced=True)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         from .singling import singling_out
@@ -140,7 +157,7 @@ class MaxSinglingOut(GateCheck):
 
 @register_gate_check("max_linkability")
 @dataclass(frozen=True)
-class MaxLinkability(GateCheck):
+class MaxLinkability(ExcessRiskGateCheck):
     """Linkability risk against control records at most the threshold (upper end of its interval).
 
     References
@@ -151,24 +168,14 @@ class MaxLinkability(GateCheck):
 
     risk: float = param(kind="float", low=0.0, high=1.0, label="largest linkability risk", unit="share",
                         help="excess share of records whose two parts the release links")
-    control_file: str | None = param(None, kind="path", nullable=True, help=_CONTROL_HELP)
     aux_a: tuple = param((), kind="columns", help="columns of the intruder's first file (default: the first "
                          "half of the key variables)")
     aux_b: tuple = param((), kind="columns", help="columns of the intruder's second file (default: the other "
                          "key variables)")
     n_neighbors: int = param(1, kind="int", low=1, help="released records looked up per part", advanced=True)
-    n_attacks: int = param(500, kind="int", low=10, help="target records", advanced=True)
-    na_values: tuple = param((), kind="any", help="codes of the control file that mean missing, as [input] na_values",
-                             advanced=True)
-    seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
-                      advanced=True)
-
-    @classmethod
-    def measured_sentence(cls, measured: Any) -> str:
-        return attack_words(measured)
-
-    def __post_init__(self) -> None:
-        _common_post_init(self)
+    tie_break: str = param("random", kind="choice", choices=("random", "first"),
+                           help="among equally near released records: one at random (seeded), or the "
+                           "lowest released row", advanced=True)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         from .linking import linkability, split_columns
@@ -182,13 +189,13 @@ class MaxLinkability(GateCheck):
             aux_a, aux_b = split_columns(keys)
         original, control = _load(self, original, released, results)
         res = linkability(original, released, control, aux_a=aux_a, aux_b=aux_b, n_attacks=self.n_attacks,
-                          n_neighbors=self.n_neighbors, rng=self.seed)
+                          n_neighbors=self.n_neighbors, rng=self.seed, tie_break=self.tie_break)
         return _outcome(self, self.risk, res, "risk", res.ci[1])
 
 
 @register_gate_check("max_inference")
 @dataclass(frozen=True)
-class MaxInference(GateCheck):
+class MaxInference(ExcessRiskGateCheck):
     """Inference risk of each secret column against control records at most the threshold.
 
     References
@@ -199,22 +206,12 @@ class MaxInference(GateCheck):
 
     risk: float = param(kind="float", low=0.0, high=1.0, label="largest inference risk", unit="share",
                         help="excess share of secrets guessed right from the release")
-    control_file: str | None = param(None, kind="path", nullable=True, help=_CONTROL_HELP)
     secret: tuple = param((), kind="columns", help="columns the intruder guesses (default: the sensitive "
                           "variables)")
     aux: tuple = param((), kind="columns", help="columns the intruder knows (default: the key variables)")
-    n_attacks: int = param(500, kind="int", low=10, help="target records", advanced=True)
-    na_values: tuple = param((), kind="any", help="codes of the control file that mean missing, as [input] na_values",
-                             advanced=True)
-    seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
-                      advanced=True)
-
-    @classmethod
-    def measured_sentence(cls, measured: Any) -> str:
-        return attack_words(measured)
-
-    def __post_init__(self) -> None:
-        _common_post_init(self)
+    tie_break: str = param("random", kind="choice", choices=("random", "first"),
+                           help="among equally near released records: one at random (seeded), or the "
+                           "lowest released row", advanced=True)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         import numpy as np
@@ -231,7 +228,7 @@ class MaxInference(GateCheck):
         rng = np.random.default_rng(self.seed)
         for s, child in zip(secrets, rng.spawn(len(secrets))):
             res = inference(original, released, control, secret=s, aux=[c for c in aux if c != s],
-                            n_attacks=self.n_attacks, rng=child)
+                            n_attacks=self.n_attacks, rng=child, tie_break=self.tie_break)
             if worst is None or res.ci[1] > worst.ci[1]:
                 worst = res
         out = _outcome(self, self.risk, worst, "risk", worst.ci[1])
@@ -240,7 +237,7 @@ class MaxInference(GateCheck):
 
 @register_gate_check("max_mia_auc")
 @dataclass(frozen=True)
-class MaxMiaAuc(GateCheck):
+class MaxMiaAuc(AttackGateCheck):
     """Membership inference no better than the threshold AUC (upper end of its interval).
 
     References
@@ -252,23 +249,11 @@ class MaxMiaAuc(GateCheck):
     auc: float = param(kind="float", low=0.5, high=1.0, label="largest membership-inference AUC",
                        unit="AUC", help="area under the ROC curve of telling released records from others "
                        "(0.5 is chance)")
-    control_file: str | None = param(None, kind="path", nullable=True, help=_CONTROL_HELP)
     method: str = param("distance", kind="choice", choices=("distance", "density"),
                         help="distance to the closest released record, or the density ratio (DOMIAS)")
     n_targets: int = param(1000, kind="int", low=10, help="members and non-members scored", advanced=True)
     n_repeats: int = param(5, kind="int", low=2, help="disjoint seeded groups of targets behind the interval",
                            advanced=True)
-    na_values: tuple = param((), kind="any", help="codes of the control file that mean missing, as [input] na_values",
-                             advanced=True)
-    seed: int = param(0, kind="int", low=0, help="seed of the attack's own sampling (not the release's seed)",
-                      advanced=True)
-
-    @classmethod
-    def measured_sentence(cls, measured: Any) -> str:
-        return attack_words(measured)
-
-    def __post_init__(self) -> None:
-        _common_post_init(self)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         from .membership import membership_inference
@@ -301,6 +286,3 @@ def attack_report_section(outcomes) -> tuple[str, str]:
     """The release report's section for the attack thresholds: (title, HTML fragment)."""
     return "Privacy attacks", attack_section_html(outcomes)
 
-
-for _cls in (MaxSinglingOut, MaxLinkability, MaxInference, MaxMiaAuc):
-    _cls.report_section = staticmethod(attack_report_section)

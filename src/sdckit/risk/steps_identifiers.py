@@ -47,12 +47,15 @@ def check_identifiers(original: Microdata, released: Microdata, results: Sequenc
                       threshold: tuple[str, ...]) -> GateOutcome:
     """Direct identifiers in the release (see :func:`sdckit.risk.identifiers.identifier_check`)."""
     flagged = identifier_check(original, released, allow=threshold)
-    # a declared household id is expected to look like an identifier: accepted, and its release
-    # stated (sdcMicro's hhId is released unless removed)
+    # a declared household id or weight is expected to look like an identifier (nearly unique
+    # per record, or named like one): accepted, and its release stated (sdcMicro's hhId and
+    # weightVar are released unless removed)
     household = original.household or released.household
+    declared = {c: role for role, c in (("household", household), ("weight", original.weight or released.weight))
+                if c is not None}
     for f in flagged:
-        if household is not None and f["column"] == household:
-            f["allowed"], f["role"] = True, "household"
+        if f["column"] in declared:
+            f["allowed"], f["role"] = True, declared[f["column"]]
     failing = [f for f in flagged if not f["allowed"] and not f["masked"]]
     if failing:
         first = failing[0]
@@ -63,9 +66,13 @@ def check_identifiers(original: Microdata, released: Microdata, results: Sequenc
         accepted = [f["column"] for f in flagged]
         detail = ("no released column looks like a direct identifier" if not accepted else
                   f"identifier-like columns accepted (allowed or masked): {', '.join(accepted)}")
-    if household is not None and household in released.columns:
-        detail += (f"; the household id {household!r} is released (declared household role; remove it "
-                   "with a remove step to keep it back)")
+    for c, role in declared.items():
+        if c in released.columns and any(f["column"] == c for f in flagged):
+            what = "household id" if role == "household" else "weight"
+            detail += (f"; the {what} {c!r} is released (declared {role} role; remove it with a remove "
+                       "step to keep it back)")
+    if household is not None and household in released.columns and household not in {f["column"] for f in flagged}:
+        detail += f"; the household id {household!r} is released (declared household role)"
     return GateOutcome("allow_identifiers", list(threshold),
                        {"flagged": flagged, "failing": [f["column"] for f in failing]},
                        not failing, detail)

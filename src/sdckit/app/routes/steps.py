@@ -80,7 +80,12 @@ def routes(ctx: AppContext) -> list[Route]:
                 for t in (p.variants if p.kind == "variant" else ()):
                     labels[f"{n}:{p.name}:{t.variant_name}"] = form_fields(step_params(t))
         # the table methods' and rules' forms (tables page) are labelled the same way
-        from ...tables.registry import known_table_methods, known_table_rules, table_method_class, table_rule_class
+        from ...tables.registry import (
+            known_table_methods,
+            known_table_rules,
+            table_method_class,
+            table_rule_class,
+        )
 
         for n in known_table_methods():
             labels["table:" + n] = form_fields(step_params(table_method_class(n)))
@@ -130,16 +135,19 @@ def routes(ctx: AppContext) -> list[Route]:
         views = []
         steps = session.state.get("steps", [])
         for i, res in enumerate(pv.results):
-            after = pv.datas[i + 1]
-            risk = session.risk(after, suda=False, linkage=False) if after.key_vars else None
-            v = step_view(i, res, pv.datas[i], after, risk=risk)
-            params = {k: x for k, x in steps[i].items() if k != "method"} if i < len(steps) else {}
-            try:
-                v["sentence"] = step_sentence(steps[i]["method"], params, dict(getattr(res, "summary", {}) or {}),
-                                              pv.datas[i].n_records)
-            except Exception:
-                v["sentence"] = None
-            views.append(v)
+            def make(i=i, res=res) -> dict:
+                after = pv.datas[i + 1]
+                risk = session.risk(after, suda=False, linkage=False) if after.key_vars else None
+                v = step_view(i, res, pv.datas[i], after, risk=risk)
+                params = {k: x for k, x in steps[i].items() if k != "method"} if i < len(steps) else {}
+                try:  # the report's own sentence for what the step did
+                    v["sentence"] = step_sentence(steps[i]["method"], params,
+                                                  dict(getattr(res, "summary", {}) or {}), pv.datas[i].n_records)
+                except Exception:
+                    v["sentence"] = None
+                return v
+            # a cached step result is laid out once (its place in the list is set below)
+            views.append({**session.cached_view(res, make), "index": i})
         final = session.risk(pv.released, original=pv.original, results=pv.results) if pv.released.key_vars else None
         # the verdict in words: never "passed" without a risk threshold ("NOT CHECKED: why")
         none = (session.state.get("gate") or {}).get("none")
