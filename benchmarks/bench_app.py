@@ -151,6 +151,9 @@ def bench_10k(repeat: int) -> None:
         s, p = time_action(move("redo"), repeat, before=one_back)
         report("app_redo", n, s, p, TARGET_10K, note="with the refreshed results")
         at_end()
+        s, p = time_action(lambda: ok(c.get("/api/risk/records")) and ok(c.get("/api/utility")), repeat)
+        report("app_risk_records_and_utility", n, s, p, TARGET_10K,
+               note="riskiest records, records below k, utility panel after the four steps")
         s, p = time_action(lambda: ok(c.post("/api/gate", json={"gate": {"k_anonymity": 3}})), repeat)
         report("app_set_gate", n, s, p, TARGET_10K)
         s, p = time_action(lambda: ok(c.get("/api/export")), repeat)
@@ -190,6 +193,9 @@ def bench_large(n: int, repeat: int) -> None:
         s, p = time_action(lambda: ok(c.post("/api/roles", json={"roles": {"key_vars": KEYS[:4]}})) and
                            ok(c.get("/api/risk")), repeat, before=session._risk_cache.clear)
         report("app_set_roles_and_risk", n, s, p, TARGET_1M, note="new keys: Microdata re-encoded, then the panel")
+        s, p = time_action(lambda: ok(c.get("/api/risk/records")) and ok(c.get("/api/utility")), repeat)
+        report("app_risk_records", n, s, p, TARGET_1M,
+               note="the risk page's lower half: riskiest records, records below k (first pages), utility panel")
 
 
 def main() -> None:

@@ -576,6 +576,48 @@ def keygen(
         typer.echo(f"public key:  {public} (give it to whoever verifies: sdckit verify DIR --key {public.name})")
         typer.echo(f"fingerprint: {fp}")
 
+
+@app.command("from-sdcmicro")
+def from_sdcmicro(
+    script: Annotated[Path, typer.Argument(help="The sdcMicro script (R) to translate.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the spec to this TOML file (a script reading several files gives NAME_<file>.toml each); default: print it.")] = None,
+    input_path: Annotated[str | None, typer.Option("--input", help="The data file the spec reads (replaces the file the script reads).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Translate an sdcMicro script (createSdcObj's roles, the masking calls, the report) into a
+    release spec, and say line by line what could not be translated."""
+    from .errors import InputError
+    from .sdcmicro import translate
+
+    if not script.is_file():
+        raise InputError(f"{script.name}: no such script; give the path of an R file.")
+    translations = translate(script.read_text(encoding="utf-8"))
+    written = []
+    for t in translations:
+        if input_path is not None:
+            t.spec["input"]["path"] = input_path
+        if output is not None:
+            target = output if len(translations) == 1 else output.with_name(
+                f"{output.stem}_{Path(t.source).stem or 'data'}{output.suffix or '.toml'}")
+            if target.resolve() == script.resolve():
+                raise InputError(f"{target.name}: is the script itself; write the spec to another file.")
+            target.write_text(t.toml(), encoding="utf-8")
+            written.append(str(target))
+    if as_json:
+        _emit({"specs": [{"source": t.source, "spec": t.spec, "file": (written[i] if written else None),
+                          "lines": [n.to_dict() for n in t.notes]} for i, t in enumerate(translations)]})
+        return
+    for i, t in enumerate(translations):
+        if written:
+            typer.echo(f"spec for {t.source!r} written to {written[i]}")
+        else:
+            typer.echo(t.toml())
+        missing = [n for n in t.notes if n.status == "not translated"]
+        typer.echo(f"{len(missing)} line(s) not translated" + (":" if missing else ""), err=True)
+        for n in missing:
+            typer.echo(f"  line {n.line}: {n.what}", err=True)
+
+
 app.command("anonymise")(anonymise_command)
 app.command("attack")(__import__("sdckit.attacks.cli", fromlist=["attack_command"]).attack_command)
 

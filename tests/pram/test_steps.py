@@ -116,7 +116,7 @@ def test_parameter_and_input_errors(md):
         Pram(["occ"], matrix="magic")
     with pytest.raises(InputError, match="min_diagonal"):
         Pram(["occ"], min_diagonal=1.5)
-    with pytest.raises(InputError, match="not a key variable"):
+    with pytest.raises(InputError, match="'income' is neither a key variable nor a PRAM variable"):
         Pram(["income"]).apply(md)
     with pytest.raises(InputError, match="does not exist"):
         Pram(["ocupation"]).apply(md)

@@ -42,6 +42,7 @@ from .masking import (
     transform,
 )
 from .rowwise import RowwiseStep, distinct_values, fit_rowwise, rowwise_partitioned
+from .synthesis import SynthesisSettings, fit_synthesis, synthesis_partitioned, synthesis_summary
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ KERNELS: dict[str, Kernel] = {
     "rows": Kernel(lambda step, plan, roles: RowwiseStep(step, type(step).step_name), _rows_stats,
                    lambda pmd, s, st, ss: fit_rowwise(pmd, s, st),
                    lambda pmd, fitted, ss: rowwise_partitioned(pmd, fitted), lambda plan: dict(plan.summary)),
+    "synthesis": Kernel(lambda step, plan, roles: SynthesisSettings(step, dict(roles)), _nothing, fit_synthesis,
+                        synthesis_partitioned, synthesis_summary),
 }
 
 

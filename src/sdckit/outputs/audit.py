@@ -191,8 +191,18 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
                 cols.append(atoms)
                 rhs.append(value)
     if derived and count and len(tables) > 1:
-        small = np.flatnonzero((atom_value >= 1) & (atom_value < threshold))
-        for a in small:
+        small = (atom_value >= 1) & (atom_value < threshold)
+        # an atom that is a whole cell of one output is that cell: its own rules (threshold) and the
+        # suppressed-cell targets cover it; only the cells that no output publishes are derived
+        for k in range(len(tables)):
+            code = sig[:, k]
+            inside = code >= 0
+            cell_total = np.bincount(code[inside], weights=atom_value[inside],
+                                     minlength=tables[k].shape[0] * tables[k].shape[1])
+            whole = np.zeros(n_atoms, bool)
+            whole[inside] = np.isclose(cell_total[code[inside]], atom_value[inside])
+            small &= ~whole
+        for a in np.flatnonzero(small):
             inside = [tables[k].uid for k in range(len(tables)) if sig[a, k] >= 0]
             outside = [tables[k].uid for k in range(len(tables)) if sig[a, k] < 0]
             words = " and ".join(f"{tables[k].uid}{tables[k].name(*divmod(int(sig[a, k]), tables[k].shape[1]))}"

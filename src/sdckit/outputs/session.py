@@ -596,14 +596,14 @@ def _outcome(checks: list[Check], r_lab: list, c_lab: list) -> pd.DataFrame:
 def _blank(table: pd.DataFrame, failed: np.ndarray | None, r_lab: list, c_lab: list) -> pd.DataFrame:
     if failed is None:
         return table
-    out = table.astype(float).copy()
-    if out.shape == failed.shape:
-        out.values[failed] = np.nan
-        return out
-    if out.shape[0] == failed.shape[0] and out.shape[1] % failed.shape[1] == 0:  # several statistics side by side
-        reps = out.shape[1] // failed.shape[1]
-        out.values[np.tile(failed, (1, reps))] = np.nan
-    return out
+    values = table.to_numpy(dtype=float, copy=True)
+    if values.shape == failed.shape:
+        values[failed] = np.nan
+    elif values.shape[0] == failed.shape[0] and values.shape[1] % failed.shape[1] == 0:  # statistics side by side
+        values[np.tile(failed, (1, values.shape[1] // failed.shape[1]))] = np.nan
+    else:
+        return table
+    return pd.DataFrame(values, index=table.index, columns=table.columns)
 
 
 def _sdc(rec: OutputRecord) -> dict:

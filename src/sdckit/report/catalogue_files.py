@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..catalogue.names import CATALOGUE_FILES, CATALOGUE_FORMATS, TABLE_CATALOGUE_FILES, TABLE_CATALOGUE_FORMATS
+from ..catalogue.names import (
+    CATALOGUE_FILES,
+    CATALOGUE_FORMATS,
+    TABLE_CATALOGUE_FILES,
+    TABLE_CATALOGUE_FORMATS,
+)
 
 __all__ = ["CATALOGUE_FILES", "CATALOGUE_FORMATS", "TABLE_CATALOGUE_FILES", "TABLE_CATALOGUE_FORMATS",
            "CatalogueSource", "write_catalogue", "write_catalogue_files", "write_dask_catalogue",
@@ -174,7 +179,9 @@ def write_dask_catalogue(run: Any, folder: str | Path, *, columns: Any, artifact
     released = set(map(str, columns.columns))
     roles = {k: v for k, v in (spec.roles or {}).items() if v}
     key_vars = [str(c) for c in roles.get("key_vars", ()) or ()]
-    steps = [(d.get("method"), dict(p), dict(d)) for d, p in zip(run.summaries, spec.step_params)]
+    params = (list(spec.step_params) if len(spec.step_params) == len(run.summaries) else
+              [{"variables": list(d.get("variables", []) or [])} for d in run.summaries])
+    steps = [(d.get("method"), dict(p), dict(d)) for d, p in zip(run.summaries, params)]
     src = CatalogueSource(
         title=str(raw_rep.get("dataset") or Path(data_file).stem), data_file=data_file, data_files=parts,
         frame=columns, n_records=run.n_records, roles=roles,

@@ -34,22 +34,22 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._random import seed_sequence
 from .._validation import param_error
-from ..errors import InputError
+from ..errors import InputError, SpecError
 from ..microdata import Microdata
 from ..params import check_params, param
-from ..registry import GateCheck, GateOutcome, register_gate_check, register_step
+from ..registry import DaskPlan, GateCheck, GateOutcome, register_gate_check, register_step, role_columns
 from ..result import Guarantee, StepResult
 from .disclosure import DisclosureMeasures, disclosure_measures
 from .expr import parse_rule
 from .models import METHODS
-from .synthesis import FittedSynthesis, SynthesisDraw, Synthesiser
+from .synthesis import DRAW_BLOCK, FittedSynthesis, SynthesisDraw, Synthesiser, child_stream
 from .utility import propensity_utility, table_utility
 
 #: the methods a variable may be given in ``methods`` (``passive`` needs a formula)
@@ -208,8 +208,27 @@ def _check_table_of(owner: str, name: str, value: Any, kind: str) -> dict:
     return out
 
 
-@register_step("synthesise", dask_note="each variable's model is fitted on every original record "
-               "(a partition-wise draw from one fit is designed but not wired to the Dask engine)")
+def fit_records(n_records: int, fit_sample: int, stream: np.random.SeedSequence) -> np.ndarray | None:
+    """The records the models are fitted on: None for every record, else ``fit_sample`` of the
+    ``n_records`` drawn without replacement from child 2 of the step's stream (children 0 and
+    1 draw the file and the utility), in increasing order. The same on every engine."""
+    if not fit_sample or n_records <= fit_sample:
+        return None
+    gen = np.random.default_rng(child_stream(stream, 2))
+    return np.sort(gen.choice(n_records, size=int(fit_sample), replace=False))
+
+
+def fit_for_release(step: Synthesise, data: Microdata, stream: np.random.SeedSequence,
+                    synth: Synthesiser | None = None) -> FittedSynthesis:
+    """Fit the step's models on ``data`` (every record, or its :func:`fit_records` sample)."""
+    synth = step.synthesiser(data) if synth is None else synth
+    rows = fit_records(data.n_records, step.fit_sample, stream)
+    if rows is not None:
+        data = Microdata(data.frame.iloc[rows].reset_index(drop=True), key_vars=data.key_vars)
+    return synth.fit(data)
+
+
+@register_step("synthesise", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Synthesise:
     """Replace the released columns by a synthetic file of the same size (sequential synthesis).
@@ -251,6 +270,19 @@ class Synthesise:
     disclosure_keys, disclosure_targets : list of str
         Keys and targets of the disclosure figures (default: the key variables; the sensitive
         variables, or else every synthesised variable that is not a key).
+    fit_sample : int
+        Fit the models on a seeded sample of this many records when the data have more (0:
+        on every record); the file still has one synthetic record per original record.
+    draw_block : int
+        Records drawn from one random stream: block ``b`` of the file's rows draws from child
+        ``b`` of the step's stream, so the file is the same on either engine and for any
+        partitioning of the records.
+
+    On the Dask engine the step fits on the client (every record, or the ``fit_sample``
+    sample, collected from the partitions) and draws partition by partition with the same
+    blocks and streams: the released file equals the in-memory one for the same seed. The
+    engine does not compute the utility and disclosure figures (they compare the whole
+    original and synthetic files).
 
     References
     ----------
@@ -288,6 +320,16 @@ class Synthesise:
     disclosure_keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
     disclosure_targets: tuple = param((), kind="columns",
                                       help="what an intruder wants to learn (default: the sensitive variables)")
+    fit_sample: int = param(0, kind="int", low=0, unit="records", advanced=True, label="records fitted",
+                            help="fit the models on a seeded sample of this many records when the data "
+                                 "have more (0: every record)")
+    draw_block: int = param(DRAW_BLOCK, kind="int", low=1, unit="records", advanced=True,
+                            label="records per random stream",
+                            help="records drawn from one random stream (the file is then the same on any "
+                                 "partitioning of the data)")
+
+    #: the conformance checks' settings: the engines' plan needs the synthesised columns named
+    example_params: ClassVar[dict] = {"variables": ["sex", "age", "marital", "health", "hours"]}
 
     def __post_init__(self) -> None:
         check_params(self)
@@ -331,12 +373,25 @@ class Synthesise:
         """The declared settings as plain values (the result's ``params``)."""
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
+    # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
+    def dask_plan(self, roles: Mapping[str, Any]) -> DaskPlan:
+        """Fit on the client, draw partition by partition (kernel ``synthesis``): reads every
+        column of the roles and the synthesised ones, writes the synthesised ones (named)."""
+        if not self.variables:
+            raise SpecError("variables: synthesise on the Dask engine needs the synthesised columns named "
+                            "(the engine plans what each step writes before it reads the data); list them.")
+        writes = tuple(self.variables)
+        reads = tuple(dict.fromkeys((*writes, *self.strata, *role_columns(roles))))
+        return DaskPlan("synthesis", reads, writes)
+
     def apply(self, microdata: Microdata, *, rng: Any = None) -> SynthesisResult:
         ss, record = seed_sequence(rng)
-        fit_stream, utility_stream = ss.spawn(2)
+        # children 0 (the draw) and 1 (the utility) as ss.spawn(2) gives them; child 2 picks the
+        # records fitted when fit_sample is set
+        fit_stream, utility_stream = child_stream(ss, 0), child_stream(ss, 1)
         synth = self.synthesiser(microdata)
-        fitted = synth.fit(microdata)
-        draw = fitted.draw(rng=fit_stream)
+        fitted = fit_for_release(self, microdata, ss, synth)
+        draw = fitted.draw(rng=fit_stream, frame=microdata.frame, block_rows=self.draw_block)
         out = _to_microdata(microdata, fitted, draw)
         plan = fitted.plan
         methods = {v: _final_method(fitted, v) for v in plan.sequence}
@@ -423,15 +478,15 @@ def _to_microdata(md: Microdata, fitted: FittedSynthesis, draw: SynthesisDraw) -
     new_codes = {}
     for v in plan.sequence:
         if v in md.key_vars:
-            col = fitted.encoded[v]
-            codes = draw.codes(v)
-            n_cat = md.n_categories(v)
-            if codes.max(initial=0) > n_cat:
+            # the fit's categories (those of the records fitted, missing last) as the key's codes
+            labels = fitted.encoded[v].categories
+            known = np.array([lab is not None for lab in labels])
+            lut = np.full(labels.shape[0], -1, dtype=np.int64)
+            lut[known] = md.categories(v).get_indexer(pd.Index(labels[known].tolist()))
+            if (lut[known] < 0).any():
                 raise InputError(f"synthesise: the passive key variable {v!r} produced values that are not "
                                  "categories of the original; keys keep their categories.")
-            has_na = col.categories.shape[0] > n_cat
-            codes = np.where(codes == n_cat, -1, codes) if has_na else codes
-            new_codes[v] = codes.astype(np.int32)
+            new_codes[v] = lut[draw.codes(v)].astype(np.int32)
     out = md.with_codes(new_codes) if new_codes else md
     others = {v: frame[v] for v in plan.sequence if v not in md.key_vars}
     if others:

@@ -55,7 +55,7 @@ class AppContext:
         return {"has_data": True, "spec": self.public_state(), "history": s.history(),
                 "n_records": int(len(s.frame)), "columns": [str(c) for c in s.frame.columns],
                 "offered_columns": s.offered_columns(), "present_steps": s.present_steps(),
-                "warnings": s.warnings(), "sweeps": len(s.sweeps),
+                "warnings": s.warnings(), "sweeps": len(s.sweeps), "pending_spec": s.pending_spec_info(),
                 "releases": [s.public_release(r) for r in s.releases]}
 
 

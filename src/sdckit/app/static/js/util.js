@@ -81,7 +81,8 @@ export function setState(st) {
   $("#branch").innerHTML = h.branches.map((b) => `<option ${b === h.branch ? "selected" : ""}>${esc(b)}</option>`).join("");
   $("#historylist").innerHTML = h.entries.map((e) =>
     `<option value="${e.i}" ${e.i === h.pos ? "selected" : ""}>${e.i + 1}. ${esc(e.label)}</option>`).join("");
-  $("#warnings").innerHTML = (st.warnings || []).map((w) => `<p class="warn">${esc(w)}</p>`).join("");
+  $("#warnings").innerHTML = [...(st.warnings || []), ...(st.pending_spec ? [st.pending_spec.message] : [])]
+    .map((w) => `<p class="warn">${esc(w)}</p>`).join("");
   refreshStrip();
 }
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 # ---------------------------------------------------------------------------------------- reader
 
@@ -328,7 +328,10 @@ class _Parser:
                 args.append((None, Node("null", "empty", [], t.line)))
                 continue
             name = None
-            t2 = self.toks[self._after(self.i)]
+            j = self.i
+            while self.toks[j].kind == "nl":
+                j += 1
+            t2 = self.toks[self._after(j)]
             if t.kind in ("name", "str", "kw") and t2.text == "=" and t.text not in ("function", "if"):
                 self.next()
                 self.next()
@@ -749,7 +752,9 @@ class _Translator:
             self.note(st, "covered", f"constant `{tname}` (used by the calls below)")
             return
         src_name = self.root(value)
-        if tname is not None and src_name in self.data_of and target.kind == "name":
+        view = value.kind in ("name", "index") or _func_name(value) in (
+            "as.data.frame", "copy", "data.table", "as.data.table", "subset", "na.omit")
+        if tname is not None and view and src_name in self.data_of and target.kind == "name":
             self.data_of[tname] = self.data_of[src_name]          # y <- x[, vars]: the same data
             self.note(st, "covered", f"`{tname}` is a view of the data read from {self.data_of[src_name]!r}",
                       self.chains.get(self.data_of[src_name]))
@@ -901,6 +906,9 @@ class _Translator:
         out = []
         for src, ch in self.chains.items():
             if not ch.steps and not ch.roles:
+                self.notes.extend(ch.notes)             # a file with nothing to release: its lines still told
+        for src, ch in self.chains.items():
+            if not ch.steps and not ch.roles:
                 continue
             spec: dict[str, Any] = {"input": {"path": src}}
             roles = {k: v for k, v in ch.roles.items() if v}
@@ -1006,7 +1014,8 @@ def _rule_group_and_rename(a: _Args, _data):
     after = _as_list(a.get("after", pos=3))
     if not isinstance(var, str) or len(after) != 1:
         raise _NotTranslated("needs one variable and one new category")
-    step = {"method": "recode", "variable": var, "mapping": {str(after[0]): [str(b) for b in before]}}
+    step = {"method": "recode", "variable": var, "mapping": {str(after[0]): [str(b) for b in before]},
+            "others": "keep"}                                # the other categories stay as they are
     return step, {"key_vars": [var]}, {}, f"recode step on {var!r}: {before} -> {after[0]!r}"
 
 
@@ -1162,7 +1171,8 @@ def _rule_record_swap(a: _Args, _data):
     if a.get("risk") is not None or a.get("risk_threshold") not in (None, 0):
         raise _NotTranslated("risk / risk_threshold (a given risk per record) have no sdckit equivalent; "
                              "k_anonymity sets the risk")
-    return step, {}, {}, ("record_swap step: donors anywhere outside the receiver's area, across the top "
+    roles = {"household": step["household"]} if "household" in step else {}
+    return step, roles, {}, ("record_swap step: donors anywhere outside the receiver's area, across the top "
                           "level (sdcMicro's rule)")
 
 
