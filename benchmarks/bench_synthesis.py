@@ -1,6 +1,7 @@
 """Speed of sequential CART synthesis (sdckit.synth) on large files.
 
 Run from the project root:  .venv/bin/python benchmarks/bench_synthesis.py [--quick] [--n N] [--jobs J]
+                            .venv/bin/python benchmarks/bench_synthesis.py --dask [--n N] [--check-n M]
 
 Data (seeded generator, the same for every run): n records of 20 mixed variables tied to each
 other: region (12 categories), sex, age (0-95, integer), marital status (5, single below 18),
@@ -22,6 +23,23 @@ Quality: ``S_pMSE_logit`` (synthpop's logit propensity model with every two-way 
 original and 50,000 synthetic records), the largest one-way table ``S_pMSE`` over the variables
 (all records), and the same two figures for the numpy baseline, whose one-way tables are right
 but whose joint distribution is not.
+
+``--dask``: the ``synthesise`` step of a release spec on the Dask engine
+(``sdckit.engine.run.protect_with_dask``, a LocalCluster of 2 single-threaded worker
+processes), on ``--n`` records (default 10,000,000; the file is written first as Parquet parts
+of 1,000,000 records, part j made by the generator above with seed 20261126 + j), every
+variable CART, fitted on a seeded sample of 1,000,000 records (``fit_sample``: the sample fits
+the client's memory and the trees' time; at the check size it is every record). Two lines:
+
+* ``dask_equals_memory``: on the first ``--check-n`` records (default 1,000,000) the same spec
+  runs in memory (``Release.from_spec(...).run()``: the released frame) and on the Dask engine
+  (4 partitions); ``equal`` says whether every released value is the same (floats bit for bit);
+  ``seconds`` of each engine;
+* ``dask_cart_synthesis``: the whole file on the Dask engine: ``seconds`` (wall, read to
+  written release), ``cpu_seconds`` (this process and the workers), ``peak_mb`` (this process)
+  and ``worker_peak_mb`` (the largest worker), ``rows_per_second``, the engine's stage seconds,
+  and ``baseline_seconds``: numpy's marginal draw (above) of the first 1,000,000 records,
+  times the number of parts.
 """
 
 from __future__ import annotations
@@ -91,7 +109,132 @@ def quality(orig: pd.DataFrame, syn: pd.DataFrame, categorical: list, rng: np.ra
     return {"S_pMSE_logit": u.S_pMSE, "max_one_way_S_pMSE": one_way}
 
 
+DASK_SPEC = """[input]
+path = "{input}"
+format = "parquet"
+
+[roles]
+key_vars = ["region", "sex", "marital", "edu", "health"]
+
+[run]
+seed = 20261127
+
+[[steps]]
+method = "synthesise"
+variables = {variables}
+categorical = ["sex", "marital", "edu", "health"]
+missing_codes = {{ income = [-8] }}
+utility = "none"
+disclosure_targets = ["c0"]
+fit_sample = 1000000
+
+[gate]
+none = "benchmark of the synthesis step's speed"
+
+[output]
+directory = "{output}"
+data = "released.parquet"
+keep_order = true
+overwrite = true
+"""
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def dask_case(n: int, check_n: int, work) -> None:
+    """The ``--dask`` cases (module docstring)."""
+    import warnings
+    from pathlib import Path
+
+    from sdckit.engine.frame import same_values
+    from sdckit.engine.run import protect_with_dask
+    from sdckit.release import Release
+
+    warnings.simplefilter("ignore")
+    work = Path(work)
+    part_rows = 1_000_000
+    parts_dir = work / "parts"
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    n_parts = -(-n // part_rows)
+    t = time.perf_counter()
+    columns = None
+    for j in range(n_parts):
+        f = parts_dir / f"part-{j:04d}.parquet"
+        df, _ = make(min(part_rows, n - j * part_rows), seed=20261126 + j)
+        columns = list(df.columns)
+        if not f.exists():
+            df.to_parquet(f, index=False)
+    del df
+    make_seconds = time.perf_counter() - t
+
+    def spec(name: str, data: Path) -> Path:
+        p = work / f"{name}.toml"
+        p.write_text(DASK_SPEC.format(input=data.as_posix(), output=(work / f"out_{name}").as_posix(),
+                                      variables="[" + ", ".join(f'"{c}"' for c in columns) + "]"))
+        return p
+
+    # the equality check on the first check_n records (one part's worth by default)
+    check, _ = make(check_n, seed=20261126)
+    check_dir = work / "check"     # 4 parts: blocks of the draw cross the partitions' borders
+    check_dir.mkdir(exist_ok=True)
+    edges = np.linspace(0, check_n, 5).astype(int)
+    for j in range(4):
+        check.iloc[edges[j]:edges[j + 1]].to_parquet(check_dir / f"part-{j}.parquet", index=False)
+    check.to_parquet(work / "check.parquet", index=False)   # the same records as one file, for memory
+    del check
+    t = time.perf_counter()
+    memory = Release.from_spec(spec("check_memory", work / "check.parquet")).run().released.frame.reset_index(drop=True)
+    memory_seconds = time.perf_counter() - t
+    t = time.perf_counter()
+    run = protect_with_dask(spec("check_dask", check_dir), n_workers=2, progress=False)
+    dask_seconds = time.perf_counter() - t
+    released = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    emit(case="dask_equals_memory", n=check_n, equal=bool(same_values(released, memory)),
+         dask_partitions=run.n_partitions, memory_seconds=memory_seconds, dask_seconds=dask_seconds,
+         load_1min=round(os.getloadavg()[0], 2))
+    del memory, released
+
+    load0 = os.getloadavg()[0]
+    c0, ch0 = time.process_time(), _children_cpu()
+    t = time.perf_counter()
+    run = protect_with_dask(spec("full", parts_dir), n_workers=2, progress=False)
+    seconds = time.perf_counter() - t
+    cpu = time.process_time() - c0 + _children_cpu() - ch0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    one, _ = make(min(part_rows, n), seed=20261126)
+    tb = time.perf_counter()
+    baseline(one, np.random.default_rng(1))
+    base_s = (time.perf_counter() - tb) * n / len(one)
+    emit(case="dask_cart_synthesis", n=n, variables=len(columns), workers=run.n_workers,
+         partitions=run.n_partitions, records_fitted=run.summaries[0]["records_fitted"], seconds=seconds,
+         cpu_seconds=cpu, peak_mb=peak, worker_peak_mb=worker_peak, rows_per_second=n / seconds,
+         stage_seconds={k: round(v, 2) for k, v in run.seconds.items()}, make_data_seconds=make_seconds,
+         baseline_seconds=base_s, load_1min=round(load0, 2), load_1min_after=round(os.getloadavg()[0], 2))
+
+
 def main() -> None:
+    if "--dask" in sys.argv:
+        import argparse
+        import shutil
+        import tempfile
+
+        p = argparse.ArgumentParser(description="synthesise on the Dask engine")
+        p.add_argument("--dask", action="store_true")
+        p.add_argument("--n", type=int, default=10_000_000)
+        p.add_argument("--check-n", type=int, default=1_000_000)
+        p.add_argument("--work", default=None, help="folder for the generated data (default: a temporary one)")
+        a = p.parse_args()
+        work = a.work or tempfile.mkdtemp(prefix="sdckit_bench_synthesis_")
+        try:
+            dask_case(a.n, a.check_n, work)
+        finally:
+            if not a.work:
+                shutil.rmtree(work, ignore_errors=True)
+        return
     jobs = 2
     if "--jobs" in sys.argv:
         i = sys.argv.index("--jobs")

@@ -45,7 +45,22 @@ after one untimed call that loads the numba kernels from their cache):
 * ``topbotcoding``: ``topBotCoding(kind = "top")`` at the 99th percentile vs ``recode(top =)``;
   quality: equality of the outputs;
 * ``modrisk_*``: the lines of ``benchmarks/compare_modrisk.py`` (log-linear risk), run as it
-  is, tagged ``"from": "compare_modrisk.py"``.
+  is, tagged ``"from": "compare_modrisk.py"``;
+* ``ma_simple``, ``ma_single``, ``ma_onedims``, ``ma_pca``: ``microaggregation(method = m,
+  aggr = 3)`` on the 5 variables vs ``microaggregation(algorithm = m)``; quality: largest
+  relative difference of the outputs (deterministic: equal to rounding) and both SSEs;
+* ``ma_rmd``: ``microaggregation(method = "rmd")`` vs ``algorithm = "rmd"`` on the first
+  ``--rmd-n`` records of the same file (sdcMicro builds the n x n distance matrix); random in
+  both (the MCD's subsets): quality: both SSEs;
+* ``addnoise_correlated2``: ``addNoise(method = "correlated2", delta = 0.3)`` vs ``noise(kind =
+  "correlated2", level = 0.09)``; quality: the covariance factor on both sides (expected 0.91);
+* ``shuffle``: ``shuffle(form = c1 + c2 + c3 ~ c4, method = "ds")`` vs the ``shuffle`` step;
+  quality: outputs are permutations of the originals, Spearman correlation with c4 on both
+  sides;
+* ``recordswap_across``: ``recordSwap`` (hierarchy region > district, similar household size,
+  k = 3, swaprate 0.05) vs ``record_swap(allow_across_top = true, donors = "anywhere")`` on
+  generated households (``--n`` records); quality: persons moved across the top level and
+  their share of the persons swapped.
 
 Every line has ``sdckit_seconds``, ``sdcmicro_seconds`` and ``ratio`` (sdcMicro / sdckit, so
 > 1 means sdckit is faster), wall times; and ``sdckit_cpu_seconds``, ``sdcmicro_cpu_seconds``
@@ -179,6 +194,35 @@ run <- function(case) {
     r <- best(function() globalRecode(x$age, breaks = c(@breaks@), labels = c(@labels@)))
     write.csv(data.frame(age = as.character(r$out)), f("r_recode.csv"), row.names = FALSE)
     emit(case, r$seconds)
+  } else if (case %in% c("ma_simple", "ma_single", "ma_onedims", "ma_pca")) {
+    x <- read.csv(f("num.csv"))
+    m <- sub("ma_", "", case)
+    r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = m))
+    write.csv(r$out$mx, f(paste0("r_", case, ".csv")), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "ma_rmd") {
+    x <- read.csv(f("num_rmd.csv"))
+    r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = "rmd"))
+    write.csv(r$out$mx, f("r_ma_rmd.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "addnoise_correlated2") {
+    x <- read.csv(f("corr.csv"))
+    vars <- c(@corr_vars@)
+    r <- best(function() addNoise(x[, vars], variables = vars, method = "correlated2", delta = 0.3))
+    y <- as.matrix(r$out$xm); c0 <- cov(as.matrix(x[, vars])); c1 <- cov(y); off <- row(c0) != col(c0)
+    emit(case, r$seconds, sprintf(', "covariance_factor": %.6f', sum(c1[off] * c0[off]) / sum(c0[off]^2)))
+  } else if (case == "shuffle") {
+    x <- read.csv(f("corr.csv"))
+    r <- best(function() shuffle(x, form = c1 + c2 + c3 ~ c4, method = "ds"))
+    write.csv(r$out$shuffled, f("r_shuffle.csv"), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case == "recordswap_across") {
+    x <- data.table::fread(f("hh.csv"))
+    r <- best(function() recordSwap(x, hid = "hid", hierarchy = c("region", "district"), similar = "hsize",
+                                    risk_variables = c("age", "sex"), k_anonymity = 3, swaprate = 0.05, seed = 1L))
+    y <- as.data.frame(r$out); y <- y[order(y$pid), ]
+    emit(case, r$seconds, sprintf(', "persons_across_top": %d, "persons_swapped": %d',
+                                  sum(y$region != x$region[order(x$pid)]), sum(y$district != x$district[order(x$pid)])))
   } else if (case == "topbotcoding") {
     x <- read.csv(f("keys.csv"))
     q <- as.numeric(readLines(f("top.txt")))
@@ -416,7 +460,23 @@ def line(case: str, n: int, sdk: tuple[float, float], r: dict, **quality) -> Non
 
 
 CASES = ["freq_indivrisk", "freq_indivrisk_fresh", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap",
-         "addnoise", "addnoise_correlated", "localsupp", "globalrecode", "topbotcoding", "modrisk"]
+         "addnoise", "addnoise_correlated", "localsupp", "globalrecode", "topbotcoding", "modrisk",
+         "ma_simple", "ma_single", "ma_onedims", "ma_pca", "ma_rmd", "addnoise_correlated2", "shuffle",
+         "recordswap_across"]
+
+
+def make_households(workdir: Path, n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """hh.csv for recordswap_across: about n persons in households of 1-5, region (4) > district
+    (5 per region), age band and sex per person; household-level geography and size."""
+    n_hh = max(10, n // 3)
+    size = rng.integers(1, 6, n_hh)
+    hid = np.repeat(np.arange(1, n_hh + 1), size)
+    region = rng.integers(1, 5, n_hh)
+    df = pd.DataFrame({"pid": np.arange(1, hid.size + 1), "hid": hid, "region": region[hid - 1],
+                       "district": (region * 10 + rng.integers(1, 6, n_hh))[hid - 1], "hsize": size[hid - 1],
+                       "age": rng.integers(0, 9, hid.size), "sex": rng.integers(1, 3, hid.size)})
+    df.to_csv(workdir / "hh.csv", index=False)
+    return df
 
 
 def parse_args(description: str) -> argparse.Namespace:
@@ -427,6 +487,8 @@ def parse_args(description: str) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="timing repeats (best is reported)")
     p.add_argument("--fresh-sizes", default=None,
                    help="sizes of freq_indivrisk_fresh (default 1000000,10000000; --quick 10000; --n N: N)")
+    p.add_argument("--rmd-n", type=int, default=5000,
+                   help="records of ma_rmd (sdcMicro's rmd holds an n x n distance matrix; default 5000)")
     p.add_argument("--cases", default=",".join(CASES),
                    help="comma-separated subset of: " + ", ".join(CASES) + " (default: all)")
     args = p.parse_args()
@@ -462,6 +524,10 @@ def main() -> None:
         if "adult" not in data and "localsupp" in cases:
             cases.remove("localsupp")
             emit(case="localsupp", skipped=f"{SHARED_DATA / 'arx_adult.csv'} is absent (shared-only data)")
+        n_rmd = min(args.rmd_n, n_mid)
+        data["num"].iloc[:n_rmd].to_csv(wd / "num_rmd.csv", index=False)
+        if "recordswap_across" in cases:
+            data["hh"] = make_households(wd, n_mid, np.random.default_rng(20261127))
         R = run_r(wd, cases, repeat)
         dk, ds, dn = data["keys"], data["suda"], data["num"]
         X = dn[NUM_VARS].to_numpy(np.float64)
@@ -598,6 +664,82 @@ def main() -> None:
                 q["outputs_equal"] = bool(np.allclose(res.microdata.frame["income"].to_numpy(np.float64), rt,
                                                       rtol=0, atol=1e-9))
             line("topbotcoding", len(dk), sec, R["topbotcoding"], **q)
+
+        # sdcMicro's other microaggregation methods (deterministic: outputs compared)
+        for case in ("ma_simple", "ma_single", "ma_onedims", "ma_pca", "ma_rmd"):
+            if case not in cases:
+                continue
+            frame = dn if case != "ma_rmd" else dn.iloc[:n_rmd].reset_index(drop=True)
+            Xc = frame[NUM_VARS].to_numpy(np.float64)
+            step = Microaggregation(k=3, algorithm=case[3:])
+            sec, res = warm_timed(lambda s=step, fr=frame: s.apply(Microdata(fr, numeric_vars=NUM_VARS), rng=1),
+                                  repeat)
+            Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
+            q = {"sdckit_sse": sse_std(Xc, Y)}
+            r = R[case]
+            if "seconds" in r:
+                Yr = pd.read_csv(wd / f"r_{case}.csv")[NUM_VARS].to_numpy(np.float64)
+                q["sdcmicro_sse"] = sse_std(Xc, Yr)
+                if case != "ma_rmd":
+                    q["max_relative_difference"] = float(np.max(np.abs(Y - Yr) / np.abs(Yr)))
+            line(case, len(frame), sec, r, k=3, variables=len(NUM_VARS), **q)
+
+        # correlated2 noise: covariances shrink by 1 - delta^2 = 0.91
+        if "addnoise_correlated2" in cases:
+            dc = data["corr"]
+            step = Noise(level=0.09, kind="correlated2")
+            sec, res = warm_timed(lambda: step.apply(Microdata(dc, numeric_vars=CORR_VARS), rng=1), repeat)
+            q = {"expected_covariance_factor": 0.91,
+                 "sdckit_covariance_factor": res.summary["covariance_factor_realised"]}
+            r = R["addnoise_correlated2"]
+            if "covariance_factor" in r:
+                q["sdcmicro_covariance_factor"] = r["covariance_factor"]
+            line("addnoise_correlated2", len(dc), sec, r, level=0.09, **q)
+
+        # data shuffling (Muralidhar & Sarathy)
+        if "shuffle" in cases:
+            from scipy.stats import spearmanr
+
+            from sdckit.masking.shuffle import Shuffle
+
+            dc = data["corr"]
+            step = Shuffle(predictors=["c4"], variables=["c1", "c2", "c3"])
+            sec, res = warm_timed(lambda: step.apply(Microdata(dc, numeric_vars=["c1", "c2", "c3"]), rng=1), repeat)
+            out = res.microdata.frame
+
+            def rho(frame):
+                return [round(float(spearmanr(frame[v], dc["c4"]).statistic), 4) for v in ("c1", "c2", "c3")]
+
+            q = {"original_spearman_with_c4": rho(dc), "sdckit_spearman_with_c4": rho(out),
+                 "sdckit_permutation": bool(all(np.array_equal(np.sort(out[v]), np.sort(dc[v]))
+                                                for v in ("c1", "c2", "c3")))}
+            r = R["shuffle"]
+            if "seconds" in r:
+                rs = pd.read_csv(wd / "r_shuffle.csv")
+                q["sdcmicro_spearman_with_c4"] = rho(rs)
+                q["sdcmicro_permutation"] = bool(all(np.allclose(np.sort(rs[v]), np.sort(dc[v]), rtol=1e-12)
+                                                     for v in ("c1", "c2", "c3")))
+            line("shuffle", len(dc), sec, r, **q)
+
+        # record swapping across the top level
+        if "recordswap_across" in cases:
+            from sdckit.masking.record_swap import RecordSwap
+
+            hh = data["hh"]
+            step = RecordSwap(hierarchy=["region", "district"], similar=["hsize"], risk_variables=["age", "sex"],
+                              swap_rate=0.05, k_anonymity=3, allow_across_top=True, donors="anywhere")
+            sec, res = warm_timed(lambda: step.apply(Microdata(hh, household="hid"), rng=1), repeat)
+            out = res.microdata.frame
+            across = int((out["region"] != hh["region"]).sum())
+            swapped = int((out["district"] != hh["district"]).sum())
+            q = {"sdckit_persons_across_top": across, "sdckit_persons_swapped": swapped,
+                 "sdckit_across_share": across / max(swapped, 1)}
+            r = R["recordswap_across"]
+            if "persons_across_top" in r:
+                q.update(sdcmicro_persons_across_top=r["persons_across_top"],
+                         sdcmicro_persons_swapped=r["persons_swapped"],
+                         sdcmicro_across_share=r["persons_across_top"] / max(r["persons_swapped"], 1))
+            line("recordswap_across", len(hh), sec, r, **q)
 
     # log-linear risk (modRisk): the lines of compare_modrisk.py, run as it is
     if "modrisk" not in selected:

@@ -88,42 +88,8 @@ RANKS = {
 METHODS_TOP_RANK = 1
 #: imports that still run back up inside a layer or import a private name across modules: each is
 #: to be removed (moved down, or the name made public); an entry that no longer occurs fails too
-KNOWN_UPWARD: set[str] = {
-    "sdckit.report.fragments -> sdckit.explore.sweep",
-    "sdckit.report.release -> sdckit.explore.measures",
-    "sdckit.report.release -> sdckit.explore.sweep",
-    "sdckit.report.verify -> sdckit.explore.measures",
-}
-KNOWN_PRIVATE: set[str] = {
-    "sdckit.engine.blockwise -> sdckit.masking._mdav._principal_axis",
-    "sdckit.engine.blockwise -> sdckit.masking._mdav.aggregate_groups",
-    "sdckit.engine.blockwise -> sdckit.masking._mdav.mdav_partitioned",
-    "sdckit.engine.masking -> sdckit.masking._moments.CROSS",
-    "sdckit.engine.masking -> sdckit.masking._moments.covariance_from_sums",
-    "sdckit.engine.masking -> sdckit.masking._moments.exact_scale",
-    "sdckit.engine.masking -> sdckit.masking._moments.merge_moment_dicts",
-    "sdckit.engine.masking -> sdckit.masking._moments.moments_partition",
-    "sdckit.engine.masking -> sdckit.masking._moments.psd_factor",
-    "sdckit.masking.microaggregation -> sdckit.masking._mdav._mdav",
-    "sdckit.masking.microaggregation -> sdckit.masking._mdav._principal_axis",
-    "sdckit.masking.recode -> sdckit.microdata._decode_arrow_strings",
-    "sdckit.masking.recode -> sdckit.microdata._encode",
-    "sdckit.pram.estimate -> sdckit.pram.matrix._label_text",
-    "sdckit.pram.estimate -> sdckit.pram.matrix._show",
-    "sdckit.pram.optimal -> sdckit.pram.optimal.l2._restricted_terms",
-    "sdckit.pram.optimal.constraints -> sdckit.pram.optimal.highs._highs",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.constraints._elastic_report",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.constraints._finish",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.constraints._full_constraints",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.constraints._validate",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.highs._highs",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.l2._l2_dense",
-    "sdckit.pram.optimal.solver -> sdckit.pram.optimal.l2._restricted_terms",
-    "sdckit.pram.optimal.targets -> sdckit.pram.optimal.highs._highs",
-    "sdckit.report.verify -> sdckit.explore.measures._label",
-    "sdckit.tables.ckm.cellkey -> sdckit.tables.table._aggregate",
-    "sdckit.tables.ckm.cellkey -> sdckit.tables.table._natural",
-}
+KNOWN_UPWARD: set[str] = set()
+KNOWN_PRIVATE: set[str] = set()
 #: the modules that may import sdckit.engine
 ENGINE_USERS = ("sdckit.engine", "sdckit.app", "sdckit.cli", "sdckit.cli_steps", "sdckit.__main__")
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
-from sdckit.microdata import _decode_arrow_strings, _encode
+from sdckit.microdata import decode_arrow_strings, encode_column
 
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
@@ -20,7 +20,7 @@ def test_integer_keys_encode_as_factorize(values, dtype, offset):
     info = np.iinfo(dtype)
     arr = np.clip(np.asarray(values, dtype=np.int64) + offset, info.min, info.max).astype(dtype)
     s = pd.Series(arr)
-    codes, cats = _encode(s)
+    codes, cats = encode_column(s)
     ref_codes, ref_uniques = pd.factorize(s, sort=True, use_na_sentinel=True)
     assert codes.dtype == np.int32
     assert np.array_equal(codes, ref_codes)
@@ -31,7 +31,7 @@ def test_integer_keys_encode_as_factorize(values, dtype, offset):
 def test_wide_ranges_fall_back_to_factorize(values):
     """Values spread too widely for a count table (identifiers) are hashed: same result."""
     s = pd.Series(np.asarray(values, dtype=np.int64))
-    codes, cats = _encode(s)
+    codes, cats = encode_column(s)
     ref_codes, ref_uniques = pd.factorize(s, sort=True)
     assert np.array_equal(codes, ref_codes) and cats.equals(pd.Index(ref_uniques))
 
@@ -43,8 +43,8 @@ def test_arrow_string_decoding_matches_the_categorical_path(labels):
     if all(v is None for v in labels):
         labels = ["a"] + labels
     s = pd.Series(labels, dtype="str")
-    codes, cats = _encode(s)
-    fast = _decode_arrow_strings(s.dtype, cats, codes)
+    codes, cats = encode_column(s)
+    fast = decode_arrow_strings(s.dtype, cats, codes)
     assert fast is not None
     ref = pd.Series(pd.Categorical.from_codes(codes, categories=cats)).astype(s.dtype)
     got = pd.Series(fast)

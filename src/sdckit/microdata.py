@@ -105,12 +105,25 @@ def _encode_integers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
     return codes, (np.flatnonzero(present) + lo).astype(values.dtype, copy=False)
 
 
-def _encode(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def encode_column(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes (int32, -1 = missing) and the category list of one column.
 
     A categorical column keeps its codes and categories (an Arrow dictionary column read from
     Parquet arrives as one); integers are counted (:func:`_encode_integers`); anything else
-    goes through ``pd.factorize`` (sorted categories). No Python work per value."""
+    goes through ``pd.factorize`` (sorted categories). No Python work per value.
+
+    Parameters
+    ----------
+    series : Series
+        One column of a frame.
+
+    Returns
+    -------
+    codes : ndarray of int32
+        ``codes[i]`` is the position of record i's value in ``categories``; -1 = missing.
+    categories : Index
+        The distinct non-missing values, sorted (a categorical column keeps its own order).
+    """
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         cat = series.array
@@ -137,10 +150,25 @@ def value_codes(values: pd.Series) -> tuple[np.ndarray, int]:
     return codes, len(uniques)
 
 
-def _decode_arrow_strings(dtype: Any, cats: pd.Index, codes: np.ndarray):
-    """Codes -> a pyarrow-backed string array of ``dtype`` without a Python object per value
-    (a dictionary array decoded by Arrow), or None when ``dtype`` is not such a string dtype
-    or the categories are not all strings (the general path then decodes)."""
+def decode_arrow_strings(dtype: Any, cats: pd.Index, codes: np.ndarray):
+    """Codes -> a pyarrow-backed string array of ``dtype`` without a Python object per value.
+
+    Parameters
+    ----------
+    dtype : dtype
+        The dtype of the column to rebuild (only ``pd.StringDtype("pyarrow")`` is decoded here).
+    cats : Index
+        The categories the codes point into.
+    codes : ndarray of int
+        Positions in ``cats``; -1 = missing.
+
+    Returns
+    -------
+    ExtensionArray or None
+        The decoded column (a dictionary array decoded by Arrow), or None when ``dtype`` is not
+        such a string dtype or the categories are not all strings (the general path then
+        decodes).
+    """
     if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
         return None
     try:
@@ -227,11 +255,11 @@ class Microdata:
         if _codes is None:
             codes, cats = {}, {}
             for var in roles["key_vars"]:
-                c, k = _encode(frame[var])
+                c, k = encode_column(frame[var])
                 codes[var], cats[var] = c, k
                 self._check_key(var, k, len(frame), where)
             for var in roles["pram_vars"]:        # encoded as keys are, without the key warnings
-                codes[var], cats[var] = _encode(frame[var])
+                codes[var], cats[var] = encode_column(frame[var])
         else:
             codes, cats = dict(_codes), dict(_categories or {})
         for arr in codes.values():
@@ -411,7 +439,7 @@ class Microdata:
         if codes.size and (codes.max() >= len(cats) or codes.min() < -1):
             raise InputError(f"codes for {var!r} must lie in [-1, {len(cats) - 1}].")
         original = self._data[var]
-        fast = _decode_arrow_strings(original.dtype, cats, codes)
+        fast = decode_arrow_strings(original.dtype, cats, codes)
         if fast is not None:
             return pd.Series(fast, index=self._data.index, name=var)
         cat = pd.Categorical.from_codes(codes, categories=cats)

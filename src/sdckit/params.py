@@ -307,6 +307,45 @@ def build_variant(owner: str, p: Param, value: Any) -> Any:
         raise
 
 
+def flat_form_problem(params: Mapping[str, Any], name: str, flat_keys: Sequence[str], default: str,
+                      what: str | None = None) -> str | None:
+    """Why a step's spec table gives a ``variant`` parameter in the flat form of earlier specs,
+    with the inline table to write instead.
+
+    Earlier specs chose an alternative by a string in ``params[name]`` and put its settings
+    beside the step's own (``flat_keys``); now the choice and its settings are one inline table
+    ``name = { type = "...", ... }``. A step's ``spec_form_problem`` classmethod returns this
+    line and the spec reader refuses the table with it.
+
+    Parameters
+    ----------
+    params : mapping
+        The step's table as the spec gives it.
+    name : str
+        The variant parameter (``"matrix"``, ``"algorithm"``).
+    flat_keys : sequence of str
+        The keys that moved into the variant types.
+    default : str
+        The type a table without ``name`` means.
+    what : str, optional
+        The parameter in words for the message (default: ``name``).
+
+    Returns
+    -------
+    str or None
+        One line showing the table to write, or None when the table is in the current form.
+    """
+    flat = {k: params[k] for k in flat_keys if k in params}
+    given = params.get(name)
+    if not flat and not isinstance(given, str):
+        return None
+    base = dict(given) if isinstance(given, Mapping) else {"type": given if isinstance(given, str) else default}
+    table = {**base, **flat}
+    shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
+    return (f"the {what or name} and its settings are one inline table now: write {name} = {{ {shown} }}"
+            + (f" instead of {', '.join([name, *flat])}" if flat else ""))
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]

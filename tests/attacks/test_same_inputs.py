@@ -93,8 +93,10 @@ def test_given_queries_are_counted_as_pandas_counts_them(seed, raw):
                 value = float(value) if value.replace(".", "").isdigit() else 2.0
             terms.append((col, op, value))
         queries.append(terms)
-    # the control has as many distinct records as the original: no size correction
-    con = con.drop_duplicates().iloc[:len(ori.drop_duplicates())]
+    # as many distinct original as control records: no size correction
+    ori, con = ori.drop_duplicates(), con.drop_duplicates()
+    m = min(len(ori), len(con))
+    ori, con = ori.iloc[:m], con.iloc[:m]
     res = singling_out(ori, rel, con, queries=queries, numeric=["x"], rng=seed)
     assert res.n_attacks == len(queries)
     assert res.n_success == _isolating(ori, queries)

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 
 from sdckit.catalogue.sdmx import primary_codes, sdmx_status
 from sdckit.errors import SpecError
@@ -119,12 +121,15 @@ def test_verify_fails_after_one_sdmx_cell_is_edited(tmp_path):
     assert not res.ok and any(p.startswith("sdmx_data.csv: changed since release") for p in res.problems)
 
 
-def test_data_package_validates_with_frictionless(tmp_path):
-    pub = _release(tmp_path)
+@pytest.mark.parametrize("method,extra,rules", [("optimal", "", THRESHOLD), ("dp", DP, "")])
+def test_data_package_validates_with_frictionless(tmp_path, method, extra, rules):
+    pub = _release(tmp_path, method, extra, rules)
     pkg = json.loads((pub / "datapackage.json").read_text())
     assert [r["path"] for r in pkg["resources"]] == ["delinquent.csv", "sdmx_data.csv"]
     fields = {f["name"]: f for f in pkg["resources"][0]["schema"]["fields"]}
     assert fields["value"]["type"] == "number" and "x" in pkg["resources"][0]["schema"]["missingValues"]
+    if method == "dp":  # the interval's ends are numbers too
+        assert fields["lower"]["type"] == fields["upper"]["type"] == "number"
     assert pkg["licenses"][0]["name"] == "CC-BY-4.0" and pkg["description"].startswith("Delinquent")
     frictionless = Path(sys.executable).with_name("frictionless")
     if not frictionless.is_file():
@@ -167,3 +172,25 @@ def test_public_status_mapping_and_rule_codes():
         ["A", "G", "G", "O", "C", "C"]
     assert primary_codes(["dominance"], [2])[0] == "T" and primary_codes(["dominance"], [1, 2])[0] == "G"
     assert primary_codes(["dominance"], [3])[0] == "C"
+
+
+def test_catalogue_key_without_a_release_is_refused(tmp_path):
+    from sdckit.tables.spec import run_table_spec
+
+    for f in EXAMPLES.glob("delinquent*"):
+        shutil.copy(f, tmp_path / f.name)
+    spec = tmp_path / "loose.toml"
+    spec.write_text(SPEC.format(method="optimal", extra="", rules=THRESHOLD, output='catalogue = ["sdmx"]')
+                    .replace('folder = "release"\n', ""))
+    with pytest.raises(SpecError, match=r"output.catalogue: catalogue files are written with a release"):
+        run_table_spec(spec)
+
+
+@given(hst.lists(hst.sampled_from(["safe", "suppressed", "rounded", "perturbed"]), min_size=1, max_size=60))
+def test_every_public_protected_cell_carries_a_code(status):
+    conf, obs = sdmx_status(status)
+    s = np.asarray(status, dtype=object)
+    # suppressed: confidential (C) and missing (Q); perturbed or rounded: estimated (E), free
+    assert ((conf == "C") == (s == "suppressed")).all() and ((obs == "Q") == (s == "suppressed")).all()
+    assert ((obs == "E") == np.isin(s, ["rounded", "perturbed"])).all()
+    assert set(conf) <= {"C", "F"} and set(obs) <= {"A", "E", "Q"}

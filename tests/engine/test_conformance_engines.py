@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from sdckit.engine.frame import same_values
-from sdckit.engine.run import ENGINE_STEPS, dask_steps, load_engine_spec, protect_with_dask
+from sdckit.engine.run import dask_steps, engine_steps, load_engine_spec, protect_with_dask
 from sdckit.errors import SpecError
 from sdckit.microdata import Microdata
 from sdckit.registry import known_steps, step_class
@@ -131,7 +131,7 @@ def test_every_registered_step_runs_on_dask_or_says_why():
             assert isinstance(cls.dask_note, str) and len(cls.dask_note) > 20, \
                 f"step {name!r}: declare engines=(\"memory\", \"dask\") or a dask_note saying why not"
     # the engine implements exactly the steps that declare it
-    assert sorted(n for n in dask_steps() if n in _sdckit_steps()) == sorted(ENGINE_STEPS)
+    assert sorted(n for n in dask_steps() if n in _sdckit_steps()) == sorted(engine_steps())
 
 
 @pytest.mark.parametrize("name", [n for n in _sdckit_steps() if "dask" not in step_class(n).engines])

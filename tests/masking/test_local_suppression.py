@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
-from sdckit.masking.local_suppression import (LocalSuppression, exact_local_suppression,
+from sdckit.masking.local_suppression import (ExactSuppression, LocalSuppression, exact_local_suppression,
                                               restore_suppressions, suppress_to_k)
 from tests.conftest import shared_file
 
@@ -112,7 +112,7 @@ def test_step_exact_method_reaches_the_brute_force_optimum(case):
     X, k = case
     df = pd.DataFrame({f"v{j}": X[:, j] for j in range(X.shape[1])})
     md = Microdata(df, key_vars=list(df.columns))
-    r = LocalSuppression(k=k, algorithm="exact").apply(md, rng=0)
+    r = LocalSuppression(k=k, algorithm=ExactSuppression()).apply(md, rng=0)
     assert r.summary["optimal"] and r.summary["suppressions"] == brute_optimum(X, k)
     assert all(g.holds for g in r.guarantees)
     Y = np.stack([r.microdata.codes(v) for v in df.columns], axis=1)
@@ -124,9 +124,9 @@ def test_step_exact_importance_breaks_ties():
     # way (brute force), importance picks the variable
     df = pd.DataFrame({"region": ["a", "a", "c", "c", "c"], "sex": [1, 1, 2, 2, 1]})
     md = Microdata(df, key_vars=["region", "sex"])
-    r = LocalSuppression(k=2, importance=[2, 1], algorithm="exact").apply(md)
+    r = LocalSuppression(k=2, importance=[2, 1], algorithm=ExactSuppression()).apply(md)
     assert r.summary["suppressions_per_variable"] == {"region": 1, "sex": 0}
-    r = LocalSuppression(k=2, importance=[1, 2], algorithm="exact").apply(md)
+    r = LocalSuppression(k=2, importance=[1, 2], algorithm=ExactSuppression()).apply(md)
     assert r.summary["suppressions_per_variable"] == {"region": 0, "sex": 1}
 
 
@@ -136,9 +136,9 @@ def test_step_exact_refuses_large_or_weighted_data():
     n = EXACT_MAX_RECORDS + 1
     md = Microdata(pd.DataFrame({"a": np.arange(n) % 7}), key_vars=["a"])
     with pytest.raises(InputError, match="algorithm 'exact' is for at most 400 records.*greedy"):
-        LocalSuppression(k=2, algorithm="exact").apply(md)
+        LocalSuppression(k=2, algorithm=ExactSuppression()).apply(md)
     with pytest.raises(ParameterError, match="'use_weights' parameter of LocalSuppression"):
-        LocalSuppression(k=2, algorithm="exact", use_weights=True)
+        LocalSuppression(k=2, algorithm=ExactSuppression(), use_weights=True)
 
 
 def test_step_exact_at_its_time_limit_is_never_worse_than_greedy():
@@ -147,7 +147,7 @@ def test_step_exact_at_its_time_limit_is_never_worse_than_greedy():
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"a": rng.integers(0, 6, 80), "b": rng.integers(0, 4, 80), "c": rng.integers(0, 3, 80)})
     md = Microdata(df, key_vars=["a", "b", "c"])
-    exact = LocalSuppression(k=3, algorithm="exact", time_limit=0.001).apply(md, rng=9)
+    exact = LocalSuppression(k=3, algorithm=ExactSuppression(time_limit=0.001)).apply(md, rng=9)
     greedy = LocalSuppression(k=3).apply(md, rng=9)
     assert exact.summary["optimal"] is False and exact.summary["pattern"] in ("milp", "greedy")
     assert exact.summary["suppressions"] <= greedy.summary["suppressions"]
@@ -158,9 +158,9 @@ def test_step_exact_at_its_time_limit_is_never_worse_than_greedy():
 def test_spec_selects_the_exact_algorithm():
     from sdckit.spec import spec_from_dict
     raw = {"input": {"path": "x.csv"},
-           "steps": [{"method": "local_suppression", "k": 2, "algorithm": "exact", "time_limit": 5}]}
+           "steps": [{"method": "local_suppression", "k": 2, "algorithm": {"type": "exact", "time_limit": 5}}]}
     step = spec_from_dict(raw).steps[0]
-    assert step.algorithm == "exact" and step.time_limit == 5
+    assert step.algorithm == ExactSuppression(time_limit=5)
 
 
 def brute_Fk(X, w):

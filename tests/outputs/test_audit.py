@@ -146,3 +146,24 @@ def test_margin_recovery_in_a_session_reports_the_interval():
         _, i, j = d["position"]
         assert d["interval"][0] <= truth.iloc[i, j] <= d["interval"][1]
         assert d["exact"] and d["interval"][0] == truth.iloc[i, j]
+
+
+def test_recomputed_margins_hide_cells_but_a_one_way_table_gives_them_back():
+    df = _data()
+    df.loc[df.index[:4], "region"] = "west"
+    s = Session(suppress=True)
+    t = s.crosstab(df.region, df.sex, margins=True)
+    # the published margins add up the published cells only (as ACRO publishes them)
+    assert t.loc["All", "f"] == t.loc[["east", "north", "south"], "f"].sum()
+    assert [c.status for c in s.outputs["output_0"].checks if c.name == "MarginAuditCheck"] == ["pass"]
+    s.crosstab(df.sex, pd.Series("all", index=df.index, name="all"))
+    assert s.outputs["output_1"].status == "pass"
+    sets = s.audit()
+    # independent: the intruder subtracts the published f and m cells from the one-way totals
+    truth = pd.crosstab(df.region, df.sex)
+    one_way = df.sex.value_counts()
+    for sex in ("f", "m"):
+        assert one_way[sex] - t.loc[["east", "north", "south"], sex].sum() == truth.loc["west", sex]
+    got = {r["cell"]: r["interval"] for st in sets for r in st["recovered"] if r["what"] == "suppressed cell"}
+    assert got["[west, f]"] == [truth.loc["west", "f"]] * 2 and got["[west, m]"] == [truth.loc["west", "m"]] * 2
+    assert s.outputs["output_1"].status == "fail"  # the one-way table is part of the disclosing set

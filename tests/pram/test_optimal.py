@@ -83,16 +83,16 @@ def test_restricted_closed_form_equals_general_loss():
     for a, f in enumerate(sources):
         P[f, f] = 1 - M[a].sum()
         P[f, targets] = M[a]
-    val, g, blocks = opt._restricted_terms(M, counts[sources], counts.sum(), order=2)
+    val, g, blocks = opt.restricted_terms(M, counts[sources], counts.sum(), order=2)
     assert val == pytest.approx(opt.l2_gradient(P, counts)[0], rel=1e-10)
     # gradient and Hessian of the closed form by finite differences
     h = 1e-7
     E = np.zeros_like(M)
     E[1, 0] = h
-    fd = (opt._restricted_terms(M + E, counts[sources], counts.sum())[0]
-          - opt._restricted_terms(M - E, counts[sources], counts.sum())[0]) / (2 * h)
+    fd = (opt.restricted_terms(M + E, counts[sources], counts.sum())[0]
+          - opt.restricted_terms(M - E, counts[sources], counts.sum())[0]) / (2 * h)
     assert g[1, 0] == pytest.approx(fd, rel=1e-5)
-    g2 = opt._restricted_terms(M + E, counts[sources], counts.sum(), order=1)[1]
+    g2 = opt.restricted_terms(M + E, counts[sources], counts.sum(), order=1)[1]
     assert (g2[1] - g[1])[0] / h == pytest.approx(blocks[1][0, 0], rel=1e-4)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from sdckit.errors import InputError
 from sdckit.tables.argus.write import (
@@ -229,3 +231,35 @@ def test_rounded_table_writes_values_and_originals(sex_age):
     # respType 1: Freq then the original value (makeFirstLine: <response>_Orig; Freq here)
     assert text.splitlines()[0] == '"sex","age","Freq","Freq_Orig"'
     assert text.splitlines()[1] == '"Total","Total",4,5'
+
+
+@settings(max_examples=25, deadline=None)
+@given(hst.integers(0, 2**32 - 1), hst.integers(1, 3))
+def test_jj_relations_hold_on_the_table_and_cover_every_parent(seed, n_dims):
+    """Every JJ relation says parent = sum of children on the table's own values, and there is
+    one per (dimension, code with children, combination of the other dimensions' codes)."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    df = pd.DataFrame({f"d{k}": rng.choice(list("abcd")[: 2 + k], n) for k in range(n_dims)})
+    df["v"] = rng.integers(1, 50, n).astype(float)
+    hier = None
+    if n_dims >= 2:  # a two-level hierarchy on d0: a, b under g1; c under g2 (codes in pre-order)
+        from sdckit.tables.table import Hierarchy
+
+        hier = {"d0": Hierarchy(["Total", "g1", "a", "b", "g2", "c"], [-1, 0, 1, 1, 0, 4])}
+        df["d0"] = rng.choice(list("abc"), n)
+    t = Table.from_microdata(df, [f"d{k}" for k in range(n_dims)], response="v", hierarchies=hier)
+    text = jj_text(t, table_status(t), lower_protection=np.zeros(t.n_cells), upper_protection=np.zeros(t.n_cells))
+    lines = text.splitlines()
+    assert lines[:2] == ["0", str(t.n_cells)]
+    rel = lines[3 + t.n_cells:]
+    assert int(lines[2 + t.n_cells]) == len(rel)
+    expected = sum(sum(1 for ch in h.children if ch) * (t.n_cells // len(h)) for h in t.hierarchies)
+    assert len(rel) == expected
+    for r in rel:
+        head, body = r.split(" : ")
+        terms = body.split()
+        cells = [int(x) for x in terms[0::2]]
+        signs = [int(x.strip("()")) for x in terms[1::2]]
+        assert int(head.split()[1]) == len(cells) and signs[0] == -1 and set(signs[1:]) == {1}
+        assert t.value[cells[0]] == pytest.approx(sum(t.value[c] for c in cells[1:]))

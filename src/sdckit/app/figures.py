@@ -263,7 +263,9 @@ def step_view(i: int, result, before: Microdata, after: Microdata, *, risk: dict
             view["matrices"].append({"title": str(key), "note": f"{m.n_categories} categories: too many to draw"})
             continue
         P = m.to_dense()
-        var = key if isinstance(key, str) else None
+        var = key if isinstance(key, str) else (
+            key[0][0] if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple) and len(key[0]) == 1
+            else None)
         labs = [_value_text(c, _labels(before, var) if var else None) for c in m.categories]
         cells = [{"from": labs[r], "to": labs[c], "p": float(P[r, c])}
                  for r in range(len(labs)) for c in range(len(labs))]

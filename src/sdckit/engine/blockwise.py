@@ -280,7 +280,7 @@ def fit_microaggregation(pmd: PartitionedMicrodata, settings: BlockMicroaggregat
                          moments: dict | None = None) -> MicroaggregationPlan:
     """Global means and sds (exact), the principal axis of a sample by row number, blocks cut
     at quantiles of the sample's projections."""
-    from ..masking._mdav import _principal_axis
+    from ..masking.mdav_kernels import principal_axis as _principal_axis
     from .masking import noise_moments
 
     vs = list(settings.variables)
@@ -313,7 +313,7 @@ def microaggregate_partitioned(pmd: PartitionedMicrodata, plan: Microaggregation
 
 
 def _microaggregation_parts(plan: MicroaggregationPlan):
-    from ..masking._mdav import aggregate_groups, mdav_partitioned
+    from ..masking.mdav_kernels import aggregate_groups, mdav_partitioned
 
     vs = list(plan.settings.variables)
     k, cell = plan.settings.k, plan.settings.cell

@@ -46,7 +46,7 @@ from .._random import block_normals, block_uniforms, child_stream, standard_norm
 from .._sums import mean_sd
 from .._validation import check_choice, check_float, param_error
 from ..errors import InputError
-from ..masking._moments import (  # noqa: F401
+from ..masking.moments import (  # noqa: F401
     CROSS,
     covariance_from_sums,
     exact_scale,

@@ -42,16 +42,6 @@ from .output import write_release
 from .risk import PartitionedRisk, frequency_table, risk_from_table
 
 
-def __getattr__(name: str) -> Any:
-    # the steps and gate checks that implement the engine's protocol, read from the registry
-    # (no list is kept here: a step or check claims the engine where it is registered)
-    if name == "ENGINE_STEPS":
-        return tuple(engine_steps())
-    if name == "ENGINE_GATES":
-        return tuple(engine_gates())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class EngineError(SDCError):
     """A worker failed; the message names the partition (when known) and the cause."""
 

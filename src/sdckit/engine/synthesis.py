@@ -145,6 +145,9 @@ def synthesis_partitioned(pmd: PartitionedMicrodata, plan: SynthesisPlan,
     import dask
     import dask.dataframe as dd
 
+    from ..synth.synthesis import child_stream
+
+    draw_stream = child_stream(stream, 0)  # the step draws its file from child 0, as in memory
     block_rows = int(plan.settings.step.draw_block)
     n = pmd.n_records
     offsets = [int(x) for x in pmd.offsets]
@@ -160,7 +163,7 @@ def synthesis_partitioned(pmd: PartitionedMicrodata, plan: SynthesisPlan,
         end = min(n, -(-hi // block_rows) * block_rows)
         need = [q for q in range(pmd.npartitions)
                 if q == p or (offsets[q] < end and offsets[q + 1] > first and offsets[q + 1] > offsets[q])]
-        out.append(dask.delayed(draw_partition)(fitted, stream, block_rows, n, first, lo, hi,
+        out.append(dask.delayed(draw_partition)(fitted, draw_stream, block_rows, n, first, lo, hi,
                                                 [offsets[q] for q in need], *[parts[q] for q in need]))
     frame = dd.from_delayed(out, meta=pmd.frame._meta, divisions=pmd.frame.divisions, verify_meta=False)
     return pmd.with_frame(frame)

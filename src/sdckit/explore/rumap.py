@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..report.plots import figure_png, figure_to_html, new_figure
-from .sweep import pareto_front
+from ..utility.frontier import pareto_front
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
@@ -141,7 +141,7 @@ def release_ru_map_section(run, summary: pd.DataFrame, *, original_risk: float, 
         ``threshold_source``, ``release_risk``, ``release_utility``).
     """
     from ..explore.measures import GATE_FOR_RISK, get_measure
-    from ..explore.sweep import intruder_view
+    from ..risk.intruder import intruder_view
 
     view = intruder_view(run.original, run.steps)
     release_risk = float(get_measure("risk", risk_name)(run.original, run.released, view))

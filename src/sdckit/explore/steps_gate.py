@@ -10,8 +10,7 @@ from ..microdata import Microdata
 from ..params import param
 from ..registry import GateCheck, GateOutcome, published_recodes, register_gate_check
 from ..result import StepResult
-from .measures import linkage_risk
-from .sweep import intruder_view
+from ..risk.intruder import intruder_view, linkage_risk
 
 
 @register_gate_check("max_linkage_risk", description=(

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -28,6 +27,8 @@ from ..io.atomic import atomic_write_text
 from ..microdata import Microdata
 from ..registry import build_step
 from ..result import jsonable
+from ..risk.intruder import intruder_view
+from ..utility.frontier import pareto_front  # noqa: F401  (explore's name for it)
 from .measures import get_measure
 
 
@@ -78,15 +79,6 @@ def data_fingerprint(md: Microdata) -> str:
     h.update(pd.util.hash_pandas_object(md.frame, index=False).to_numpy().tobytes())
     h.update(json.dumps(md.to_dict()["roles"], sort_keys=True).encode())
     return h.hexdigest()
-
-
-def intruder_view(original: Microdata, steps: Sequence[Any]) -> pd.DataFrame:
-    """The original keys recoded by the pipeline's published global recodings."""
-    view = original
-    for step in steps:
-        if getattr(step, "global_recode", False):
-            view = step.apply(view).microdata
-    return view.frame[list(original.key_vars)]
 
 
 # state shared with worker processes (fork): set before the pool starts
@@ -246,16 +238,3 @@ class Sweep:
                 for _ in cf.as_completed(futures):
                     bar.advance()
                 return [f.result() for f in futures]
-
-
-def pareto_front(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
-    """Boolean mask of the points no other point beats (lower or equal risk and higher or equal
-    utility, one of them strictly)."""
-    risk = np.asarray(risk, dtype=float)
-    utility = np.asarray(utility, dtype=float)
-    n = risk.size
-    mask = np.ones(n, dtype=bool)
-    for i in range(n):
-        dominated = (risk <= risk[i]) & (utility >= utility[i]) & ((risk < risk[i]) | (utility > utility[i]))
-        mask[i] = not dominated.any()
-    return mask

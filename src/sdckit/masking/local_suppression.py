@@ -15,9 +15,9 @@ Two solvers:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
@@ -26,7 +26,7 @@ from .._random import as_generator, seed_sequence
 from .._validation import param_error
 from ..errors import InputError, SolverError
 from ..microdata import Microdata
-from ..params import check_params, param
+from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from ..risk.frequencies import frequencies_from_codes
@@ -314,6 +314,69 @@ def exact_local_suppression(codes: Sequence[np.ndarray], k: int, *, costs: Seque
 EXACT_MAX_RECORDS = 400
 
 
+@dataclass(frozen=True)
+class GreedySuppression:
+    """The greedy heuristic (sdcMicro's ``localSuppression``): rarest violating combinations first,
+    suppressing the least important variable that lifts f_k to k, then an optional restore pass.
+
+    Parameters
+    ----------
+    batch_share : float in (0, 1]
+        Kept for specs written for earlier versions, which recounted the frequencies only
+        between batches of this share of the violating records. It no longer changes the
+        result: the algorithm updates every f_k after each suppression (the limit
+        ``batch_share -> 0``), whatever its value.
+    restore : bool
+        After the greedy pass, give back every suppressed value whose return keeps the data
+        k-anonymous (group testing; default True).
+    max_restore_checks : int
+        Budget of frequency computations for the restore pass.
+    """
+
+    variant_name: ClassVar[str] = "greedy"
+
+    batch_share: float = param(0.1, kind="float", low=0.0, high=1.0, low_open=True, advanced=True,
+                               unit="share of violating records",
+                               help="no longer changes the result (every f_k is updated after "
+                                    "each suppression); kept for older specs")
+    restore: bool = param(True, kind="bool", advanced=True,
+                          help="give back every suppressed value whose return keeps k-anonymity")
+    max_restore_checks: int = param(200, kind="int", low=0, advanced=True,
+                                    help="budget of frequency computations for the restore pass")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class ExactSuppression:
+    """The exact minimum number of suppressed values by a MILP on HiGHS
+    (:func:`exact_local_suppression`), for small data only.
+
+    At most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k; the step's
+    ``importance`` then only breaks ties between patterns with the same number of suppressions.
+    When HiGHS stops at ``time_limit`` without proving optimality, the default greedy pattern
+    (:class:`GreedySuppression`) is computed too and the one with fewer suppressions is released.
+
+    Parameters
+    ----------
+    time_limit : float > 0
+        Seconds HiGHS may spend on the MILP.
+    """
+
+    variant_name: ClassVar[str] = "exact"
+
+    time_limit: float = param(60.0, kind="float", low=0.0, low_open=True, unit="seconds",
+                              advanced=True, help="time limit of the exact MILP")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+#: the algorithms ``LocalSuppression.algorithm`` takes (one declared type each)
+SUPPRESSION_ALGORITHMS = (GreedySuppression, ExactSuppression)
+
+
 @register_step("local_suppression", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class LocalSuppression:
@@ -328,25 +391,13 @@ class LocalSuppression:
         ``importance``. Default: variables with more categories are suppressed first.
     use_weights : bool
         Require F_k >= k (weighted frequencies) instead of f_k >= k.
-    batch_share : float in (0, 1]
-        Kept for specs written for earlier versions, which recounted the frequencies only
-        between batches of this share of the violating records. It no longer changes the
-        result: the algorithm updates every f_k after each suppression (the limit
-        ``batch_share -> 0``), whatever its value.
-    restore : bool
-        After the greedy pass, give back every suppressed value whose return keeps the data
-        k-anonymous (group testing; default True).
-    max_restore_checks : int
-        Budget of frequency computations for the restore pass.
-    algorithm : {"greedy", "exact"}
-        ``"greedy"``: the heuristic above. ``"exact"``: the minimum number of suppressed
-        values by the MILP of :func:`exact_local_suppression` (HiGHS), for small data only
-        (at most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k); ``importance``
-        then only breaks ties between patterns with the same number of suppressions.
-    time_limit : float > 0
-        Seconds HiGHS may spend on the exact MILP. When it stops at the limit without proving
-        optimality, the greedy pattern is computed too and the one with fewer suppressions is
-        released; the summary says ``optimal = false`` and which ``pattern`` was used.
+    algorithm : GreedySuppression or ExactSuppression
+        The solver, with its own settings: ``GreedySuppression(batch_share=0.1, restore=True,
+        max_restore_checks=200)`` (default), or ``ExactSuppression(time_limit=60.0)``: the
+        minimum number of suppressed values by a MILP, for small data only; when it stops at
+        the time limit without proving optimality the summary says ``optimal = false`` and
+        which ``pattern`` was released. In a spec: ``algorithm = { type = "exact", time_limit =
+        20 }``.
 
     Notes
     -----
@@ -368,24 +419,26 @@ class LocalSuppression:
                                                   "suppressed last)")
     use_weights: bool = param(False, kind="bool", help="require F_k >= k (weighted frequencies) "
                                                        "instead of f_k >= k")
-    batch_share: float = param(0.1, kind="float", low=0.0, high=1.0, low_open=True, advanced=True,
-                               unit="share of violating records",
-                               help="no longer changes the result (every f_k is updated after "
-                                    "each suppression); kept for older specs")
-    restore: bool = param(True, kind="bool", advanced=True,
-                          help="give back every suppressed value whose return keeps k-anonymity")
-    max_restore_checks: int = param(200, kind="int", low=0, advanced=True,
-                                    help="budget of frequency computations for the restore pass")
-    algorithm: str = param("greedy", kind="choice", choices=("greedy", "exact"),
-                        help="greedy heuristic, or the exact minimum by MILP (small data only)")
-    time_limit: float = param(60.0, kind="float", low=0.0, low_open=True, unit="seconds",
-                              advanced=True, help="time limit of the exact MILP")
+    algorithm: Any = param(GreedySuppression(), kind="variant", variants=SUPPRESSION_ALGORITHMS,
+                           label="algorithm",
+                           help="greedy heuristic, or the exact minimum by MILP (small data only), with "
+                                "that algorithm's own settings")
+
+    #: keys of the flat form of earlier specs (the algorithm's settings beside the step's own)
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("batch_share", "restore", "max_restore_checks", "time_limit")
 
     def __post_init__(self) -> None:
         check_params(self)
-        if self.algorithm == "exact" and self.use_weights:
+        if isinstance(self.algorithm, ExactSuppression) and self.use_weights:
             raise param_error("LocalSuppression", "use_weights",
                               "false with algorithm 'exact' (the MILP counts records, f_k)", self.use_weights)
+
+    @classmethod
+    def spec_form_problem(cls, params: dict) -> str | None:
+        """Why a spec table of this step is in the flat form of earlier specs (an algorithm name
+        in ``algorithm`` and its settings beside it), with the table to write instead; None
+        when it is not. The spec reader refuses such a table with this one line."""
+        return flat_form_problem(params, "algorithm", cls.FLAT_KEYS, "greedy")
 
     def _exact(self, before: list[np.ndarray], importance: list[int]) -> tuple[list[np.ndarray], dict]:
         """Run the exact MILP: minimum count, ties broken by importance (cost 1 + delta * rank)."""
@@ -393,10 +446,10 @@ class LocalSuppression:
         if n > EXACT_MAX_RECORDS:
             raise InputError(f"local_suppression: algorithm 'exact' is for at most {EXACT_MAX_RECORDS} "
                              f"records (the MILP has n(n-1)/2 pair variables); the data have {n}. "
-                             "Use algorithm = \"greedy\".")
+                             "Use the greedy algorithm (the default: algorithm = { type = \"greedy\" }).")
         if any((c < 0).any() for c in before):
             raise InputError("local_suppression: algorithm 'exact' needs complete key values; the input "
-                             "already has missing keys. Use algorithm = \"greedy\".")
+                             "already has missing keys. Use the greedy algorithm (the default: algorithm = { type = \"greedy\" }).")
         # cost_v = 1 + delta (m + 1 - r_v): the total tie-break term n m * delta * m < 1, so the
         # minimum number of suppressions comes first; among equal counts the less important
         # variables (larger rank r_v) are suppressed
@@ -404,7 +457,7 @@ class LocalSuppression:
         costs = [1.0 + delta * (m + 1 - r) for r in importance]
         try:
             after, objective, status = exact_local_suppression(before, self.k, costs=costs,
-                                                               time_limit=self.time_limit)
+                                                               time_limit=self.algorithm.time_limit)
         except SolverError as exc:  # no pattern within the time limit: the greedy one is used
             return None, {"solver_status": str(exc), "optimal": False}
         ncat = [int(max(c.max(initial=-1), -1)) + 1 for c in before]
@@ -435,16 +488,19 @@ class LocalSuppression:
         gen = np.random.default_rng(ss)
         exact_info: dict = {}
         after, rounds, n_restored = None, 0, 0
-        if self.algorithm == "exact":
+        exact = isinstance(self.algorithm, ExactSuppression)
+        if exact:
             after, exact_info = self._exact(before, importance)
         if not exact_info.get("optimal", False):
             # the greedy pass; with algorithm "exact" only when the MILP proved nothing (time limit):
-            # then the pattern with fewer suppressions is released and the summary says which
+            # then the pattern with fewer suppressions (the default greedy settings) is released and
+            # the summary says which
+            g = self.algorithm if isinstance(self.algorithm, GreedySuppression) else GreedySuppression()
             greedy, rounds = suppress_to_k(before, ncat, self.k, importance, weights=weights,
-                                           batch_share=self.batch_share, rng=gen)
-            if self.restore:
+                                           batch_share=g.batch_share, rng=gen)
+            if g.restore:
                 greedy, n_restored = restore_suppressions(before, greedy, ncat, self.k, weights=weights,
-                                                          rng=gen, max_checks=self.max_restore_checks)
+                                                          rng=gen, max_checks=g.max_restore_checks)
             n_sup = [int(sum(int((c < 0).sum()) for c in x)) if x is not None else None for x in (after, greedy)]
             if after is None or n_sup[1] < n_sup[0]:
                 after = greedy
@@ -460,14 +516,11 @@ class LocalSuppression:
                    "records_with_suppression": int(np.any([(a < 0) & (b >= 0) for a, b in zip(after, before)], axis=0).sum()),
                    "importance": dict(zip(keys, map(int, importance))), "rounds": rounds,
                    "restored": n_restored,
-                   "k_violations_after": check.value, "algorithm": self.algorithm, **exact_info}
+                   "k_violations_after": check.value, "algorithm": self.algorithm.variant_name, **exact_info}
         guarantees = (check, Guarantee("only_suppressed", "key values are only ever set to missing",
                                        changed_ok, changed_ok))
         params = {"k": self.k, "importance": dict(zip(keys, map(int, importance))),
-                  "use_weights": self.use_weights, "batch_share": self.batch_share,
-                  "restore": self.restore, "algorithm": self.algorithm}
-        if self.algorithm == "exact":
-            params["time_limit"] = self.time_limit
+                  "use_weights": self.use_weights, "algorithm": variant_value(self.algorithm)}
         return StepResult("local_suppression", out, params, summary, guarantees, record)
 
     # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)

@@ -4,7 +4,7 @@ least k similar records, so that every released combination is shared by k or mo
 MDAV (maximum distance to average vector) for several variables at once, the optimal
 univariate method of Hansen & Mukherjee, and a partitioned MDAV for millions of records.
 All work on standardised variables and give groups of k..2k-1 records, within strata.
-The algorithms on arrays are in :mod:`sdckit.masking._mdav`; this module holds the method on
+The algorithms on arrays are in :mod:`sdckit.masking.mdav_kernels`; this module holds the method on
 microdata, its independent check and the release step.
 """
 
@@ -23,21 +23,7 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-
-# the algorithms on arrays (MDAV with its k-d tree, the reference and partitioned MDAV, the
-# optimal univariate partition, group SSE and aggregation) live in _mdav; re-exported here
-from ._mdav import (  # noqa: F401
-    _mdav,
-    _principal_axis,
-    aggregate_groups,
-    check_k,
-    group_sse,
-    mdav,
-    mdav_partitioned,
-    mdav_reference,
-    optimal_univariate,
-)
-from ._ma_sorted import SORTED_METHODS, robust_distances, rmd_labels, sorted_labels
+from .ma_methods import SORTED_METHODS, rmd_labels, robust_distances, sorted_labels
 from ._numeric import (
     ContinuousResult,
     check_numeric,
@@ -47,6 +33,19 @@ from ._numeric import (
     standardise,
     strata_rows,
 )
+
+# the algorithms on arrays (MDAV with its k-d tree, the reference and partitioned MDAV, the
+# optimal univariate partition, group SSE and aggregation) live in mdav_kernels; re-exported here
+from .mdav_kernels import (  # noqa: F401
+    aggregate_groups,
+    check_k,
+    group_sse,
+    mdav,
+    mdav_partitioned,
+    mdav_reference,
+    optimal_univariate,
+)
+from .mdav_kernels import mdav_kernel as _mdav
 
 
 def _variable_blocks(p: int, variables_per_group: int | None, method: str) -> list[list[int]]:
@@ -89,7 +88,7 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
     method : {"mdav", "mdav_partitioned", "univariate", "simple", "single", "onedims", "pca", "rmd"}
         MDAV; MDAV within principal-axis cells of at most ``block`` records (millions of
         records); the optimal univariate method of Hansen & Mukherjee, per variable; and
-        sdcMicro's other methods (:mod:`sdckit.masking._ma_sorted`): groups of k consecutive
+        sdcMicro's other methods (:mod:`sdckit.masking.ma_methods`): groups of k consecutive
         records in file order (``simple``), in the order of the block's first variable
         (``single``), of each variable on its own (``onedims``), of the first principal
         component (``pca``); robust Mahalanobis distance (``rmd``, random: ``rng``).

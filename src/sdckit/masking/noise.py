@@ -37,7 +37,7 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from ._moments import exact_scale, psd_factor
+from .moments import exact_scale, psd_factor
 from ._numeric import ContinuousResult, check_numeric, select_numeric, standardise
 from .summaries import lazy_moments_summary
 
@@ -101,7 +101,7 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
         raise InputError(f"{owner}: needs at least 2 records to measure the variables' spread; got {n}.")
     # draws and moments shared with the Dask engine, so both release the same values bit for
     # bit: column j's normals are Phi^-1 of the block uniforms of child j of the stream, and
-    # means / sds / covariance come from exact (double-double) sums (masking._moments)
+    # means / sds / covariance come from exact (double-double) sums (masking.moments)
     ss, _ = seed_sequence(rng)
     if method == "multiplicative":
         Z = X * (1.0 + np.sqrt(level) * block_normals(ss, 0, n, p))         # f ~ N(1, level)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..errors import InputError
-from ..microdata import Microdata, _decode_arrow_strings, _encode
+from ..microdata import Microdata, decode_arrow_strings, encode_column
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee, StepResult
@@ -332,7 +332,7 @@ class Recode:
             if is_key:
                 before, b_cats = microdata.codes(var), microdata.categories(var)
             elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
-                before, b_cats = _encode(col)                         # integers: counted, no hash
+                before, b_cats = encode_column(col)                         # integers: counted, no hash
                 fresh = True
             else:
                 before, b_cats = pd.factorize(col, sort=False, use_na_sentinel=True)
@@ -363,7 +363,7 @@ class Recode:
                 table = np.full(n_cat + 1, -1, dtype=np.int32)        # code -1 (missing) -> -1
                 table[present] = k_codes
                 a_codes, a_cats = table[before], pd.Index(uniques)
-                fast = _decode_arrow_strings(labels.dtype, pd.Index(a_cats.to_numpy(dtype=object)), a_codes) \
+                fast = decode_arrow_strings(labels.dtype, pd.Index(a_cats.to_numpy(dtype=object)), a_codes) \
                     if new_small.dtype == object else None
                 if fast is not None:
                     new = pd.Series(fast, index=col.index, name=var)
@@ -375,7 +375,7 @@ class Recode:
             else:
                 pos = self._positions(present, n_cat)
                 # text labels: decoded by Arrow from the table (no Python string per record)
-                fast = _decode_arrow_strings(labels.dtype, pd.Index(labels.to_numpy(dtype=object)), pos[before]) \
+                fast = decode_arrow_strings(labels.dtype, pd.Index(labels.to_numpy(dtype=object)), pos[before]) \
                     if new_small.dtype == object else None
                 if fast is not None:
                     new = pd.Series(fast, index=col.index, name=var)
@@ -384,7 +384,7 @@ class Recode:
                                     index=col.index, name=var)
                     new = new.infer_objects() if new.dtype == object else new
                 if isinstance(new.dtype, pd.CategoricalDtype):
-                    out = microdata.with_columns({var: new}, encoded={var: _encode(new)})
+                    out = microdata.with_columns({var: new}, encoded={var: encode_column(new)})
                 else:
                     # the sorted distinct values of the new column = those of its category table
                     k_codes, uniques = pd.factorize(new.iloc[rep[present]], sort=True, use_na_sentinel=True)
@@ -398,7 +398,7 @@ class Recode:
         else:
             new, allowed, mode = self._recode(col)
             new = new.infer_objects() if new.dtype == object else new
-            out = microdata.with_columns({var: new}, encoded={var: _encode(new)}
+            out = microdata.with_columns({var: new}, encoded={var: encode_column(new)}
                                          if var in microdata.key_vars else None)
             b_codes, b_cats, a_codes, a_cats = _encode_pair(col, out.frame[var], mode == "top_bottom")
         guarantees, counts = check_recode(b_codes, b_cats, a_codes, a_cats, allowed, self.top,

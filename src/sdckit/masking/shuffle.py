@@ -21,8 +21,8 @@ from ..microdata import Microdata
 from ..params import REQUIRED, check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from ._moments import psd_factor
 from ._numeric import ContinuousResult, select_numeric
+from .moments import psd_factor
 from .summaries import lazy_moments_summary
 
 

@@ -72,6 +72,8 @@ class TableLayout:
     failed: np.ndarray
     measure: str = "count"
     labels: object = None
+    equations: np.ndarray | None = None  # published cells that are true sums (default: every cell)
+    unique_ids: bool = True
 
     def published_cells(self) -> list[tuple[int, int]]:
         r, c = self.shape
@@ -184,6 +186,8 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
             atoms = np.concatenate([order[a:b] for a, b in zip(lo_idx, hi_idx, strict=True)]) if members.size else \
                 np.zeros(0, np.int64)
             value = float(atom_value[atoms].sum())
+            if t.equations is not None and not t.equations[i, j] and not t.failed[i, j]:
+                continue  # published, but not a sum of its cells (a margin recomputed after suppression)
             if t.failed[i, j]:
                 targets.append((atoms, value, "suppressed cell", (t.uid,), (t.uid, i, j), t.name(i, j)))
             else:

@@ -65,6 +65,8 @@ class OutputRecord:
     custom_file: Path | None = None
     figure: Any = None                  # (kind, data) drawn at finalise
     layout: TableLayout | None = None   # for the audits
+    evidence: Any = None                # the cells' figures (kept in memory, never written)
+    link_dims: frozenset = frozenset()  # the variables with more than one category (what links tables)
     audit: dict = field(default_factory=dict)
 
     @property
@@ -223,7 +225,7 @@ class Session:
         rows = _as_series_list(index, "row")
         cols = _as_series_list(columns, "col")
         table = pd.crosstab(rows if len(rows) > 1 else rows[0], cols if len(cols) > 1 else cols[0], values=values,
-                            rownames=rownames, colnames=colnames, aggfunc=aggfunc, margins=margins,
+                            rownames=rownames, colnames=colnames, aggfunc=_pandas_agg(aggfunc), margins=margins,
                             margins_name=margins_name, dropna=False, normalize=normalize)
         vals = None if values is None else (values if isinstance(values, pd.Series) else pd.Series(np.asarray(values)))
         return self._record_table("crosstab", _caller_line(), table, rows, cols, vals, aggfunc, margins, margins_name)
@@ -240,7 +242,8 @@ class Session:
                                  f"{', '.join(map(str, data.columns[:12]))}")
         if values is not None and len(names(values)) != 1:
             raise InputError("pivot_table: give one values column (values='income')")
-        table = pd.pivot_table(data, values=values, index=index, columns=columns, aggfunc=aggfunc, margins=margins,
+        table = pd.pivot_table(data, values=values, index=index, columns=columns, aggfunc=_pandas_agg(aggfunc),
+                               margins=margins,
                                margins_name=margins_name, dropna=False, observed=False)
         rows = [data[n] for n in names(index)]
         cols = [data[n] for n in names(columns)]
@@ -264,6 +267,7 @@ class Session:
         v = None if values is None else pd.to_numeric(values, errors="coerce").to_numpy(float)
         ev = cell_evidence(cell, v, (n_r, n_c), margins=bool(margins), nk_n=self.rules.nk_n)
         dims = [str(s.name) for s in rows + cols]
+        link_dims = frozenset(str(x.name) for x in rows + cols if x.nunique(dropna=True) > 1)
         checks = table_checks(ev, stats, self.rules, dims)
         r_lab = list(rlabels) + ([margins_name] if margins else [])
         c_lab = list(clabels) + ([margins_name] if margins else [])
@@ -272,8 +276,12 @@ class Session:
                            "suppress" if self.suppress else "none"}, command=command, statistics=stats, dims=dims,
                            outcome=outcome)
         rec.checks = checks
+        rec.evidence = ev
+        rec.link_dims = link_dims
+        linear = all(s in ("count", "sum") for s in stats) and len(set(stats)) == 1
+        recompute = self.suppress and bool(margins) and linear
         # the audit's view: counts and sums are linear in the records (means, medians... are not)
-        if all(s in ("count", "sum") for s in stats) and len(set(stats)) == 1:
+        if linear:
             measure = "count" if stats[0] == "count" else f"sum:{getattr(values, 'name', 'values')}"
             ids = rows[0].index.to_numpy() if rows else np.arange(len(cell))
             weight = np.ones(cell.size) if measure == "count" else np.nan_to_num(v)
@@ -283,13 +291,18 @@ class Session:
                                                                                                        bool),
                                      measure=measure, labels=_namer(r_lab, c_lab, dims))
             rec.layout.unique_ids = bool(pd.Index(ids).is_unique)
+            if recompute:  # the margins published are sums of the published cells only: no equation of their own
+                eq = np.ones(ev.count.shape, bool)
+                eq[-1, :] = False
+                eq[:, -1] = False
+                rec.layout.equations = eq
         self._add(rec)
         if rec.layout is not None:
             rec.layout.uid = rec.uid
             self._audit_margins(rec)
         shown = table
         if self.suppress:
-            shown = _blank(table, rec.failed_mask(), r_lab, c_lab)
+            shown = _blank(table, rec.failed_mask(), r_lab, c_lab, recompute=recompute)
         rec.frames = [shown]
         return shown
 
@@ -382,9 +395,9 @@ class Session:
         checks = [Check("MinimumThresholdCheck", "fail" if small.any() else "pass",
                         f"{'fail' if small.any() else 'pass'} - {int(small.sum())} cells may need suppressing. Review "
                         "Notes: Please check extreme bin edges are not disclosive.", small)]
-        zero = (c == 0) if self.rules.zeros_are_disclosive else np.zeros_like(small)
-        checks.append(Check("PresenceOfZeroCheck", "fail" if zero.any() else "pass",
-                            f"{'fail' if zero.any() else 'pass'} - {int(zero.sum())} cells may need suppressing.", zero))
+        # an empty bin is flagged by the threshold check above (as ACRO); no separate zero check for a histogram
+        checks.append(Check("PresenceOfZeroCheck", "pass", "pass - empty bins are counted by the threshold check.",
+                            np.zeros_like(small)))
         rec = OutputRecord(uid="", output_type="histogram", properties={"method": "histogram", "bins": int(counts.size)},
                            command=_caller_line(), checks=checks, statistics=("count",), dims=[column],
                            figure=("hist", (counts, edges, column)))
@@ -564,6 +577,20 @@ class Session:
         return target
 
 
+def _mode(values: pd.Series) -> Any:
+    """The most frequent value (the smallest of several; ACRO picks one of them at random)."""
+    m = values.mode()
+    return m.iloc[0] if len(m) else np.nan
+
+
+def _pandas_agg(aggfunc: Any) -> Any:
+    if isinstance(aggfunc, str) and aggfunc == "mode":
+        return _mode
+    if isinstance(aggfunc, (list, tuple)):
+        return [_mode if a == "mode" else a for a in aggfunc]
+    return aggfunc
+
+
 def _simple_table(t: Any) -> pd.DataFrame:
     """A statsmodels summary table as a frame (its text cells; the first row a header when it has one)."""
     rows = [[str(c).strip() for c in row] for row in t.data]
@@ -593,12 +620,21 @@ def _outcome(checks: list[Check], r_lab: list, c_lab: list) -> pd.DataFrame:
     return pd.DataFrame(words, index=rows, columns=cols)
 
 
-def _blank(table: pd.DataFrame, failed: np.ndarray | None, r_lab: list, c_lab: list) -> pd.DataFrame:
+def _blank(table: pd.DataFrame, failed: np.ndarray | None, r_lab: list, c_lab: list, *,
+           recompute: bool = False) -> pd.DataFrame:
+    """The table with its failing cells blanked (NaN). With ``recompute`` (counts or totals with
+    margins) the margins are the sums of the published cells, as ACRO publishes them: margins
+    computed before suppression would give the blank cells back (ACRO issue #198)."""
     if failed is None:
         return table
     values = table.to_numpy(dtype=float, copy=True)
     if values.shape == failed.shape:
         values[failed] = np.nan
+        if recompute:
+            inner = np.nan_to_num(values[:-1, :-1])
+            values[:-1, -1] = inner.sum(axis=1)
+            values[-1, :-1] = inner.sum(axis=0)
+            values[-1, -1] = inner.sum()
     elif values.shape[0] == failed.shape[0] and values.shape[1] % failed.shape[1] == 0:  # statistics side by side
         values[np.tile(failed, (1, values.shape[1] // failed.shape[1]))] = np.nan
     else:
@@ -634,7 +670,9 @@ def _json_default(obj: Any) -> Any:
 
 
 def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
-    """Tables that link: the same measure, a shared variable and shared records (union-find)."""
+    """Tables that link (union-find over :func:`_linked` pairs). Only pairs whose variables nest
+    (equal, or one table's variables among the other's) are tried: the same table on another
+    subset, or a table and one of its margins published apart."""
     parent = list(range(len(recs)))
 
     def find(i: int) -> int:
@@ -643,10 +681,19 @@ def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
             i = parent[i]
         return i
 
-    for i in range(len(recs)):
-        for j in range(i + 1, len(recs)):
-            if _linked(recs[i], recs[j]):
-                parent[find(i)] = find(j)
+    buckets: dict[tuple, list[int]] = {}
+    for i, r in enumerate(recs):
+        buckets.setdefault((r.layout.measure, r.link_dims), []).append(i)
+    keys = list(buckets)
+    for a in keys:
+        for b in keys:
+            if a[0] != b[0] or not a[1] <= b[1] or (a[1] == b[1] and a is not b):
+                continue
+            for i in buckets[a]:
+                for j in buckets[b]:
+                    if i < j or (a != b and i != j):
+                        if find(i) != find(j) and _linked(recs[i], recs[j]):
+                            parent[find(i)] = find(j)
     comps: dict[int, list[OutputRecord]] = {}
     for i, r in enumerate(recs):
         comps.setdefault(find(i), []).append(r)
@@ -654,7 +701,11 @@ def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
 
 
 def _linked(a: OutputRecord, b: OutputRecord) -> bool:
-    if a.layout.measure != b.layout.measure or not set(a.dims) & set(b.dims):
+    """Same measure, nested variables and shared records."""
+    if a.layout.measure != b.layout.measure:
+        return False
+    da, db = a.link_dims, b.link_dims
+    if not (da <= db or db <= da):
         return False
     ia, ib = a.layout.record_ids[a.layout.cell >= 0], b.layout.record_ids[b.layout.cell >= 0]
     return bool(np.intersect1d(ia, ib).size)

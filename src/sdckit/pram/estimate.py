@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..result import ResultDisplay
-from .matrix import MAX_CONDITION, MAX_DENSE, TransitionMatrix, _label_text, _show, as_matrix
+from .matrix import MAX_CONDITION, MAX_DENSE, TransitionMatrix, as_matrix, label_text, show_labels
 
 
 # --------------------------------------------------------------------------- P^{-1}
@@ -226,7 +226,7 @@ def _variable_codes(values: pd.Series, labels: list, var: str, where: str) -> np
     index: dict = {}
     for i, c in enumerate(labels):
         index.setdefault(c, i)
-        index.setdefault(_label_text(c), i)
+        index.setdefault(label_text(c), i)
     inv, uniq = pd.factorize(values, use_na_sentinel=True)
     mapped = np.empty(len(uniq) + 1, dtype=np.int64)
     mapped[-1] = -1
@@ -237,8 +237,8 @@ def _variable_codes(values: pd.Series, labels: list, var: str, where: str) -> np
             key = int(key)
         if key in index:
             mapped[j] = index[key]
-        elif _label_text(key) in index:
-            mapped[j] = index[_label_text(key)]
+        elif label_text(key) in index:
+            mapped[j] = index[label_text(key)]
         elif isinstance(key, float) and key.is_integer() and int(key) in index:
             mapped[j] = index[int(key)]
         else:
@@ -246,7 +246,7 @@ def _variable_codes(values: pd.Series, labels: list, var: str, where: str) -> np
             mapped[j] = -1
     if unknown:
         raise InputError(f"{where}: column {var!r} of the released file has {len(unknown)} values not in the "
-                         f"transition matrix: {_show(unknown)}; use the matrix published with this file.")
+                         f"transition matrix: {show_labels(unknown)}; use the matrix published with this file.")
     return mapped[np.where(inv < 0, len(uniq), inv)]
 
 

@@ -53,13 +53,39 @@ def _plain(label: Any) -> Any:
     return label
 
 
-def _label_text(label: Any) -> str:
+def label_text(label: Any) -> str:
+    """The text of a category label, as the matrix's CSV writes it.
+
+    Parameters
+    ----------
+    label : object
+        One label, or a tuple of labels (one per variable of a joint space).
+
+    Returns
+    -------
+    str
+        ``str(label)``; a tuple's parts joined by ``" | "``.
+    """
     if isinstance(label, tuple):
         return _JOINT_SEP.join(str(x) for x in label)
     return str(label)
 
 
-def _show(labels: Sequence[Any], limit: int = 10) -> str:
+def show_labels(labels: Sequence[Any], limit: int = 10) -> str:
+    """Labels listed for an error message: the first ``limit`` as Python literals, then a count.
+
+    Parameters
+    ----------
+    labels : sequence
+        The labels to name.
+    limit : int
+        How many to show.
+
+    Returns
+    -------
+    str
+        E.g. ``"'x', 'y' and 3 more"``.
+    """
     shown = ", ".join(repr(_plain(x)) for x in list(labels)[:limit])
     return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
 
@@ -120,7 +146,7 @@ class TransitionMatrix:
                 if c in seen:
                     dup.append(c)
                 seen.add(c)
-            raise InputError(f"{where}: category labels repeat: {_show(dup)}; each label must be unique.")
+            raise InputError(f"{where}: category labels repeat: {show_labels(dup)}; each label must be unique.")
         if not np.isfinite(values).all():
             raise InputError(f"{where}: P holds non-finite entries (NaN or infinity); every entry "
                              "must be a probability in [0, 1].")
@@ -237,13 +263,13 @@ class TransitionMatrix:
         if want == have:
             return self
         index = {c: i for i, c in enumerate(have)}
-        text_index = {_label_text(c): i for i, c in enumerate(have)}
+        text_index = {label_text(c): i for i, c in enumerate(have)}
         order, missing = [], []
         for c in want:
             if c in index:
                 order.append(index[c])
-            elif _label_text(c) in text_index:
-                order.append(text_index[_label_text(c)])
+            elif label_text(c) in text_index:
+                order.append(text_index[label_text(c)])
             else:
                 missing.append(c)
         used = set(order)
@@ -252,9 +278,9 @@ class TransitionMatrix:
             who = f"{variable!r}" if variable else "the data"
             parts = []
             if missing:
-                parts.append(f"{who} has {len(missing)} categories not in the transition matrix: {_show(missing)}")
+                parts.append(f"{who} has {len(missing)} categories not in the transition matrix: {show_labels(missing)}")
             if extra:
-                parts.append(f"the matrix has {len(extra)} categories {who} does not have: {_show(extra)}")
+                parts.append(f"the matrix has {len(extra)} categories {who} does not have: {show_labels(extra)}")
             raise InputError(f"{self.name}: " + "; ".join(parts) + ". Give the matrix exactly the "
                              "variable's categories as row and column labels.")
         idx = np.asarray(order)
@@ -308,7 +334,7 @@ class TransitionMatrix:
         category. Sparse: long format ``original, released, probability`` (non-zero entries).
         Joint labels are written as ``a | b | c``.
         """
-        labels = [_csv_field(_label_text(c)) for c in self.categories]
+        labels = [_csv_field(label_text(c)) for c in self.categories]
         if self.is_sparse:
             coo = self.P.tocoo()
             lines = [",".join(_LONG_HEADER)]
@@ -356,7 +382,7 @@ class TransitionMatrix:
             if row_labels != cols:
                 diff = sorted(set(row_labels) ^ set(cols))
                 raise InputError(f"{name}: the row labels must equal the column labels in the same order"
-                                 + (f"; labels in only one of them: {_show(diff)}" if diff else
+                                 + (f"; labels in only one of them: {show_labels(diff)}" if diff else
                                     " (same labels, different order)") + ".")
             P = np.zeros((len(cols), len(cols)))
             for i, r in enumerate(body):

@@ -20,7 +20,6 @@ The release writes each matrix next to the data (``pram_<variables>[_<stratum>].
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from .._random import seed_sequence, spawn_keyed
 from .._validation import close_names
 from ..errors import InputError
 from ..microdata import Microdata
-from ..params import check_params, param, step_params, variant_value
+from ..params import check_params, flat_form_problem, param, step_params, variant_value
 from ..registry import GateCheck, GateOutcome, register_gate_check, register_step
 from ..result import Guarantee, StepResult
 from .apply import code_counts, group_names, pram_frame_codes, transition_counts
@@ -360,15 +359,7 @@ class Pram:
         """Why a spec table of this step is in the flat form of earlier specs (a builder name
         in ``matrix`` and its settings beside it), with the table to write instead; None
         when it is not. The spec reader refuses such a table with this one line."""
-        flat = {k: params[k] for k in cls.FLAT_KEYS if k in params}
-        given = params.get("matrix")
-        if not flat and not isinstance(given, str):
-            return None
-        base = dict(given) if isinstance(given, dict) else {"type": given if isinstance(given, str) else "invariant"}
-        table = {**base, **flat}
-        shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
-        return (f"the matrix builder and its settings are one inline table now: write "
-                f"matrix = {{ {shown} }}" + (f" instead of {', '.join(['matrix', *flat])}" if flat else ""))
+        return flat_form_problem(params, "matrix", cls.FLAT_KEYS, "invariant", what="matrix builder")
 
     # ------------------------------------------------------------------ helpers
     def published_matrix_variables(self) -> tuple[str, ...]:

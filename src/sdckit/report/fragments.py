@@ -659,7 +659,7 @@ def rumap_data(summary: Any, *, original_risk: float, release: tuple[float, floa
     the original data (utility 1), no data (0, 0), the sweep's best setting and the release,
     with ``risk`` (x, a share) and ``utility`` (y). ``release`` and ``chosen`` are
     (utility, risk) pairs, as :func:`sdckit.explore.rumap.release_ru_map_section` measures them."""
-    from ..explore.sweep import pareto_front
+    from ..utility.frontier import pareto_front
 
     s = summary
     n = len(s)

@@ -239,8 +239,7 @@ def risk_rise_html(run: ReleaseRun, before: dict, after: dict) -> str:
         return (f"<p class='explain'>The {' and '.join(rose)} of the release are higher than the original's: "
                 "a step changed key values so that some records fell into rarer combinations.</p>")
     from ..errors import SDCError
-    from ..explore.measures import linkage_risk
-    from ..explore.sweep import intruder_view
+    from ..risk.intruder import intruder_view, linkage_risk
 
     def certainty(released, steps):
         try:

@@ -791,7 +791,7 @@ def _check_matrix(res: VerifyResult, folder: Path, m: dict, md) -> float | None:
             res.check(f"{fname}: invariance", False, f"{fname}: has {P.shape[0]} categories, the certificate "
                       f"states {p.size} frequencies")
     if md is not None and len(m.get("variables", [])) == 1 and m["variables"][0] in md.columns:
-        from ..explore.measures import _label
+        from ..utility.categorical import canonical_label as _label
 
         v = m["variables"][0]
         cats = {_label(c) for c in tm.categories}

@@ -920,7 +920,7 @@ class _Translator:
             spec["steps"] = ch.steps
             spec["gate"] = dict(ch.gate) or {"none": "translated from an sdcMicro script, which sets no risk "
                                                      "threshold: set one (e.g. k_anonymity or max_global_risk)"}
-            spec["output"] = {"directory": "release", "data": ch.output.get("data", "released.csv")}
+            spec["output"] = {"directory": "sdcmicro-release", "data": ch.output.get("data", "released.csv")}
             notes = sorted(self.notes + ch.notes, key=lambda n: n.line)
             out.append(Translation(src, spec, notes))
         if not out:

@@ -276,8 +276,11 @@ class FittedSynthesis:
         enough to send to the workers of a cluster."""
         enc = self.encoded
         if not self.plan.rules:
-            enc = {c: dataclasses.replace(col, codes=None, values=None, status=None)
-                   for c, col in enc.items()}
+            def slim(a: np.ndarray | None) -> np.ndarray | None:   # None keeps its meaning (no status)
+                return None if a is None else a[:0]
+
+            enc = {c: dataclasses.replace(col, codes=slim(col.codes), values=slim(col.values),
+                                          status=slim(col.status)) for c, col in enc.items()}
         rows = {lab: np.zeros(0, dtype=np.int64) for lab in self.stratum_rows}
         return dataclasses.replace(self, encoded=enc, original=Records.empty(0, self.slots),
                                    stratum_rows=rows)

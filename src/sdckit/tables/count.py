@@ -356,6 +356,9 @@ def count_tables_exact(rows, cols, *, method: str = "auto", time_limit: float | 
     method : {"auto", "kostka", "ie-mitm", "row-dp"}
         ``"auto"`` picks the compiled method with the smaller predicted time among those that
         fit both limits (:func:`predict_count_cost`: work models calibrated on CPU time).
+        Where that is ``"ie-mitm"`` on small margins (work at most
+        :data:`sdckit.tables.count_light.SMALL_IE_WORK`), the same count runs in numpy
+        (:func:`sdckit.tables.count_light.ie_mitm_small`) without loading numba.
     time_limit : float or None
         CPU seconds (default 600). **Before** the count starts, the chosen method's predicted
         CPU time (:func:`predict_count_cost`) is checked against it, for every method: a count

@@ -262,7 +262,7 @@ class Table:
         hs, leaf_idx = [], []
         for d in dims:
             col = frame[d].astype(str).str.strip()
-            h = hierarchies.get(d) or Hierarchy.flat(sorted(col.unique(), key=_natural), total)
+            h = hierarchies.get(d) or Hierarchy.flat(sorted(col.unique(), key=natural_order), total)
             codes = pd.Index(h.codes)
             pos = codes.get_indexer(col)
             missing = sorted(set(col[pos < 0]))
@@ -390,7 +390,7 @@ class Table:
             if tp is not None:
                 raise InputError("table file: with top contributions, give the totals' rows too "
                                  "(their largest contributions cannot be derived from the inner cells)")
-            vals, fr = _aggregate(hs, shape, vals), _aggregate(hs, shape, fr.astype(float)).astype(np.int64)
+            vals, fr = aggregate_totals(hs, shape, vals), aggregate_totals(hs, shape, fr.astype(float)).astype(np.int64)
             return cls(dims, hs, vals, fr, kind=kind, response=value)
         if not has.all():
             miss = np.flatnonzero(~has)[:5]
@@ -424,13 +424,40 @@ def grid_html(table: Table, cell, *, max_rows: int = 5000) -> str:
     return f"<table class='sdc-table'><tr>{head}</tr>{rows}</table>"
 
 
-def _natural(s: str):
+def natural_order(s: str) -> tuple:
+    """A sort key for category labels: whole numbers first in numeric order, then text.
+
+    Parameters
+    ----------
+    s : object
+        A label (its text is compared).
+
+    Returns
+    -------
+    tuple
+        ``(0, int, text)`` for a whole number, ``(1, 0, text)`` for anything else.
+    """
     s = str(s)
     return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
 
 
-def _aggregate(hs: Sequence[Hierarchy], shape: tuple, inner: np.ndarray) -> np.ndarray:
-    """Fill totals bottom-up (children listed after parents in pre-order)."""
+def aggregate_totals(hs: Sequence[Hierarchy], shape: tuple, inner: np.ndarray) -> np.ndarray:
+    """Fill a table's totals bottom-up from its inner cells.
+
+    Parameters
+    ----------
+    hs : sequence of Hierarchy
+        One hierarchy per dimension (children listed after their parents, in pre-order).
+    shape : tuple of int
+        The table's shape (one entry per dimension, every level counted).
+    inner : array_like
+        The cells in C order; entries of total cells are overwritten.
+
+    Returns
+    -------
+    ndarray of float, shape (prod(shape),)
+        The cells with every total the sum of its children.
+    """
     arr = np.array(inner, dtype=float).reshape(shape)
     for d, h in enumerate(hs):
         arr = np.moveaxis(arr, d, 0)

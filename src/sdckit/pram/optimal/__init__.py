@@ -62,7 +62,7 @@ from .evidence import (
                        weakest_usual,
 )
 from .highs import QP_TIME_LIMIT
-from .l2 import _restricted_terms, l2_gradient, l2_loss_value  # noqa: F401
+from .l2 import l2_gradient, l2_loss_value, restricted_terms  # noqa: F401
 from .register import MaxRecognitionRatio, Optimal  # registers the Optimal matrix type and its gate
 from .solver import QP_MAX_VARIABLES, optimal_matrix
 from .targets import target_cover

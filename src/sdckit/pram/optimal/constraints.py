@@ -1,6 +1,6 @@
 """Condition C1 as linear constraints, the validation of the inputs, and the certificate: no
 matrix leaves optimal PRAM without the independent exact check of
-:mod:`sdckit.pram.recognition` (:func:`_finish`).
+:mod:`sdckit.pram.recognition` (:func:`finish_result`).
 
 C1 (eq. (1)) is linear in P once the denominator D_pi(k0) = sum_l U_0(l) sum_{k: k_pi = k0} P_lk
 is an auxiliary variable: sum_{k: k_pi = k0} P_mk <= alpha D_pi(k0).
@@ -31,7 +31,7 @@ from ..recognition import (
     recognition_check,
     reduced_check_set,
 )
-from .highs import _highs
+from .highs import solve_highs
 from .l2 import l2_loss_value
 
 OWNER = "OptimalPRAM"
@@ -83,7 +83,32 @@ class OptimalPRAMResult(ResultDisplay):
                 **{k: v for k, v in self.details.items() if np.isscalar(v) or isinstance(v, str)}}
 
 
-def _validate(counts, shape, combinations, alpha, gamma):
+def validate_inputs(counts, shape, combinations, alpha, gamma):
+    """The optimiser's inputs, checked and normalised (:func:`sdckit.pram.optimal.optimal_matrix`).
+
+    Parameters
+    ----------
+    counts : array_like, shape (N,)
+        U_0: non-negative whole numbers, N the product of ``shape``.
+    shape : sequence of int
+        The number of categories of each variable of the joint space.
+    combinations : sequence of sequence of int
+        The watched variable combinations (indices into ``shape``).
+    alpha : float
+        The C1 bound, in (0, 1); n * alpha must be at least 1.
+    gamma : float or None
+        The reduced check set's share, in [0, 1).
+
+    Returns
+    -------
+    tuple
+        ``(counts as float array, shape as tuple, combinations as tuples, alpha, gamma)``.
+
+    Raises
+    ------
+    ParameterError, InputError
+        On a value out of range or inconsistent inputs.
+    """
     alpha = check_float(OWNER, "alpha", alpha, low=0, high=1, low_open=True, high_open=True)
     if gamma is not None:
         gamma = check_float(OWNER, "gamma", gamma, low=0, high=1, high_open=True)
@@ -106,8 +131,33 @@ def _validate(counts, shape, combinations, alpha, gamma):
     return counts, shape, tuple(tuple(pi) for pi in combinations), alpha, gamma
 
 
-def _finish(P, counts, shape, combos, alpha, support, status, t0, details) -> OptimalPRAMResult:
-    """Certify with the independent checker; never return an unchecked matrix."""
+def finish_result(P, counts, shape, combos, alpha, support, status, t0, details) -> OptimalPRAMResult:
+    """The optimiser's result, certified by the independent checker (never an unchecked matrix).
+
+    Parameters
+    ----------
+    P : ndarray or sparse matrix, shape (N, N)
+        The solved matrix.
+    counts, shape, combos, alpha
+        As returned by :func:`validate_inputs`.
+    support : str
+        Which support the solver used (full or restricted).
+    status : str
+        The solver's status.
+    t0 : float
+        ``time.perf_counter()`` when the solve started.
+    details : dict
+        Solver details for the result (a ``"_loss"`` entry is taken as the loss).
+
+    Returns
+    -------
+    OptimalPRAMResult
+
+    Raises
+    ------
+    SolverError
+        When the matrix fails C1 at ``alpha``.
+    """
     check = recognition_check(P, counts, shape, combos, alpha, max_violations=50)
     if not check.holds:
         raise SolverError(
@@ -125,13 +175,27 @@ def _finish(P, counts, shape, combos, alpha, support, status, t0, details) -> Op
         check_before=before, support=support, seconds=time.perf_counter() - t0, details=details)
 
 
-def _full_constraints(counts, shape, combos, alpha_s, gamma):
+def full_constraints(counts, shape, combos, alpha_s, gamma):
     """Rows of the full problem over x = vec(P) (row-major) and y (one D_pi(k0) per watched pair).
 
     - sum_k P_mk = 1                                             (rows sum to 1)
     - y_j - alpha sum_l U_0(l) sum_{k: k_pi = k0} P_lk = 0   (alpha times the denominator of (1);
       scaled so the QP's rows are of comparable size)
     - sum_{k: k_pi = k0} P_mk - y_j <= 0 for (m, pi, k0) in the reduced set     (C1)
+
+    Parameters
+    ----------
+    counts, shape, combos, gamma
+        As returned by :func:`validate_inputs`.
+    alpha_s : float
+        The C1 bound with the optimiser's margin (:data:`SAFETY`).
+
+    Returns
+    -------
+    tuple
+        ``(A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1, frozen)``: the
+        constraint matrix and bounds, the watched (m, pi, k0) triples and (pi, k0) pairs, the
+        first C1 row, and the entries of P held at 0.
     """
     N = counts.size
     alpha = alpha_s / (1 - SAFETY)
@@ -191,14 +255,28 @@ def _full_constraints(counts, shape, combos, alpha_s, gamma):
     return A, row_lo, row_hi, col_lo, col_hi, triples, pairs, r1, frozen
 
 
-def _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) -> str:
-    """LP with a slack on every C1 row, minimising total slack: the rows that keep a slack are
-    the constraints no feasible matrix meets (named in the error)."""
+def elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1: int, labels) -> str:
+    """Why the problem is infeasible: an LP with a slack on every C1 row, minimising total slack.
+
+    Parameters
+    ----------
+    A, row_lo, row_hi, col_lo, col_hi
+        The problem's constraints (:func:`full_constraints`).
+    first_c1 : int
+        The first C1 row of ``A`` (the rows above it keep no slack).
+    labels : callable
+        Names a C1 row for the message.
+
+    Returns
+    -------
+    str
+        The rows that keep a slack (the constraints no feasible matrix meets), for the error.
+    """
     n_c1 = A.shape[0] - first_c1
     S = sp.vstack([sp.csc_matrix((first_c1, n_c1)), sp.identity(n_c1, format="csc")])
     A2 = sp.hstack([A, S, -S]).tocsc()                      # A x + s+ - s- within the bounds
     cost = np.concatenate([np.zeros(A.shape[1]), np.ones(2 * n_c1)])
-    status, x, _ = _highs(cost, A2, row_lo, row_hi, np.concatenate([col_lo, np.zeros(2 * n_c1)]),
+    status, x, _ = solve_highs(cost, A2, row_lo, row_hi, np.concatenate([col_lo, np.zeros(2 * n_c1)]),
                           np.concatenate([col_hi, np.full(2 * n_c1, np.inf)]))
     if status != "optimal":
         return f"(the elastic LP also ended {status})"

@@ -13,14 +13,38 @@ import scipy.sparse as sp
 
 from ..._highs import build_lp
 
-
 #: seconds one HiGHS QP subproblem may take before an LP step replaces it
 QP_TIME_LIMIT = 5.0
 
 
-def _highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality=None,
+def solve_highs(cost, A, row_lo, row_hi, col_lo, col_hi, *, hessian=None, integrality=None,
            time_limit: float | None = None):
-    """Solve an LP / convex QP / MILP with HiGHS; returns (status, x, row duals)."""
+    """Solve an LP / convex QP / MILP with HiGHS (the instance from :func:`sdckit._highs.new_highs`).
+
+    Minimises ``cost @ x (+ x^T H x / 2)`` subject to ``row_lo <= A x <= row_hi`` and
+    ``col_lo <= x <= col_hi``.
+
+    Parameters
+    ----------
+    cost : ndarray, shape (m,)
+    A : sparse matrix, shape (r, m)
+    row_lo, row_hi : ndarray, shape (r,)
+    col_lo, col_hi : ndarray, shape (m,)
+    hessian : sparse matrix, shape (m, m), optional
+        The QP's Hessian (its lower triangle is passed); a QP is capped at
+        :data:`QP_TIME_LIMIT` seconds and 20,000 iterations.
+    integrality : ndarray, optional
+        HiGHS variable types (a MILP).
+    time_limit : float, optional
+        CPU seconds for the solver.
+
+    Returns
+    -------
+    status : str
+        HiGHS's model status, lower case (``"optimal"``, ``"infeasible"``, ...).
+    x : ndarray, shape (m,)
+    row_duals : ndarray, shape (r,)
+    """
     import highspy
 
     from ..._highs import new_highs

@@ -18,15 +18,30 @@ def l2_loss_value(P, counts: np.ndarray) -> float:
     try:
         from ..loss import l2_loss  # the PRAM engine's implementation
     except ImportError:
-        return _l2_dense(np.asarray(P.toarray() if sp.issparse(P) else P, dtype=float), counts)[0]
+        return l2_dense(np.asarray(P.toarray() if sp.issparse(P) else P, dtype=float), counts)[0]
     return float(l2_loss(P, counts))
 
 
-def _l2_dense(P: np.ndarray, counts: np.ndarray, grad: bool = False):
-    """l2(P) and optionally its gradient d l2 / d P.
+def l2_dense(P: np.ndarray, counts: np.ndarray, grad: bool = False):
+    """l2(P) of a dense matrix (Cator et al., section 3) and optionally its gradient d l2 / d P.
 
     With W = P^{-1}, c = U_0^T P and s_l = sum_k W_lk^2: l2 = c.s / n^2 - 1/n, and since
     dW = -W dP W,  d l2 / dP = [U_0 s^T - 2 W^T diag(c) W W^T] / n^2.
+
+    Parameters
+    ----------
+    P : ndarray, shape (N, N)
+        The transition matrix.
+    counts : ndarray, shape (N,)
+        U_0, the original counts.
+    grad : bool
+        Also return the gradient.
+
+    Returns
+    -------
+    tuple
+        ``(l2,)``, or ``(l2, G)`` with ``grad``; l2 is ``inf`` (and G None) for a numerically
+        singular P.
     """
     counts = np.asarray(counts, dtype=float)
     n = counts.sum()
@@ -48,14 +63,32 @@ def _l2_dense(P: np.ndarray, counts: np.ndarray, grad: bool = False):
 
 def l2_gradient(P: np.ndarray, counts: np.ndarray) -> tuple[float, np.ndarray]:
     """l2(P) and the analytic gradient (needs only P^{-1} and its row norms)."""
-    return _l2_dense(np.asarray(P, dtype=float), counts, grad=True)
+    return l2_dense(np.asarray(P, dtype=float), counts, grad=True)
 
 
-def _restricted_terms(M: np.ndarray, u_src: np.ndarray, n: float, order: int = 0):
-    """Loss of the restricted support, its gradient and Hessian blocks (see module notes).
+def restricted_terms(M: np.ndarray, u_src: np.ndarray, n: float, order: int = 0):
+    """Loss of the restricted support, its gradient and Hessian blocks (Cator et al., end of
+    section 4).
 
     h(x) = (1 + |x|^2)/(1 - 1.x) + 1.x - 1 per source row; grad = 2x/v + q/v^2 + 1,
     Hessian = 2I/v + 2(x 1^T + 1 x^T)/v^2 + 2q/v^3 11^T with v = 1 - 1.x, q = 1 + |x|^2.
+
+    Parameters
+    ----------
+    M : ndarray, shape (S, T)
+        The off-diagonal entries of the S source rows on their T targets.
+    u_src : ndarray, shape (S,)
+        The original counts of the source rows.
+    n : float
+        The number of records.
+    order : int
+        0: the loss; 1: and the gradient; 2: and the Hessian blocks (one T x T block per row).
+
+    Returns
+    -------
+    tuple
+        ``(loss, gradient or None, list of Hessian blocks or None)``; the loss is ``inf`` when a
+        row's entries sum to 1 or more.
     """
     r = M.sum(axis=1)
     v = 1.0 - r

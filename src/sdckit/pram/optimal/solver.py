@@ -19,16 +19,24 @@ import scipy.sparse as sp
 from ..._validation import check_choice, check_int
 from ...errors import InputError, SolverError
 from ..recognition import (
-    Combination, combination_counts, problem_combinations,
+    Combination,
+    combination_counts,
+    problem_combinations,
 )
 from .constraints import (
-    MAX_FULL_ELEMENTS, OWNER, SAFETY, OptimalPRAMResult, _elastic_report, _finish,
-    _full_constraints, _validate, projection_codes_of,
+    MAX_FULL_ELEMENTS,
+    OWNER,
+    SAFETY,
+    OptimalPRAMResult,
+    elastic_report,
+    finish_result,
+    full_constraints,
+    projection_codes_of,
+    validate_inputs,
 )
-from .highs import QP_TIME_LIMIT, _highs  # noqa: F401
-from .l2 import _l2_dense, _restricted_terms, l2_gradient
+from .highs import QP_TIME_LIMIT, solve_highs  # noqa: F401
+from .l2 import l2_dense, l2_gradient, restricted_terms
 from .targets import target_cover
-
 
 #: restricted support: above this many free entries Frank-Wolfe replaces the QP steps
 QP_MAX_VARIABLES = 3000
@@ -53,7 +61,7 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
     for it in range(1, max_iter + 1):
         f, g = fun(x, True)
         H = hess(x)
-        status, z, _ = _highs(g - H @ x, A, row_lo, row_hi, col_lo, col_hi, hessian=H,
+        status, z, _ = solve_highs(g - H @ x, A, row_lo, row_hi, col_lo, col_hi, hessian=H,
                               time_limit=time_limit)
         if status != "optimal":
             # HiGHS's QP solver can stop on numerical trouble: take a trust-region LP step
@@ -62,9 +70,9 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
             lo, hi = col_lo, col_hi
             if not (it == 1 and first_step_whole):
                 lo, hi = np.maximum(col_lo, x - radius), np.minimum(col_hi, x + radius)
-            st2, z, _ = _highs(g, A, row_lo, row_hi, lo, hi, time_limit=time_limit)
+            st2, z, _ = solve_highs(g, A, row_lo, row_hi, lo, hi, time_limit=time_limit)
             if st2 != "optimal" and lo is not col_lo:   # then the plain Frank-Wolfe vertex
-                st2, z, _ = _highs(g, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
+                st2, z, _ = solve_highs(g, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
             if st2 != "optimal":
                 if it == 1:
                     on_fail(status, it)
@@ -75,7 +83,7 @@ def _sqp(x0, fun, hess, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, tol, tim
             for stiff in (10.0, 100.0, 1e3, 1e4, 1e5):
                 if np.isfinite(fun(z, False)[0]):
                     break
-                status, z, _ = _highs(g - stiff * (H @ x), A, row_lo, row_hi, col_lo, col_hi,
+                status, z, _ = solve_highs(g - stiff * (H @ x), A, row_lo, row_hi, col_lo, col_hi,
                                       hessian=stiff * H, time_limit=time_limit)
                 if status != "optimal":
                     on_fail(status, it)
@@ -171,7 +179,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     N = counts.size
     n = counts.sum()
     alpha_s = alpha * (1 - SAFETY)
-    A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1, frozen = _full_constraints(
+    A, row_lo, row_hi, col_lo, col_hi, triples, pairs, first_c1, frozen = full_constraints(
         counts, shape, combos, alpha_s, gamma)
     n_x, n_y = N * N, len(pairs)
 
@@ -180,13 +188,13 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
         return f"C1 for element {m} on combination {combos[p]} at k0 index {k}"
 
     def fail(status, it):
-        why = _elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1, label)
+        why = elastic_report(A, row_lo, row_hi, col_lo, col_hi, first_c1, label)
         raise SolverError(f"{OWNER}: HiGHS ended '{status}' (full support, iteration {it}); "
                           f"binding constraints: {why}")
 
     def fw_lp(P):  # Frank-Wolfe LP over every entry: min g^T z on the feasible set
         f, G = l2_gradient(P, counts)
-        status, z, _ = _highs(np.concatenate([G.ravel() * n**2, np.zeros(n_y)]), A, row_lo,
+        status, z, _ = solve_highs(np.concatenate([G.ravel() * n**2, np.zeros(n_y)]), A, row_lo,
                               row_hi, col_lo, col_hi, time_limit=time_limit)
         if status != "optimal":
             fail(status, 0)
@@ -255,7 +263,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
             return Q
 
         def fun(v, grad, xa=xa, rows_of=rows_of, to_P=to_P):
-            out = _l2_dense(to_P(v), counts, grad)
+            out = l2_dense(to_P(v), counts, grad)
             if not grad:
                 return (out[0] * n**2,)
             G = out[1]
@@ -285,7 +293,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
             break
     P = np.clip(P, 0.0, None)
     P /= P.sum(axis=1, keepdims=True)
-    f = _l2_dense(P, counts)[0]
+    f = l2_dense(P, counts)[0]
     if not np.isfinite(f):
         raise SolverError(f"{OWNER}: the optimiser ended at a singular matrix (infinite L2 loss); "
                           "set gamma (e.g. 0.5 makes every P invertible) or use support='restricted'")
@@ -370,11 +378,11 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     col_lo, col_hi = np.zeros(n_var), np.full(n_var, cap)
 
     def fun(x, grad):
-        out = _restricted_terms(x.reshape(S, T), u_src, n, order=1 if grad else 0)
+        out = restricted_terms(x.reshape(S, T), u_src, n, order=1 if grad else 0)
         return (out[0] * n**2,) if not grad else (out[0] * n**2, out[1].ravel() * n**2)
 
     def hess(x):
-        return sp.block_diag(_restricted_terms(x.reshape(S, T), u_src, n, order=2)[2],
+        return sp.block_diag(restricted_terms(x.reshape(S, T), u_src, n, order=2)[2],
                              format="csc") * n**2
 
     def fail(status, it):
@@ -386,7 +394,7 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
             pi, k, u = labels[i]
             return (f"C1 on combination {pi} at k0 index {k} (U_pi(k0) = {u:g}, needs an expected "
                     f"count >= {1 / alpha:g})")
-        why = _elastic_report(A, row_lo, row_hi, col_lo, col_hi, 0, label) if rows else ""
+        why = elastic_report(A, row_lo, row_hi, col_lo, col_hi, 0, label) if rows else ""
         raise SolverError(f"{OWNER}: HiGHS ended '{status}' (restricted support, {details['n_sources']} sources in {S} groups x {T} "
                           f"targets, iteration {it}); binding constraints: {why}")
 
@@ -401,11 +409,11 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
         fallbacks = 0
         solver = "Frank-Wolfe (HiGHS LPs re-solved from the previous basis, exact line search)"
     M = np.clip(x.reshape(S, T), 0.0, None)
-    f, g, _ = _restricted_terms(M, u_src, n, order=1)
+    f, g, _ = restricted_terms(M, u_src, n, order=1)
     M_src = M[group]                                          # each source gets its group's row
     details.update(iterations=iters, lp_fallback_steps=fallbacks, n_constraints_c1=len(rows), _loss=f,
                    solver=solver)
-    st, z, _ = _highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
+    st, z, _ = solve_highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
     if st == "optimal":  # convex: the Frank-Wolfe gap bounds l2(P) - restricted optimum
         details["frank_wolfe_gap"] = float(g.ravel() @ (M.ravel() - z))
     status = "optimal"
@@ -462,7 +470,7 @@ def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Seque
         message names the constraints that cannot be met.
     """
     t0 = time.perf_counter()
-    counts, shape, combos, alpha, gamma = _validate(counts, shape, combinations, alpha, gamma)
+    counts, shape, combos, alpha, gamma = validate_inputs(counts, shape, combinations, alpha, gamma)
     support = check_choice(OWNER, "support", support, ("full", "restricted"))
     cover = check_choice(OWNER, "cover", cover, ("milp", "greedy"))
     max_sources = check_int(OWNER, "max_sources", max_sources, min_value=1)
@@ -482,4 +490,4 @@ def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Seque
         P, status, details = _solve_restricted(counts, shape, combos, alpha, gamma, cover=cover,
                                                max_sources=max_sources, max_iter=max_iter, tol=tol,
                                                time_limit=time_limit, gap_tol=gap_tol)
-    return _finish(P, counts, shape, combos, alpha, support, status, t0, details)
+    return finish_result(P, counts, shape, combos, alpha, support, status, t0, details)

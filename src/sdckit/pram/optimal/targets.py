@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from ...errors import SolverError
 from ..recognition import Combination
 from .constraints import OWNER
-from .highs import _highs
+from .highs import solve_highs
 
 
 def target_cover(counts: np.ndarray, shape: Sequence[int], combos: Sequence[Combination],
@@ -62,7 +62,7 @@ def target_cover(counts: np.ndarray, shape: Sequence[int], combos: Sequence[Comb
     E = len(cand)
     # tie-break towards elements covering more problems
     cost = 1.0 - 1e-3 * cover.sum(axis=1) / cover.shape[1]
-    status, z, _ = _highs(cost, sp.csc_matrix(cover.T.astype(float)), np.ones(cover.shape[1]),
+    status, z, _ = solve_highs(cost, sp.csc_matrix(cover.T.astype(float)), np.ones(cover.shape[1]),
                           np.full(cover.shape[1], np.inf), np.zeros(E), np.ones(E),
                           integrality=np.ones(E, dtype=bool), time_limit=60)
     if status != "optimal":

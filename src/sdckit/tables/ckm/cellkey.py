@@ -29,7 +29,7 @@ import pandas as pd
 from ..._random import seed_sequence
 from ...errors import InputError, InputWarning
 from ...result import ResultDisplay
-from ..table import Hierarchy, Table, _aggregate
+from ..table import Hierarchy, Table, aggregate_totals
 from .ptable import KEY_DIGITS, KEY_SCALE, PTable, load_ptable
 
 __all__ = ["add_record_keys", "record_keys", "cell_keys", "CKMResult", "ckm_frequency", "perturb_frequencies"]
@@ -128,7 +128,7 @@ def frequency_table(frame: pd.DataFrame, dims: Sequence[str], hierarchies=None, 
     """The frequency table of ``dims`` (totals included) from the inner counts, summed up the
     hierarchies: the same cells and values as :meth:`Table.from_microdata`, without expanding
     every record into all its cells."""
-    from ..table import _natural
+    from ..table import natural_order
 
     hierarchies = dict(hierarchies or {})
     hs = []
@@ -138,7 +138,7 @@ def frequency_table(frame: pd.DataFrame, dims: Sequence[str], hierarchies=None, 
         h = hierarchies.get(d)
         if h is None:
             cats, _ = _codes(frame, d)
-            h = Hierarchy.flat(sorted(set(cats), key=_natural), total)
+            h = Hierarchy.flat(sorted(set(cats), key=natural_order), total)
         hs.append(h)
     shape = tuple(len(h) for h in hs)
     n_cells = int(np.prod(shape))
@@ -151,7 +151,7 @@ def frequency_table(frame: pd.DataFrame, dims: Sequence[str], hierarchies=None, 
                 warnings.warn(f"dimension {d!r}: {len(absent)} hierarchy codes have no records and give "
                               f"empty cells: {absent[:10]}", InputWarning, stacklevel=3)
     inner = np.bincount(cells, minlength=n_cells)
-    totals = _aggregate(hs, shape, inner)      # totals filled bottom-up, as Table does (exact: counts)
+    totals = aggregate_totals(hs, shape, inner)      # totals filled bottom-up, as Table does (exact: counts)
     return Table(dims, hs, totals, totals.astype(np.int64), kind="frequency")
 
 

@@ -397,12 +397,25 @@ def _far_candidate(Zs, srt, size, alive, q):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _mdav(Z, k, scan_max=-1):  # pragma: no cover - compiled
-    """MDAV (Domingo-Ferrer & Mateo-Sanz 2002) on standardised Z: group labels 0..G-1.
+def mdav_kernel(Z, k, scan_max=-1):  # pragma: no cover - compiled
+    """MDAV (Domingo-Ferrer & Mateo-Sanz 2002, sec. 3) on standardised Z: the compiled kernel.
 
-    ``scan_max`` only chooses between two exact searches for "farthest from x_r": -1 (the
-    default) picks the one predicted cheaper from the recent queries, 0 always the k-d
-    tree, a huge value always the ranked list; the labels do not depend on it."""
+    Parameters
+    ----------
+    Z : ndarray of float64, shape (n, p), C-contiguous
+        The standardised records.
+    k : int
+        The minimum group size.
+    scan_max : int
+        Only chooses between two exact searches for "farthest from x_r": -1 (the default) picks
+        the one predicted cheaper from the recent queries, 0 always the k-d tree, a huge value
+        always the ranked list; the labels do not depend on it.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Group labels 0..G-1 (groups of k..2k-1 records).
+    """
     n, p = Z.shape
     perm, leaf_of, start, end, left, right, parent, box, count = _build_tree(Z, _LEAF)
     Zt = np.empty((n, p))                            # the records in tree order: leaves are slices
@@ -565,7 +578,7 @@ def mdav(X: np.ndarray, k: int) -> np.ndarray:
     X = _as_2d(X)
     k = check_k(k, X.shape[0], "mdav")
     check_numeric(X, None, where="mdav")
-    return _mdav(X, k)
+    return mdav_kernel(X, k)
 
 
 def mdav_reference(X: np.ndarray, k: int) -> np.ndarray:
@@ -606,8 +619,20 @@ def mdav_reference(X: np.ndarray, k: int) -> np.ndarray:
     return labels
 
 
-def _principal_axis(X: np.ndarray) -> np.ndarray:
-    """First principal axis of the rows of X (eigenvector of the p x p scatter matrix)."""
+def principal_axis(X: np.ndarray) -> np.ndarray:
+    """First principal axis of the rows of X.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p)
+        The records.
+
+    Returns
+    -------
+    ndarray, shape (p,)
+        The unit eigenvector of the largest eigenvalue of the p x p scatter matrix of the
+        centred rows.
+    """
     Xc = X - X.mean(axis=0)
     _, vecs = np.linalg.eigh(Xc.T @ Xc)
     return vecs[:, -1]
@@ -642,11 +667,11 @@ def mdav_partitioned(X: np.ndarray, k: int, block: int = 50_000) -> np.ndarray:
     while stack:                                   # a cell is split or solved: O(log(n / block)) levels
         rows = stack.pop()
         if rows.size <= block:
-            lab = _mdav(np.ascontiguousarray(X[rows]), k)
+            lab = mdav_kernel(np.ascontiguousarray(X[rows]), k)
             labels[rows] = lab + offset
             offset += int(lab.max()) + 1
             continue
-        proj = X[rows] @ _principal_axis(X[rows])
+        proj = X[rows] @ principal_axis(X[rows])
         half = rows.size // 2                      # both halves >= block / 2 >= k
         part = np.argpartition(proj, half)
         stack.append(rows[part[half:]])
