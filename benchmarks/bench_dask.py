@@ -29,12 +29,16 @@ PRAM and noise on one partition) in the same process.
 
 Usage: ``python benchmarks/bench_dask.py --quick``; ``--n 10000000``; with no option the
 10M and 100M cases (the 100M case needs about 10 GB of disk and takes long on 2 cores);
-``--n 5000000 --workers 1,2 --spec engine`` for the engine comparison.
+``--n 5000000 --workers 1,2 --spec engine`` for the engine comparison; ``--frequencies``
+times the risk pass alone (the table kept and measured on the workers against the whole
+table brought to the client, alternated on one cluster: ``frequencies_on_workers`` and
+``frequencies_whole_table`` lines).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import tempfile
@@ -260,6 +264,43 @@ def compare_in_memory(data: Path, run) -> dict:
             "fk_histogram_equal": hist_equal, "baseline_seconds": baseline}
 
 
+def frequencies_case(n: int, work: Path, n_workers: int, repeat: int) -> list[dict]:
+    """The risk pass alone, both ways on one cluster, alternated ``repeat`` times (best of each):
+    ``on_workers`` (:func:`sdckit.engine.risk.frequency_table`: merged per hash bucket and
+    measured on the workers, the client gets figures) and ``whole_table`` (the anchor,
+    :func:`sdckit.engine.risk.combination_table`: the merged table brought to the client, the
+    risk computed there). ``summary_equal``: the two summaries agree (global risk to 1e-12)."""
+    from distributed import Client, LocalCluster
+
+    from sdckit.engine.frame import read_partitioned
+    from sdckit.engine.risk import combination_table, frequency_table, risk_from_table
+
+    data, _ = ensure_data(n, work)
+    ways = {"on_workers": lambda pmd: risk_from_table(frequency_table(pmd).compute()),
+            "whole_table": lambda pmd: risk_from_table(combination_table(pmd).compute())}
+    best: dict[str, dict] = {}
+    out: dict[str, object] = {}
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      memory_limit="4GB") as cluster, Client(cluster) as client:
+        pmd = read_partitioned(data, key_vars=list(KEYS), weight="weight")
+        for _ in range(max(1, repeat)):
+            for way, fn in ways.items():
+                cpu0, wcpu0 = time.process_time(), sum(worker_cpu(client))
+                t = time.perf_counter()
+                out[way] = fn(pmd).summary
+                row = {"seconds": time.perf_counter() - t, "cpu_seconds_client": time.process_time() - cpu0,
+                       "cpu_seconds_workers": sum(worker_cpu(client)) - wcpu0}
+                row["cpu_seconds"] = row["cpu_seconds_client"] + row["cpu_seconds_workers"]
+                if way not in best or row["cpu_seconds"] < best[way]["cpu_seconds"]:
+                    best[way] = row
+    a, b = out["on_workers"], out["whole_table"]
+    equal = all(a[k] == b[k] for k in a if k not in ("global_risk", "expected_reidentifications")) and \
+        abs(a["global_risk"] - b["global_risk"]) <= 1e-12 * abs(b["global_risk"])
+    return [{"case": f"frequencies_{way}", "n": n, "n_workers": n_workers, "n_partitions": pmd.npartitions,
+             "rows_per_second": n / r["seconds"], **r, "n_combinations": b["n_combinations"],
+             "summary_equal": bool(equal), "load1": os.getloadavg()[0]} for way, r in best.items()]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2,000,000 rows, compared with the in-memory path")
@@ -270,6 +311,9 @@ def main() -> None:
     p.add_argument("--no-compare", action="store_true", help="skip the in-memory comparison")
     p.add_argument("--work", default=None, help="folder for the generated data (default: a temporary one)")
     p.add_argument("--keep", action="store_true", help="keep the generated data and releases")
+    p.add_argument("--frequencies", action="store_true",
+                   help="time the risk pass alone, the table kept on the workers against the whole table")
+    p.add_argument("--repeat", type=int, default=3, help="alternated repeats of --frequencies (best of each)")
     args = p.parse_args()
     warnings.simplefilter("ignore")
     sizes = [2_000_000] if args.quick else [args.n] if args.n else [10_000_000, 100_000_000]
@@ -282,6 +326,10 @@ def main() -> None:
                 emit(case="risk_pram2_noise2_write", n=n, skipped=f"only {free / 1e9:.1f} GB free in {work}")
                 continue
             for w in workers:
+                if args.frequencies:
+                    for row in frequencies_case(n, work, w, args.repeat):
+                        emit(**row)
+                    continue
                 emit(**run_case(n, work, compare=n <= 10_000_000 and args.spec == "dask" and not args.no_compare,
                                 keep=args.keep, n_workers=w, spec_name=args.spec))
     finally:

@@ -68,7 +68,12 @@ def test_the_page_loads_native_es_modules_that_exist(tmp_path):
 
 
 def _owners():
-    from sdckit.tables.registry import known_table_methods, known_table_rules, table_method_class, table_rule_class
+    from sdckit.tables.registry import (
+        known_table_methods,
+        known_table_rules,
+        table_method_class,
+        table_rule_class,
+    )
 
     for n in known_steps():
         yield n, step_params(step_class(n))

@@ -66,3 +66,22 @@ def test_declared_household_id_is_expected_and_its_release_stated():
     both = Microdata(f, key_vars=["sex", "region"], household="hh_id")
     out = check_identifiers(both, both, [], ())
     assert not out.passed and "person_id" in out.detail
+
+
+def test_a_spec_with_pram_vars_and_a_household_runs(tmp_path):
+    import tomli_w
+
+    from sdckit.release import protect
+
+    f = _frame(600, 3)
+    f["hh_id"] = np.repeat(np.arange(200), 3)
+    f.drop(columns=["person_id", "income"]).to_csv(tmp_path / "in.csv", index=False)
+    spec = {"input": {"path": "in.csv"},
+            "roles": {"key_vars": ["sex", "region"], "pram_vars": ["job"], "household": "hh_id"},
+            "steps": [{"method": "pram", "variables": ["job"]}],
+            "gate": {"k_anonymity": 2}, "output": {"directory": "out"}}
+    (tmp_path / "s.toml").write_text(tomli_w.dumps(spec))
+    run, _ = protect(tmp_path / "s.toml")
+    assert run.passed
+    ident = next(o for o in run.gate if o.name == "allow_identifiers")
+    assert ident.passed and "household id 'hh_id' is released" in ident.detail

@@ -154,6 +154,10 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list[En
                               source=str(path))
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
+    if spec.ddi is not None:
+        raise SpecError(f"{path}: input.ddi: the Dask engine does not read a DDI-Codebook (its labels, "
+                        "missing codes and roles); run this spec with the in-memory engine, or give "
+                        "the roles in [roles] and the missing codes in [input] na_values")
     # the gate was built by the checks' own constructors (spec_from_dict); here only which
     # of them this engine runs (and, after the steps, the rule that a release needs a risk
     # threshold)

@@ -12,14 +12,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError, InputWarning
 from ..microdata import Microdata
-from ..params import check_params, param
+from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee, StepResult
 from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
@@ -28,6 +28,99 @@ from .models import NodeView, make_models
 from .problem import Problem
 from .search import Evaluator, search
 from .transform import SUPPRESSED, generalise_frame
+
+
+# --------------------------------------------------------------------------- the searches
+@dataclass(frozen=True)
+class ExactSearch:
+    """The proven optimum: Flash-style search with pruning by monotonicity and lower bounds
+    (Kohlmayer et al. 2012)."""
+
+    variant_name: ClassVar[str] = "exact"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class ExhaustiveSearch:
+    """Every node of the lattice evaluated (the reference; small lattices only)."""
+
+    variant_name: ClassVar[str] = "exhaustive"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class HeuristicSearch:
+    """A bounded search: a greedy dive, then branch and bound until the node budget or the
+    step's time limit is spent (the result says whether the optimum is proven).
+
+    Parameters
+    ----------
+    max_nodes : int >= 1
+        Node budget.
+    """
+
+    variant_name: ClassVar[str] = "heuristic"
+
+    max_nodes: int = param(2000, kind="int", low=1, advanced=True, help="node budget of the heuristic")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+#: the searches ``Generalise.search`` takes
+SEARCHES = (ExactSearch, ExhaustiveSearch, HeuristicSearch)
+
+
+# --------------------------------------------------------------------------- the l-diversity variants
+@dataclass(frozen=True)
+class DistinctDiversity:
+    """Distinct l-diversity: every class holds at least l distinct sensitive values
+    (Machanavajjhala et al. 2007, sec. 4.1)."""
+
+    variant_name: ClassVar[str] = "distinct"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class EntropyDiversity:
+    """Entropy l-diversity: the entropy of every class's sensitive values is at least log(l)
+    (Machanavajjhala et al. 2007, sec. 4.1, Definition 4.1)."""
+
+    variant_name: ClassVar[str] = "entropy"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class RecursiveDiversity:
+    """Recursive (c, l)-diversity: in every class the most frequent sensitive value is rarer than
+    c times the sum of the frequencies from the l-th most frequent on (Machanavajjhala et al.
+    2007, sec. 4.1, Definition 4.2).
+
+    Parameters
+    ----------
+    c : float > 0
+        The constant c.
+    """
+
+    variant_name: ClassVar[str] = "recursive"
+
+    c: float = param(kind="float", low=0, low_open=True, symbol="c",
+                     help="c of recursive-(c,l)-diversity")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+#: the l-diversity variants ``Generalise.l_variant`` takes
+L_VARIANTS = (DistinctDiversity, EntropyDiversity, RecursiveDiversity)
 
 
 @register_step("generalise", engines=("memory",),
@@ -39,12 +132,18 @@ class Generalise:
 
     Parameters are declared below; at least one privacy model must be set. The evidence
     holds the chosen node, the metric value, the nodes checked and whether the optimum is
-    proven.
+    proven. Two settings are alternatives as types, each with its own settings:
+    ``search`` (:class:`ExactSearch` (default), :class:`ExhaustiveSearch`,
+    ``HeuristicSearch(max_nodes=2000)``) and ``l_variant`` (:class:`DistinctDiversity`
+    (default), :class:`EntropyDiversity`, ``RecursiveDiversity(c=...)``); in a spec,
+    ``search = { type = "heuristic", max_nodes = 500 }``.
 
     References
     ----------
     Kohlmayer, F., Prasser, F., Eckert, C., Kemper, A., Kuhn, K. A. (2012). Flash: efficient,
     stable and optimal k-anonymity. *PASSAT/SocialCom 2012*, 708-717.
+    Machanavajjhala, A., Kifer, D., Gehrke, J. and Venkitasubramaniam, M. (2007). l-diversity:
+    privacy beyond k-anonymity. *ACM TKDD* 1(1), article 3.
     """
 
     hierarchy_dir: str | None = param(None, kind="path", nullable=True,
@@ -57,10 +156,9 @@ class Generalise:
                           symbol="k", grid=(2, 3, 5, 10))
     l: float | None = param(None, kind="float", low=1, nullable=True,
                             help="l of l-diversity on the sensitive attribute", symbol="l")
-    l_variant: str = param("distinct", kind="choice", choices=("distinct", "entropy", "recursive"),
-                           help="l-diversity variant", advanced=True)
-    c: float | None = param(None, kind="float", low=0, low_open=True, nullable=True,
-                            help="c of recursive-(c,l)-diversity", symbol="c", advanced=True)
+    l_variant: Any = param(DistinctDiversity(), kind="variant", variants=L_VARIANTS, advanced=True,
+                           label="l-diversity variant",
+                           help="l-diversity variant, with its own settings (c of recursive-(c,l))")
     t: float | None = param(None, kind="float", low=0, high=1, nullable=True,
                             help="t of t-closeness on the sensitive attribute", symbol="t")
     t_distance: str = param("equal", kind="choice", choices=("equal", "hierarchical"),
@@ -76,13 +174,16 @@ class Generalise:
     suppression: float = param(0.0, kind="float", low=0, high=1, unit="share of n",
                                help="largest share of records that may be suppressed", grid=(0.0, 0.01, 0.02))
     metric: str = param("discernibility", kind="choice", choices=METRICS, help="utility metric to minimise")
-    search: str = param("exact", kind="choice", choices=("exact", "exhaustive", "heuristic"),
-                        help="exact (proven optimum), exhaustive (every node) or heuristic (bounded)")
-    max_nodes: int = param(2000, kind="int", low=1, advanced=True, help="node budget of the heuristic")
+    search: Any = param(ExactSearch(), kind="variant", variants=SEARCHES, label="search",
+                        help="exact (proven optimum), exhaustive (every node) or heuristic (bounded), "
+                             "with its own settings")
     time_limit: float | None = param(None, kind="float", low=0, low_open=True, nullable=True, unit="seconds",
                                      advanced=True, help="time budget of the search")
 
     global_recode: ClassVar[bool] = True
+    #: the flat form of earlier specs: (variant parameter, its settings beside the step's own, default type)
+    FLAT_FORMS: ClassVar[tuple[tuple[str, tuple[str, ...], str], ...]] = (
+        ("search", ("max_nodes",), "exact"), ("l_variant", ("c",), "distinct"))
 
     def __post_init__(self) -> None:
         check_params(self)
@@ -91,9 +192,22 @@ class Generalise:
         if not self.models():
             raise InputError("Generalise needs a privacy model: set k, l, t, average_risk or max_risk.")
 
+    @classmethod
+    def spec_form_problem(cls, params: dict) -> str | None:
+        """Why a spec table of this step is in the flat form of earlier specs (a search or
+        l-diversity variant by name, its settings beside the step's own), with the table to
+        write instead; None when it is not. The spec reader refuses such a table with this line."""
+        for name, keys, default in cls.FLAT_FORMS:
+            problem = flat_form_problem(params, name, keys, default)
+            if problem:
+                return problem
+        return None
+
     def models(self):
-        return make_models(k=self.k, l=self.l, l_variant=self.l_variant, c=self.c, t=self.t,
-                           t_distance=self.t_distance, average_risk=self.average_risk, max_risk=self.max_risk)
+        variant = self.l_variant
+        return make_models(k=self.k, l=self.l, l_variant=variant.variant_name, c=getattr(variant, "c", None),
+                           t=self.t, t_distance=self.t_distance, average_risk=self.average_risk,
+                           max_risk=self.max_risk)
 
     def _hierarchies(self, qis: list[str]) -> dict:
         if self.hierarchy_files:
@@ -115,7 +229,8 @@ class Generalise:
         frame = md.frame
         problem = Problem(frame, qis, self._hierarchies(qis), sensitive=sens, sensitive_hierarchy=sh)
         ev = Evaluator(problem, models, self.suppression, self.metric)
-        res = search(ev, self.search, max_nodes=self.max_nodes, time_limit=self.time_limit)
+        res = search(ev, self.search.variant_name, max_nodes=getattr(self.search, "max_nodes", 2000),
+                     time_limit=self.time_limit)
         out, suppressed = generalise_frame(frame, ev, res.levels)
         lv = np.asarray(res.levels)
         view = NodeView(problem, lv, problem.table(lv))
@@ -135,9 +250,9 @@ class Generalise:
             # a QI generalised to its top level has one category: expected here, not a warning
             warnings.simplefilter("ignore", InputWarning)
             new = md.with_data(out)
-        params = {f: getattr(self, f) for f in ("qis", "k", "l", "l_variant", "c", "t", "t_distance",
-                                                  "sensitive", "average_risk", "max_risk", "suppression",
-                                                  "metric", "search")}
+        params = {f: variant_value(getattr(self, f)) for f in ("qis", "k", "l", "l_variant", "t", "t_distance",
+                                                                "sensitive", "average_risk", "max_risk",
+                                                                "suppression", "metric", "search")}
         return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
 
 
@@ -171,11 +286,12 @@ def check_release(out: pd.DataFrame, qis: list[str], suppressed: np.ndarray, *, 
         frame = keys.assign(_s=sv.to_numpy())
         counts = frame.groupby(qis + ["_s"], sort=False, dropna=False).size()
         if s.l is not None:
-            if s.l_variant == "distinct":
+            variant = s.l_variant.variant_name
+            if variant == "distinct":
                 d = counts.groupby(level=list(range(len(qis)))).size()
                 g.append(Guarantee("l_diversity", f"every released class has >= {int(round(s.l))} distinct "
                                    f"values of {sensitive}", int(d.min()), int(d.min()) >= int(round(s.l))))
-            elif s.l_variant == "entropy":
+            elif variant == "entropy":
                 tot = counts.groupby(level=list(range(len(qis)))).transform("sum")
                 p = counts / tot
                 ent = (-p * np.log(p)).groupby(level=list(range(len(qis)))).sum()
@@ -185,8 +301,8 @@ def check_release(out: pd.DataFrame, qis: list[str], suppressed: np.ndarray, *, 
                 ok = True
                 for _, c in counts.groupby(level=list(range(len(qis)))):
                     r = np.sort(c.to_numpy())[::-1]
-                    ok &= bool(r[0] < s.c * r[int(round(s.l)) - 1:].sum())
-                g.append(Guarantee("recursive_cl_diversity", f"every released class is recursive-({s.c:g},"
+                    ok &= bool(r[0] < s.l_variant.c * r[int(round(s.l)) - 1:].sum())
+                g.append(Guarantee("recursive_cl_diversity", f"every released class is recursive-({s.l_variant.c:g},"
                                    f"{int(round(s.l))})-diverse", ok, ok))
         if s.t is not None and s.t_distance == "equal":
             overall = out[sensitive].astype(str).value_counts(normalize=True)

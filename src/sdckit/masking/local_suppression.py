@@ -316,8 +316,9 @@ EXACT_MAX_RECORDS = 400
 
 @dataclass(frozen=True)
 class GreedySuppression:
-    """The greedy heuristic (sdcMicro's ``localSuppression``): rarest violating combinations first,
-    suppressing the least important variable that lifts f_k to k, then an optional restore pass.
+    """The greedy heuristic (as sdcMicro's localSuppression; Templ et al. 2015): rarest violating
+    combinations first, suppressing the least important variable that lifts f_k to k, then an
+    optional restore pass.
 
     Parameters
     ----------
@@ -350,10 +351,9 @@ class GreedySuppression:
 
 @dataclass(frozen=True)
 class ExactSuppression:
-    """The exact minimum number of suppressed values by a MILP on HiGHS
-    (:func:`exact_local_suppression`), for small data only.
+    """The exact minimum number of suppressed values by a MILP on HiGHS, for small data only.
 
-    At most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k; the step's
+    The MILP is :func:`exact_local_suppression`'s. At most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k; the step's
     ``importance`` then only breaks ties between patterns with the same number of suppressions.
     When HiGHS stops at ``time_limit`` without proving optimality, the default greedy pattern
     (:class:`GreedySuppression`) is computed too and the one with fewer suppressions is released.

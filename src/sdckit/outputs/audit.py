@@ -121,6 +121,22 @@ class Recovered:
         return f"{self.what} {self.cell} (value {self.value:g}) is recovered {how} from {src}"
 
 
+def _membership(t: TableLayout) -> sp.csr_matrix:
+    """Which interior cells make up each published cell (rows: the published grid, row-major)."""
+    r, c = t.shape
+    rr, cc = (r + 1, c + 1) if t.margins else (r, c)
+    rows, cols = [], []
+    i, j = np.divmod(np.arange(r * c), c)
+    interior = i * cc + j
+    rows.append(interior)
+    cols.append(np.arange(r * c))
+    if t.margins:
+        rows += [i * cc + c, r * cc + j, np.full(r * c, r * cc + c)]
+        cols += [np.arange(r * c)] * 3
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(rr * cc, r * c))
+
+
 def _protected(a: float, lo: float, hi: float, *, count: bool, p: float) -> bool:
     tol = 1e-6 * max(1.0, abs(a))
     if count:
@@ -172,28 +188,27 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
         atom_value = np.concatenate([atom_value, np.zeros(len(extra_sig))])
     n_atoms = sig.shape[0]
     nonneg = count or bool((np.concatenate([t.weight for t in tables]) >= 0).all())
-    # published cells -> rows of equations; suppressed cells -> targets
-    rows, cols, rhs = [], [], []
-    targets: list[tuple[np.ndarray, float, str, tuple, tuple]] = []
+    # published cells -> rows of equations; suppressed cells -> targets (sparse products, no loop over cells)
+    blocks, rhs_parts = [], []
+    targets: list[tuple[np.ndarray, float, str, tuple, tuple, str]] = []
     for k, t in enumerate(tables):
-        # interior cell -> atoms
-        order = np.argsort(sig[:, k], kind="stable")
-        sorted_codes = sig[order, k]
-        for (i, j) in t.published_cells():
-            members = t.members(i, j)
-            lo_idx = np.searchsorted(sorted_codes, members, side="left")
-            hi_idx = np.searchsorted(sorted_codes, members, side="right")
-            atoms = np.concatenate([order[a:b] for a, b in zip(lo_idx, hi_idx, strict=True)]) if members.size else \
-                np.zeros(0, np.int64)
-            value = float(atom_value[atoms].sum())
-            if t.equations is not None and not t.equations[i, j] and not t.failed[i, j]:
-                continue  # published, but not a sum of its cells (a margin recomputed after suppression)
-            if t.failed[i, j]:
-                targets.append((atoms, value, "suppressed cell", (t.uid,), (t.uid, i, j), t.name(i, j)))
-            else:
-                rows.append(np.full(atoms.size, len(rhs)))
-                cols.append(atoms)
-                rhs.append(value)
+        membership = _membership(t)                       # published cells x interior cells
+        code = sig[:, k]
+        inside = np.flatnonzero(code >= 0)
+        n_cells = t.shape[0] * t.shape[1]
+        incidence = sp.csr_matrix((np.ones(inside.size), (code[inside], inside)), shape=(n_cells, n_atoms))
+        a_k = (membership @ incidence).tocsr()           # published cells x atoms
+        values = a_k @ atom_value
+        failed = t.failed.ravel()
+        usable = ~failed if t.equations is None else (~failed & t.equations.ravel())
+        blocks.append(a_k[np.flatnonzero(usable)])
+        rhs_parts.append(values[usable])
+        cc = t.failed.shape[1]
+        for p_idx in np.flatnonzero(failed):
+            i, j = divmod(int(p_idx), cc)
+            row = a_k.getrow(p_idx)
+            targets.append((row.indices.copy(), float(values[p_idx]), "suppressed cell", (t.uid,), (t.uid, i, j),
+                            t.name(i, j)))
     if derived and count and len(tables) > 1:
         small = (atom_value >= 1) & (atom_value < threshold)
         # an atom that is a whole cell of one output is that cell: its own rules (threshold) and the
@@ -218,26 +233,23 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
             targets.append((np.array([a]), float(atom_value[a]), "derived cell", tuple(inside), None, words))
     if not targets:
         return [], "exact"
-    n_rows = len(rhs)
-    if n_rows:
-        a_mat = sp.csr_matrix((np.ones(sum(r.size for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                              shape=(n_rows, n_atoms))
-    else:
-        a_mat = sp.csr_matrix((0, n_atoms))
-    b = np.asarray(rhs, float)
+    a_mat = sp.vstack(blocks).tocsr() if blocks else sp.csr_matrix((0, n_atoms))
+    b = np.concatenate(rhs_parts) if rhs_parts else np.zeros(0)
     h = new_highs()
     pass_lp(h, a_mat, cost=np.zeros(n_atoms), col_lower=np.zeros(n_atoms) if nonneg else np.full(n_atoms, -INF),
             col_upper=np.full(n_atoms, INF), row_lower=b, row_upper=b)
     out: list[Recovered] = []
     status = "exact"
     all_uids = tuple(t.uid for t in tables)
-    zero = np.zeros(n_atoms)
+    prev = np.zeros(0, np.int32)
     for atoms, value, what, src, position, words in targets:
         bounds = []
+        if prev.size:  # only the previous target's columns change back
+            h.changeColsCost(prev.size, prev, np.zeros(prev.size))
+        prev = np.asarray(atoms, np.int32)
+        if prev.size:
+            h.changeColsCost(prev.size, prev, np.ones(prev.size))
         for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
-            cost = zero.copy()
-            cost[atoms] = 1.0
-            h.changeColsCost(n_atoms, np.arange(n_atoms, dtype=np.int32), cost)
             h.changeObjectiveSense(sense)
             st = run(h)
             if st == "optimal":

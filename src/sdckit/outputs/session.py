@@ -552,7 +552,8 @@ class Session:
 
         from ..io.atomic import staged_folder
 
-        self.audit()
+        if not self._audited:
+            self.audit()
         target = Path(folder)
         with staged_folder(target, overwrite=overwrite) as stage:
             names: dict[str, list[str]] = {}

@@ -191,7 +191,7 @@ class Plan:
         for c in cols:
             sr = frame[c]
             num = pd.api.types.is_numeric_dtype(sr) and not pd.api.types.is_bool_dtype(sr)
-            categorical[c] = (not num) or c in key_vars or c in s.categorical
+            categorical[c] = (not num) or c in key_vars or c in s.categorical or c in s.strata
         for c in s.missing_codes:
             if categorical[c]:
                 raise InputError(f"missing_codes.{c}: {c!r} is categorical (a key or text column), where a "
