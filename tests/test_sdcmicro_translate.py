@@ -4,7 +4,6 @@ sdcMicro's record-swapping vignette (read from the source tarball when it is the
 driver script of ``benchmarks/compare_sdcmicro.py``."""
 
 import importlib.util
-import io
 import json
 import re
 import sys

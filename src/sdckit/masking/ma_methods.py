@@ -110,7 +110,7 @@ def fast_mcd(Z: np.ndarray, rng: np.random.Generator, *, n_starts: int = 50, n_b
     (median d^2 / chi2_p(0.5)) and the estimate reweighted on the records with
     d^2 <= chi2_p(0.975) (their sec. 2). Returns (centre, covariance).
     """
-    from scipy.special import chdtri          # chi2_p(q) = chdtri(p, 1 - q)
+    from scipy.special import chdtri  # chi2_p(q) = chdtri(p, 1 - q)
 
     n, p = Z.shape
     h = (n + p + 1) // 2

@@ -904,7 +904,7 @@ class _Translator:
     # -------------------------------------------------------------- result
     def result(self) -> list[Translation]:
         out = []
-        for src, ch in self.chains.items():
+        for ch in self.chains.values():
             if not ch.steps and not ch.roles:
                 self.notes.extend(ch.notes)             # a file with nothing to release: its lines still told
         for src, ch in self.chains.items():
