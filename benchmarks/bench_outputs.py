@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import ROOT, emit, parse_args
 
 from sdckit.outputs import Session, check_results

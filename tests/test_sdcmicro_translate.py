@@ -189,6 +189,9 @@ def test_benchmark_driver_script_translates_and_runs(tmp_path):
     assert [s["method"] for s in translations["keys.csv"].spec["steps"]] == ["pram", "noise", "recode"]
     assert translations["corr.csv"].spec["steps"][0]["kind"] == "correlated"
     assert translations["adult.csv"].spec["gate"] == {"k_anonymity": 5}
+    # microaggregation(method = m) with m computed in R is reported, not guessed
+    assert any("microaggregation()" in n.what and "method" in n.what and n.status == "not translated"
+               for n in translations["num.csv"].notes)
     notes = translations["keys.csv"].notes
     assert any("topBotCoding" in n.what and n.status == "not translated" for n in notes)  # value read from a file
     cmp.make_files(tmp_path, 2000, 1500, np.random.default_rng(1), 1500)

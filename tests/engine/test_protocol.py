@@ -58,8 +58,10 @@ CASES = {
     "record_swap": ("households", HH_ROLES, {"hierarchy": ["region", "district"], "similar": [["hsize"]],
                                              "risk_variables": ["sex", "age"], "swap_rate": 0.1,
                                              "k_anonymity": 3}),
+    "synthesise": ("persons", ROLES, {"variables": ["sex", "age", "job", "income", "hours"], "strata": ["region"],
+                                      "draw_block": 256, "utility": "none"}),
 }
-EXACT = ("pram", "noise", "rows")
+EXACT = ("pram", "noise", "rows", "synthesis")
 
 
 def _claiming_steps() -> list[str]:

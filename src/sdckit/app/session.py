@@ -38,6 +38,8 @@ from .security import FileRoots, PathRefused, check_file_name, path_text
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".sav", ".zsav", ".dta", ".sas7bdat")
 _LIST_ROLES = ("key_vars", "numeric_vars", "strata", "sensitive")
 _ONE_ROLES = ("weight", "household")
+#: the folder of the hierarchy editor's files, inside the output root
+HIERARCHIES = "hierarchies"
 
 
 @dataclass
@@ -95,7 +97,9 @@ class Session:
     def __init__(self, workdir: Path, roots: list[Path], *, output_root: Path | None = None) -> None:
         self.workdir = Path(workdir)
         self.roots = [Path(r).resolve() for r in roots]
-        self.files = FileRoots([*self.roots, self.workdir], output_root if output_root is not None else self.workdir)
+        out_root = Path(output_root) if output_root is not None else self.workdir
+        # the hierarchy editor's files (written in the output root) are read by recode and tables
+        self.files = FileRoots([*self.roots, self.workdir, out_root / HIERARCHIES], out_root)
         self.lock = threading.RLock()
         self.branches: dict[str, Branch] = {}
         self.current = "main"
@@ -228,6 +232,38 @@ class Session:
             raise PathRefused(f"the {what} {str(name)[:80]!r}: load it with the upload button first (only "
                               "files of the uploads folder are read here)")
         return self.files.check_read(real, base=folder, what=f"the {what}")
+
+    def hierarchies_folder(self) -> Path:
+        """The folder of the hierarchy editor's files, inside the output root (created)."""
+        folder = self.files.check_write(self.files.output_root / HIERARCHIES, base=self.files.output_root,
+                                        what="the hierarchies folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def hierarchy_target(self, name) -> Path:
+        """Where the editor saves a hierarchy named ``name`` (a plain ``.csv`` file name), never
+        through a link."""
+        name = check_file_name(name, "the hierarchy's file name")
+        if not name.lower().endswith(".csv"):
+            name += ".csv"
+        target = self.hierarchies_folder() / name
+        if target.is_symlink():
+            raise PathRefused(f"{name!r}: the hierarchies folder holds a link of this name; refused")
+        return target
+
+    def hierarchy_file(self, name, what: str = "hierarchy") -> Path:
+        """A file the editor saved, by its name (checked as every read is)."""
+        name = check_file_name(name, f"the {what}'s file name")
+        folder = self.hierarchies_folder()
+        return self.files.check_read(folder / name, base=folder, what=f"the {what}")
+
+    def saved_hierarchies(self) -> list[str]:
+        """The names of the hierarchy files the editor saved."""
+        folder = self.files.output_root / HIERARCHIES
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink()
+                      and p.suffix.lower() == ".csv")
 
     def list_files(self) -> list[dict]:
         out = []
@@ -741,7 +777,7 @@ def _path_params(method: str) -> set[str]:
 
 
 def _spec_only(state: dict) -> dict:
-    return {k: state[k] for k in ("input", "roles", "run", "steps", "gate", "output") if k in state}
+    return {k: state[k] for k in ("input", "roles", "run", "steps", "gate", "output", "report") if k in state}
 
 
 def _drop_none(obj: Any) -> Any:

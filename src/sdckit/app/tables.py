@@ -258,7 +258,9 @@ def _request_table(session, body: dict, uploaded) -> tuple:
     for d, name in (body.get("hierarchies") or {}).items():
         if d not in dims:
             raise InputError(f"hierarchies: {d!r} is not one of the dimensions {dims}")
-        path = uploaded(name, "hierarchy")
+        # a file of the hierarchy editor ({"saved": name}) or an upload (its name)
+        path = (session.hierarchy_file(name["saved"]) if isinstance(name, dict) and "saved" in name
+                else uploaded(name, "hierarchy"))
         hier[d] = Hierarchy.from_hrc(path) if str(path).lower().endswith(".hrc") else hierarchy_from_arx(path)
     if not session.has_data:
         raise InputError("no data is open: open a data file first (Data page).")

@@ -11,11 +11,15 @@ the workers: each partition's table is split into hash buckets of the combinatio
 lands in exactly one bucket, so a merged bucket holds the final f_k and F_k of its
 combinations), and each bucket computes its individual risk (which depends on (f_k, F_k)
 only, :func:`sdckit.risk.individual.individual_risk`) and its part of the summary. The
-mu-Argus risk threshold needs the distribution of the risk over all combinations: the
-buckets' sorted (risk, records, risk sum) triples are range-partitioned by risk value, each
-range is merged on a worker, and the range holding the crossing of eq. 17 is found from the
-ranges' totals. The client receives figures and an f_k histogram, never a table of the
-data's size, and nothing is computed twice.
+mu-Argus risk threshold needs the distribution of the risk over all combinations: each
+bucket's (risk, records) pairs are split into ranges of risk value (edges from quantiles of
+a sample of every bucket's risks), each range is sorted and merged on a worker, and each
+range finds its largest value below the crossing of eq. 17 from the totals of the ranges
+below it. The client receives figures and an f_k histogram, never a table of the data's
+size, and nothing is computed twice. The figures equal those of the whole table
+(:func:`combination_table`, :func:`risk_from_table`; ``tests/engine/test_risk_table.py``);
+the expected re-identifications are summed bucket by bucket (the same sum whatever the
+partitioning, equal to the whole table's up to summation order).
 
 Missing key values follow the wildcard rule of :mod:`sdckit.risk.missing` (a missing value
 matches every category, alpha = 1), as the in-memory risk and gate do: the rule relates
@@ -178,7 +182,7 @@ def bucket_of(code: np.ndarray, n_buckets: int) -> np.ndarray:
 
 def _split(table: tuple, n_buckets: int) -> tuple:
     """A partial table (codes sorted) as ``n_buckets`` pieces, codes sorted in each."""
-    b = bucket_of(table[0], n_buckets)
+    b = bucket_of(table[0], n_buckets).astype(np.uint16)  # small keys: a stable sort is a radix sort
     order = np.argsort(b, kind="stable")           # stable: codes stay sorted within a bucket
     edges = np.searchsorted(b[order], np.arange(n_buckets + 1))
     return tuple(tuple(a[order[edges[i]:edges[i + 1]]] for a in table) for i in range(n_buckets))
@@ -197,53 +201,61 @@ def _has_missing(codes: np.ndarray, n_categories: Sequence[int]) -> bool:
 def _bucket_stats(merged: tuple, n_categories: tuple, weighted: bool, risk_method: str) -> dict:
     """One merged bucket: its risk per combination and its part of the summary.
 
-    ``f``: the bucket's f_k histogram (distinct f_k, records holding it); ``values``,
-    ``records``, ``sums``: distinct risk values ascending, the records holding each and the
-    sum of their risks (what eq. 17 needs); ``er``: sum of the records' risks.
+    ``f``: the bucket's f_k histogram (distinct f_k, records holding it); ``risk``,
+    ``counts``: the risk of each combination and its records (unsorted: each risk range sorts
+    its own values once, :func:`_merge_range`); ``er``: sum of the records' risks.
     """
     codes, counts, hi, _ = merged
     if codes.size and _has_missing(codes, n_categories):
         return {"missing": True}
     g_risk = individual_risk(counts, hi if weighted else None, method=risk_method, weighted=weighted)
-    fv, fpos = np.unique(counts, return_inverse=True)
-    frec = np.bincount(fpos.reshape(-1), weights=counts, minlength=fv.size).astype(np.int64)
-    values, pos = np.unique(g_risk, return_inverse=True)
-    pos = pos.reshape(-1)
-    records = np.bincount(pos, weights=counts, minlength=values.size).astype(np.int64)
-    sums = np.bincount(pos, weights=g_risk * counts, minlength=values.size)
-    return {"missing": False, "n": int(counts.sum()), "n_combinations": int(codes.size), "f": (fv, frec),
-            "er": float(np.dot(counts.astype(np.float64), g_risk)),
+    frec = np.bincount(counts, weights=counts)             # records per f_k (f_k are small integers)
+    fv = np.flatnonzero(frec)
+    step = max(1, g_risk.size // 64)
+    return {"missing": False, "n": int(counts.sum()), "n_combinations": int(codes.size),
+            "f": (fv, frec[fv].astype(np.int64)), "er": float(np.dot(counts.astype(np.float64), g_risk)),
             "max_risk": float(g_risk.max()) if g_risk.size else 0.0,
-            "values": values, "records": records, "sums": sums}
+            "above_zero": int(counts[g_risk > 0.0].sum()),
+            "sample": np.sort(g_risk[::step]), "risk": g_risk, "counts": counts}
+
+
+def _small(st: dict) -> dict:
+    """A bucket's figures without its per-combination arrays (what crosses to other tasks)."""
+    return {k: v for k, v in st.items() if k not in ("risk", "counts")}
 
 
 def _range_edges(stats: list, n_ranges: int) -> np.ndarray:
-    """Risk values splitting the distinct values into ``n_ranges`` ranges of about equal
-    size (quantiles of the buckets' distinct values, read from every bucket's sorted list)."""
-    samples = [st["values"][np.linspace(0, st["values"].size - 1, min(st["values"].size, 64)).astype(np.intp)]
-               for st in stats if not st["missing"] and st["values"].size]
+    """Risk values splitting the combinations into ``n_ranges`` ranges of about equal size
+    (quantiles of an evenly spaced sample of every bucket's risks)."""
+    samples = [st["sample"] for st in stats if not st["missing"] and st["sample"].size]
     if not samples or n_ranges <= 1:
         return np.zeros(0)
     pool = np.unique(np.concatenate(samples))
     return np.unique(pool[np.linspace(0, pool.size - 1, n_ranges + 1).astype(np.intp)[1:-1]])
 
 
-def _range_piece(st: dict, edges: np.ndarray, r: int) -> tuple:
-    """The bucket's (values, records, sums) in risk range ``r`` (``edges[r-1] < v <= edges[r]``)."""
-    if st["missing"] or r > edges.size:  # edges may be fewer than asked (repeated quantiles)
-        return (np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
-    lo = 0 if r == 0 else np.searchsorted(st["values"], edges[r - 1], side="right")
-    hi = st["values"].size if r == edges.size else np.searchsorted(st["values"], edges[r], side="right")
-    return (st["values"][lo:hi], st["records"][lo:hi], st["sums"][lo:hi])
+def _range_pieces(st: dict, edges: np.ndarray, n_ranges: int) -> tuple:
+    """The bucket's (risk, records) split by risk range: range ``r`` holds
+    ``edges[r-1] < v <= edges[r]`` (ranges past the edges found are empty)."""
+    empty = (np.zeros(0), np.zeros(0, np.int64))
+    if st["missing"]:
+        return (empty,) * n_ranges
+    r = np.searchsorted(edges, st["risk"], side="left").astype(np.uint16)  # v <= edges[r]
+    order = np.argsort(r, kind="stable")
+    bounds = np.searchsorted(r[order], np.arange(n_ranges + 1))
+    return tuple((st["risk"][order[bounds[i]:bounds[i + 1]]], st["counts"][order[bounds[i]:bounds[i + 1]]])
+                 for i in range(n_ranges))
 
 
 def _merge_range(pieces: list) -> tuple:
-    """One risk range over all buckets: distinct values ascending, records and risk sums."""
+    """One risk range over all buckets: distinct values ascending, the records holding each
+    and the sum of their risks (what eq. 17 needs)."""
     v = np.concatenate([p[0] for p in pieces])
+    c = np.concatenate([p[1] for p in pieces]).astype(np.float64)
     values, pos = np.unique(v, return_inverse=True)
     pos = pos.reshape(-1)
-    records = np.bincount(pos, weights=np.concatenate([p[1] for p in pieces]), minlength=values.size)
-    sums = np.bincount(pos, weights=np.concatenate([p[2] for p in pieces]), minlength=values.size)
+    records = np.bincount(pos, weights=c, minlength=values.size)
+    sums = np.bincount(pos, weights=v * c, minlength=values.size)
     return values, records.astype(np.int64), sums
 
 
@@ -315,7 +327,7 @@ def _finish_risk_table(stats: list, candidates: list, keys: tuple, ncat: tuple, 
             tau, at_or_below = max(found)
             threshold, above = tau, n - at_or_below
         else:
-            threshold, above = 0.0, int(sum(int((st["records"][st["values"] > 0.0]).sum()) for st in stats))
+            threshold, above = 0.0, sum(st["above_zero"] for st in stats)
     return RiskTable(keys, ncat, weighted, risk_method, max_global_risk, False, fv, frec,
                      sum(st["n_combinations"] for st in stats), er,
                      max((st["max_risk"] for st in stats), default=0.0), threshold, above, token)
@@ -342,18 +354,19 @@ def frequency_table(pmd: PartitionedMicrodata, keys: Sequence[str] | None = None
     split = [dask.delayed(_split, nout=n_buckets)(p, n_buckets) for p in parts]
     stats = [dask.delayed(_bucket_stats)(tree_reduce([sp[b] for sp in split], _merge), ncat, weight is not None,
                                          risk_method) for b in range(n_buckets)]
+    small = [dask.delayed(_small)(st) for st in stats]   # the per-combination arrays stay in `stats`
     n_ranges = n_buckets
-    edges = dask.delayed(_range_edges)(stats, n_ranges)
-    ranges = [dask.delayed(_merge_range)([dask.delayed(_range_piece)(st, edges, r) for st in stats])
-              for r in range(n_ranges)]
+    edges = dask.delayed(_range_edges)(small, n_ranges)
+    pieces = [dask.delayed(_range_pieces, nout=n_ranges)(st, edges, n_ranges) for st in stats]
+    ranges = [dask.delayed(_merge_range)([p[r] for p in pieces]) for r in range(n_ranges)]
     totals = dask.delayed(lambda ts: np.array(ts, dtype=object))([dask.delayed(_range_totals)(g) for g in ranges])
-    n = dask.delayed(lambda sts: sum(st.get("n", 0) for st in sts))(stats)
+    n = dask.delayed(lambda sts: sum(st.get("n", 0) for st in sts))(small)
     target = dask.delayed(lambda m: max_global_risk * m)(n)
     below_rec = dask.delayed(lambda t: np.concatenate([[0], np.cumsum([int(x[0]) for x in t])]))(totals)
     below_sum = dask.delayed(_prefix_sums)(totals)
     candidates = [dask.delayed(_range_candidate)(g, below_rec[r], below_sum[r], n, target)
                   for r, g in enumerate(ranges)]
-    return dask.delayed(_finish_risk_table)(stats, candidates, keys, ncat, weight is not None, risk_method,
+    return dask.delayed(_finish_risk_table)(small, candidates, keys, ncat, weight is not None, risk_method,
                                             max_global_risk, token)
 
 

@@ -65,6 +65,42 @@ class Table:
         return int(self.rep.size)
 
 
+def _check_inputs(data: pd.DataFrame, qis: list[str], sensitive: str | None,
+                  population: pd.DataFrame | None) -> None:
+    """The quasi-identifiers, the sensitive column and the population table against the data."""
+    if not qis:
+        raise InputError("give at least one quasi-identifier (--qis a,b,c).")
+    missing = [q for q in qis if q not in data.columns]
+    if missing:
+        raise InputError(f"column {missing[0]!r} is not in the data; the columns are {list(data.columns)}.")
+    if len(set(qis)) != len(qis):
+        raise InputError(f"quasi-identifiers repeat: {qis}.")
+    if sensitive is not None:
+        if sensitive not in data.columns:
+            raise InputError(f"sensitive column {sensitive!r} is not in the data.")
+        if sensitive in qis:
+            raise InputError(f"column {sensitive!r} cannot be both a quasi-identifier and sensitive.")
+    if population is not None:
+        pm = [q for q in qis if q not in population.columns]
+        if pm:
+            raise InputError(f"the population table has no column {pm[0]!r}; it needs every quasi-identifier.")
+
+
+def _encode_columns(data: pd.DataFrame, qis: list[str], hierarchies: Mapping[str, Hierarchy],
+                    population: pd.DataFrame | None) -> tuple[list[EncodedColumn], list[np.ndarray]]:
+    """Each QI encoded with its checked hierarchy, and the population's raw codes in the same coding."""
+    cols: list[EncodedColumn] = []
+    pop_raw: list[np.ndarray] = []
+    for q in qis:
+        if q not in hierarchies:
+            raise InputError(f"no hierarchy for quasi-identifier {q!r}.")
+        h = check_hierarchy(hierarchies[q])
+        enc, extra = encode(q, data[q], h, also=[population[q]] if population is not None else [])
+        cols.append(enc)
+        pop_raw.extend(extra)
+    return cols, pop_raw
+
+
 class Problem:
     """Data, quasi-identifiers and hierarchies, encoded for fast per-node class counting.
 
@@ -96,46 +132,37 @@ class Problem:
                  population: pd.DataFrame | None = None, cache_rows: int | None = None,
                  pivot_rows: int | None = None) -> None:
         qis = list(qis)
-        if not qis:
-            raise InputError("give at least one quasi-identifier (--qis a,b,c).")
-        missing = [q for q in qis if q not in data.columns]
-        if missing:
-            raise InputError(f"column {missing[0]!r} is not in the data; the columns are {list(data.columns)}.")
-        if len(set(qis)) != len(qis):
-            raise InputError(f"quasi-identifiers repeat: {qis}.")
-        if sensitive is not None:
-            if sensitive not in data.columns:
-                raise InputError(f"sensitive column {sensitive!r} is not in the data.")
-            if sensitive in qis:
-                raise InputError(f"column {sensitive!r} cannot be both a quasi-identifier and sensitive.")
-        if population is not None:
-            pm = [q for q in qis if q not in population.columns]
-            if pm:
-                raise InputError(f"the population table has no column {pm[0]!r}; it needs every quasi-identifier.")
+        _check_inputs(data, qis, sensitive, population)
         self.qis = qis
         self.n = int(len(data))
         if self.n == 0:
             raise InputError("the data have no records.")
-        cols: list[EncodedColumn] = []
-        pop_raw = []
-        for q in qis:
-            if q not in hierarchies:
-                raise InputError(f"no hierarchy for quasi-identifier {q!r}.")
-            h = check_hierarchy(hierarchies[q])
-            enc, extra = encode(q, data[q], h, also=[population[q]] if population is not None else [])
-            cols.append(enc)
-            pop_raw.extend(extra)
+        cols, pop_raw = _encode_columns(data, qis, hierarchies, population)
         self.columns = cols
+        self._index_lattice()
+        w = self._record_weights()
+        s = self._encode_sensitive(data, sensitive, sensitive_hierarchy)
+        self._compress_patterns(w, s)
+        # population patterns, appended after the data's patterns in a separate array
+        self.population = None
+        if population is not None:
+            self._encode_population(pop_raw)
+        self.cache_budget = int(cache_rows) if cache_rows is not None else max(3_000_000, 16 * self.m)
+        self.pivot_rows = int(pivot_rows) if pivot_rows is not None else max(8192, self.m // 16)
+        self.clear_cache()
+
+    def _index_lattice(self) -> None:
+        """Node ids (mixed radix over the levels) and the stacked code maps of every QI."""
+        cols, q = self.columns, len(self.qis)
         self.heights = np.array([c.height for c in cols], dtype=np.int64)
         self.radix = self.heights + 1
-        self.strides = np.ones(len(qis), dtype=np.int64)
-        for j in range(1, len(qis)):
+        self.strides = np.ones(q, dtype=np.int64)
+        for j in range(1, q):
             self.strides[j] = self.strides[j - 1] * self.radix[j - 1]
         self.n_nodes = int(np.prod([int(r) for r in self.radix], dtype=object))
         if self.n_nodes >= 2 ** 62:
-            raise InputError(f"the lattice of {len(qis)} quasi-identifiers has {self.n_nodes:.3g} nodes, more "
+            raise InputError(f"the lattice of {q} quasi-identifiers has {self.n_nodes:.3g} nodes, more "
                              "than node ids can number (2^62); use fewer quasi-identifiers or shorter hierarchies.")
-        q = len(qis)
         r_max = max(c.code_map.shape[1] for c in cols)
         self.cm3 = np.zeros((q, int(self.radix.max()), r_max), dtype=np.int32)
         self.ncodes = np.ones((q, int(self.radix.max())), dtype=np.int64)
@@ -147,32 +174,45 @@ class Problem:
         # one int64 key per row at every node (no staging) when the product of the largest
         # radices fits: then a node's table is one pass of :func:`._kernels.rollup`
         self._one_stage = float(np.log2(self.ncodes.max(axis=1).astype(float)).sum()) < 61.0
-        # per-record log2 f_j(raw) summed over QIs (non-uniform entropy)
+
+    def _record_weights(self) -> np.ndarray:
+        """Per record, log2 f_j(raw) summed over the QIs (non-uniform entropy); keeps the raw
+        frequencies in ``raw_freq``."""
         w = np.zeros(self.n)
         self.raw_freq = []
-        for c in cols:
+        for c in self.columns:
             f = np.bincount(c.raw, minlength=c.code_map.shape[1]).astype(float)
             self.raw_freq.append(f)
             with np.errstate(divide="ignore"):
                 w += np.log2(np.maximum(f[c.raw], 1.0))
-        # sensitive attribute
+        return w
+
+    def _encode_sensitive(self, data: pd.DataFrame, sensitive: str | None,
+                          sensitive_hierarchy: Hierarchy | None) -> np.ndarray | None:
+        """The sensitive attribute's codes per record (None without one), its labels and overall
+        distribution."""
         self.sensitive = sensitive
         self.sens_col: EncodedColumn | None = None
-        if sensitive is not None:
-            if sensitive_hierarchy is not None:
-                self.sens_col, _ = encode(sensitive, data[sensitive], check_hierarchy(sensitive_hierarchy))
-                s = self.sens_col.raw.astype(np.int64)
-                self.n_sens = int(self.sens_col.code_map.shape[1])
-            else:
-                codes, uniq = pd.factorize(data[sensitive].astype("string").fillna(""), sort=True)
-                s = codes.astype(np.int64)
-                self.n_sens = int(len(uniq))
-            self.sens_labels = (self.sens_col.labels[0] if self.sens_col is not None else np.asarray(uniq, dtype=object))
-            self.sens_overall = np.bincount(s, minlength=self.n_sens) / self.n
-        else:
-            s = None
+        if sensitive is None:
             self.n_sens = 0
-        # compress records to distinct patterns (QIs + sensitive)
+            return None
+        if sensitive_hierarchy is not None:
+            self.sens_col, _ = encode(sensitive, data[sensitive], check_hierarchy(sensitive_hierarchy))
+            s = self.sens_col.raw.astype(np.int64)
+            self.n_sens = int(self.sens_col.code_map.shape[1])
+            self.sens_labels = self.sens_col.labels[0]
+        else:
+            codes, uniq = pd.factorize(data[sensitive].astype("string").fillna(""), sort=True)
+            s = codes.astype(np.int64)
+            self.n_sens = int(len(uniq))
+            self.sens_labels = np.asarray(uniq, dtype=object)
+        self.sens_overall = np.bincount(s, minlength=self.n_sens) / self.n
+        return s
+
+    def _compress_patterns(self, w: np.ndarray, s: np.ndarray | None) -> None:
+        """Compress the records to their distinct patterns (QIs + sensitive) and build the base
+        table (level 0)."""
+        cols, q = self.columns, len(self.qis)
         raws = np.stack([c.raw for c in cols], axis=1).astype(np.int32)
         cnt1 = np.ones(self.n, dtype=np.int64)
         ident = np.arange(self.n, dtype=np.int32)
@@ -190,27 +230,25 @@ class Problem:
         self.m = int(first.size)
         base_rep = np.arange(self.m, dtype=np.int32)
         self.base = self._make_table(base_rep, csum, wout, level0)
-        # population patterns, appended after the data's patterns in a separate array
-        self.population = None
-        if population is not None:
-            praws = np.stack(pop_raw, axis=1).astype(np.int32)
-            pc = np.ones(len(praws), dtype=np.int64)
-            pg = self._dense_keys(praws, np.arange(len(praws), dtype=np.int32), level0, pc)
-            _, pfirst, pcsum, _ = K.group(pg.astype(np.int64), pc, np.zeros(len(praws)))
-            self.population = (np.ascontiguousarray(praws[pfirst]).astype(self.raw2d.dtype), pcsum)
-            # each data pattern must occur in the population
-            allraw = np.concatenate([self.raw2d, self.population[0]])
-            rep = np.arange(len(allraw), dtype=np.int32)
-            gk = self._dense_keys(allraw, rep, level0, np.ones(len(allraw), dtype=np.int64))
-            popc = np.bincount(gk[self.m:], weights=self.population[1], minlength=int(gk.max()) + 1)
-            if (popc[gk[:self.m]] == 0).any():
-                i = int(np.flatnonzero(popc[gk[:self.m]] == 0)[0])
-                row = {qq: str(cols[j].labels[0][self.raw2d[i, j]]) for j, qq in enumerate(qis)}
-                raise InputError(f"a record of the data is not in the population table: {row}; the "
-                                 "data must be a subset of the population for delta-presence.")
-        self.cache_budget = int(cache_rows) if cache_rows is not None else max(3_000_000, 16 * self.m)
-        self.pivot_rows = int(pivot_rows) if pivot_rows is not None else max(8192, self.m // 16)
-        self.clear_cache()
+
+    def _encode_population(self, pop_raw: list[np.ndarray]) -> None:
+        """The population's distinct patterns and counts; every data pattern must be among them."""
+        level0 = np.zeros(len(self.qis), dtype=np.int64)
+        praws = np.stack(pop_raw, axis=1).astype(np.int32)
+        pc = np.ones(len(praws), dtype=np.int64)
+        pg = self._dense_keys(praws, np.arange(len(praws), dtype=np.int32), level0, pc)
+        _, pfirst, pcsum, _ = K.group(pg.astype(np.int64), pc, np.zeros(len(praws)))
+        self.population = (np.ascontiguousarray(praws[pfirst]).astype(self.raw2d.dtype), pcsum)
+        # each data pattern must occur in the population
+        allraw = np.concatenate([self.raw2d, self.population[0]])
+        rep = np.arange(len(allraw), dtype=np.int32)
+        gk = self._dense_keys(allraw, rep, level0, np.ones(len(allraw), dtype=np.int64))
+        popc = np.bincount(gk[self.m:], weights=self.population[1], minlength=int(gk.max()) + 1)
+        if (popc[gk[:self.m]] == 0).any():
+            i = int(np.flatnonzero(popc[gk[:self.m]] == 0)[0])
+            row = {qq: str(self.columns[j].labels[0][self.raw2d[i, j]]) for j, qq in enumerate(self.qis)}
+            raise InputError(f"a record of the data is not in the population table: {row}; the "
+                             "data must be a subset of the population for delta-presence.")
 
     def clear_cache(self, n_slots: int = 1024) -> None:
         """Forget the cached tables and reset the counters (used between timed runs)."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numba import njit
 
 from .._random import as_generator, seed_sequence
@@ -29,7 +30,7 @@ from ..microdata import Microdata
 from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee, StepResult
-from ..risk.frequencies import frequencies_from_codes
+from ..risk.frequencies import DENSE_LIMIT, combination_codes
 from ..risk.missing import wildcard_frequencies
 
 
@@ -173,8 +174,20 @@ def _restore_rows(E: np.ndarray, O: np.ndarray, w: np.ndarray, f: np.ndarray,
 
 
 def _rows(columns: Sequence[np.ndarray], n_categories: Sequence[int], weights: np.ndarray | None):
-    """Distinct rows of the columns: (row id per record, first record of each row, w)."""
-    inv = frequencies_from_codes(list(columns), list(n_categories)).group
+    """Distinct rows of the columns: (row id per record, first record of each row, w).
+
+    The row ids are those of :func:`~sdckit.risk.frequencies.frequencies_from_codes` (the
+    order of the rows decides the tie order of both passes): ascending combination code where
+    its dense table would be used, first appearance otherwise. They are found by sorting the
+    n codes instead of counting over the whole code space, which for the restore pass (the
+    keys twice over) is the product of 2m radices: 10,000 records on five census keys took
+    0.5 s and 390 MB that way.
+    """
+    code, product = combination_codes(list(columns), list(n_categories))
+    if product <= max(DENSE_LIMIT, 4 * code.shape[0]):
+        inv = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64, copy=False)
+    else:
+        inv = pd.factorize(code, sort=False)[0].astype(np.int64, copy=False)
     G = int(inv.max()) + 1
     first = np.full(G, inv.size, dtype=np.int64)
     np.minimum.at(first, inv, np.arange(inv.size, dtype=np.int64))
@@ -353,8 +366,9 @@ class GreedySuppression:
 class ExactSuppression:
     """The exact minimum number of suppressed values by a MILP on HiGHS, for small data only.
 
-    The MILP is :func:`exact_local_suppression`'s. At most ``EXACT_MAX_RECORDS`` records, complete keys, unweighted f_k; the step's
-    ``importance`` then only breaks ties between patterns with the same number of suppressions.
+    The MILP is :func:`exact_local_suppression`'s. At most ``EXACT_MAX_RECORDS`` records,
+    complete keys, unweighted f_k; the step's ``importance`` then only breaks ties between
+    patterns with the same number of suppressions.
     When HiGHS stops at ``time_limit`` without proving optimality, the default greedy pattern
     (:class:`GreedySuppression`) is computed too and the one with fewer suppressions is released.
 

@@ -23,7 +23,6 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from .ma_methods import SORTED_METHODS, rmd_labels, robust_distances, sorted_labels
 from ._numeric import (
     ContinuousResult,
     check_numeric,
@@ -33,6 +32,7 @@ from ._numeric import (
     standardise,
     strata_rows,
 )
+from .ma_methods import SORTED_METHODS, rmd_labels, robust_distances, sorted_labels
 
 # the algorithms on arrays (MDAV with its k-d tree, the reference and partitioned MDAV, the
 # optimal univariate partition, group SSE and aggregation) live in mdav_kernels; re-exported here

@@ -37,8 +37,8 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import register_step
 from ..result import Guarantee
-from .moments import exact_scale, psd_factor
 from ._numeric import ContinuousResult, check_numeric, select_numeric, standardise
+from .moments import exact_scale, psd_factor
 from .summaries import lazy_moments_summary
 
 METHODS = ("additive", "correlated", "multiplicative", "correlated2")
@@ -108,12 +108,17 @@ def add_noise_array(X: np.ndarray, level: float, rng: RngLike = None, *, method:
     elif method == "correlated2":
         # Kim (1986) with uncorrelated noise, as sdcMicro's correlated2 (delta^2 = level):
         # z = d x + (1 - d) x-bar + e, d = sqrt(1 - level), e_j ~ N(0, level s_j^2)
-        means = np.nanmean(X, axis=0)
-        sd = np.nanstd(X, axis=0, ddof=1)
+        complete = not np.isnan(X).any()
+        means = X.mean(axis=0) if complete else np.nanmean(X, axis=0)
+        sd = X.std(axis=0, ddof=1) if complete else np.nanstd(X, axis=0, ddof=1)
         if not np.all(sd > 0):
             standardise(X, names, where=owner)                              # names the constant variable
         d = np.sqrt(1.0 - level)
-        Z = d * X + (1.0 - d) * means + np.sqrt(level) * sd * block_normals(ss, 0, n, p)
+        # memory engine only: the generator's own normals (no block scheme shared with Dask)
+        Z = np.random.default_rng(ss).standard_normal((n, p))
+        Z *= np.sqrt(level) * sd                                            # e_j ~ N(0, level s_j^2)
+        Z += (1.0 - d) * means
+        Z += d * X
     else:
         if method == "correlated" and (~np.isnan(X).any(axis=1)).sum() < 2:
             raise InputError(f"{owner}: fewer than 2 records have all the variables; the covariance "
@@ -195,11 +200,22 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     # complete data (the usual case): plain moments, no NaN masks
     complete = m == X.shape[0]
     var = (lambda A: np.var(A, axis=0, ddof=1)) if complete else (lambda A: np.nanvar(A, axis=0, ddof=1))
+    cross = None
     if method == "correlated2":
         d = np.sqrt(1.0 - level)
-        E = Y - d * X - (1.0 - d) * np.nanmean(X, axis=0)
-        ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
-        m_col = (~np.isnan(E)).sum(axis=0)
+        if complete:
+            # e = y - d x - (1 - d) x-bar, so Var(e) = Var(y - d x): from the centred cross
+            # products (three p x p products, no n x p noise array)
+            Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+            cx, cy, cxy = Xc.T @ Xc, Yc.T @ Yc, Xc.T @ Yc
+            cross = (cx, cy)
+            ratio = np.diag(cy - 2.0 * d * cxy + d * d * cx) / (level * np.diag(cx))
+            m_col = np.full(X.shape[1], X.shape[0])
+        else:
+            E = Y - d * X
+            E -= (1.0 - d) * np.nanmean(X, axis=0)
+            ratio = np.nanvar(E, axis=0, ddof=1) / (level * np.nanvar(X, axis=0, ddof=1))
+            m_col = (~np.isnan(E)).sum(axis=0)
     elif method == "multiplicative":
         with np.errstate(divide="ignore", invalid="ignore"):
             E = np.where(X != 0, Y / X - 1.0, np.nan)
@@ -224,8 +240,12 @@ def check_noise(X: np.ndarray, Y: np.ndarray, level: float, method: str, restore
     if method == "correlated2" and X.shape[1] > 1:
         # the covariances shrink by 1 - level: measured on complete records, as the share of the
         # data's covariance kept (off-diagonal), reported beside the expected factor
-        rows = ~(np.isnan(X).any(axis=1) | np.isnan(Y).any(axis=1))
-        cx, cy = np.cov(X[rows], rowvar=False), np.cov(Y[rows], rowvar=False)
+        if cross is not None:
+            cx, cy = cross                                  # (n - 1) x the covariances: a ratio
+        else:
+            rows = ~(np.isnan(X).any(axis=1) | np.isnan(Y).any(axis=1))
+            Xc, Yc = X[rows] - X[rows].mean(axis=0), Y[rows] - Y[rows].mean(axis=0)
+            cx, cy = Xc.T @ Xc, Yc.T @ Yc
         off = ~np.eye(X.shape[1], dtype=bool)
         out["covariance_factor_expected"] = 1.0 - level
         out["covariance_factor_realised"] = float(np.sum(cy[off] * cx[off]) / np.sum(cx[off] ** 2))

@@ -117,7 +117,8 @@ class Recovered:
         lo = f"{self.lo:g}" if np.isfinite(self.lo) else "-inf"
         hi = f"{self.hi:g}" if np.isfinite(self.hi) else "inf"
         how = "exactly" if self.exact else f"to within [{lo}, {hi}]"
-        src = self.outputs[0] + "'s margins" if len(self.outputs) == 1 else "the outputs " + ", ".join(self.outputs)
+        src = (self.outputs[0] + "'s margins" if len(self.outputs) == 1
+               else "the linked outputs " + ", ".join(self.outputs) + " together")
         return f"{self.what} {self.cell} (value {self.value:g}) is recovered {how} from {src}"
 
 
@@ -148,8 +149,12 @@ def _protected(a: float, lo: float, hi: float, *, count: bool, p: float) -> bool
     return hi >= a + span - tol and lo <= a - span + tol
 
 
-def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived: bool = True) -> tuple[list[Recovered], str]:
+def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived: bool = True,
+                 skip: set | None = None) -> tuple[list[Recovered], str]:
     """Audit tables of one measure linked through shared records (one table: its margins).
+
+    ``skip`` holds positions ``(uid, row, column)`` of suppressed cells already known to be
+    recovered (by the single-table audits): their programmes are not solved again.
 
     Returns the recovered quantities and the audit status ("exact": every LP solved to
     optimality; "failed: ..." otherwise).
@@ -158,18 +163,37 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
         return [], "exact"
     count = tables[0].measure == "count"
     # atoms: records with the same interior cell in every table (-1 outside a table)
-    ids = np.unique(np.concatenate([t.record_ids for t in tables]))
-    codes = np.full((ids.size, len(tables)), -1, dtype=np.int64)
-    vals = np.zeros(ids.size)
-    for k, t in enumerate(tables):
-        pos = np.searchsorted(ids, t.record_ids)
-        codes[pos, k] = t.cell
+    all_ids = np.concatenate([t.record_ids for t in tables])
+    dense = (all_ids.dtype.kind in "iu" and all_ids.size and all_ids.min() >= 0
+             and all_ids.max() < 4 * all_ids.size + 1024)
+    if dense:  # integer labels of one frame: positions without a sort
+        n_ids = int(all_ids.max()) + 1
+        positions = [t.record_ids.astype(np.int64) for t in tables]
+    else:
+        ids = np.unique(all_ids)
+        n_ids = ids.size
+        positions = [np.searchsorted(ids, t.record_ids) for t in tables]
+    # each record's atom key: its interior cell in every table, mixed radix (cell + 1; 0 = outside)
+    radix = [t.shape[0] * t.shape[1] + 1 for t in tables]
+    key = np.zeros(n_ids, dtype=np.int64)
+    present = np.zeros(n_ids, bool)
+    vals = np.zeros(n_ids)
+    for k, (t, pos) in enumerate(zip(tables, positions, strict=True)):
+        key *= radix[k]
+        cell_k = np.zeros(n_ids, np.int64)
+        cell_k[pos] = t.cell + 1
+        key += cell_k
         inside = t.cell >= 0
+        present[pos[inside]] = True
         vals[pos[inside]] = t.weight[inside]  # same measure: the same value wherever it is counted
-    keep = (codes >= 0).any(axis=1)
-    codes, vals = codes[keep], vals[keep]
-    sig, inverse = np.unique(codes, axis=0, return_inverse=True)
+    key, vals = key[present], vals[present]
+    ukeys, inverse = np.unique(key, return_inverse=True)
     inverse = inverse.ravel()
+    sig = np.empty((ukeys.size, len(tables)), dtype=np.int64)
+    rest = ukeys.copy()
+    for k in range(len(tables) - 1, -1, -1):
+        rest, digit = np.divmod(rest, radix[k])
+        sig[:, k] = digit - 1
     atom_value = np.bincount(inverse, weights=vals if not count else None, minlength=sig.shape[0])
     if count:
         atom_value = np.bincount(inverse, minlength=sig.shape[0]).astype(float)
@@ -207,8 +231,10 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
         for p_idx in np.flatnonzero(failed):
             i, j = divmod(int(p_idx), cc)
             row = a_k.getrow(p_idx)
-            targets.append((row.indices.copy(), float(values[p_idx]), "suppressed cell", (t.uid,), (t.uid, i, j),
-                            t.name(i, j)))
+            atoms = row.indices.copy()
+            # the outputs that hold any of the cell's records (the others cannot help recover it)
+            involved = tuple(u.uid for kk, u in enumerate(tables) if kk == k or (sig[atoms, kk] >= 0).any())
+            targets.append((atoms, float(values[p_idx]), "suppressed cell", involved, (t.uid, i, j), t.name(i, j)))
     if derived and count and len(tables) > 1:
         small = (atom_value >= 1) & (atom_value < threshold)
         # an atom that is a whole cell of one output is that cell: its own rules (threshold) and the
@@ -241,8 +267,11 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
     out: list[Recovered] = []
     status = "exact"
     all_uids = tuple(t.uid for t in tables)
+    free = np.diff(a_mat.tocsc().indptr) == 0  # atoms in no equation: each can grow without bound
     prev = np.zeros(0, np.int32)
     for atoms, value, what, src, position, words in targets:
+        if position is not None and skip and position in skip:
+            continue
         bounds = []
         if prev.size:  # only the previous target's columns change back
             h.changeColsCost(prev.size, prev, np.zeros(prev.size))
@@ -250,6 +279,9 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
         if prev.size:
             h.changeColsCost(prev.size, prev, np.ones(prev.size))
         for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
+            if sense == highspy.ObjSense.kMaximize and free[atoms].any():
+                bounds.append(np.inf)  # an atom no published cell holds: the maximum is unbounded
+                continue
             h.changeObjectiveSense(sense)
             st = run(h)
             if st == "optimal":
@@ -261,7 +293,7 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
                 bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
         lo, hi = bounds
         if not _protected(value, lo, hi, count=count, p=p):
-            outputs = src if len(tables) == 1 else all_uids
+            outputs = src if (len(tables) == 1 or what == "suppressed cell") else all_uids
             out.append(Recovered(what, outputs, words, position, value, lo, hi,
                                  exact=bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 1e-6 * max(1, abs(value)))))
     return out, status

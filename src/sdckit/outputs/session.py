@@ -476,10 +476,10 @@ class Session:
                                                                if _linked(a, b)]
             mode = "joint" if len(comp) <= MAX_LINKED else "pairwise"
             for group in groups:
-                found, status = audit_linked([r.layout for r in group], threshold=self.rules.threshold,
-                                             p=self.rules.p_ratio)
                 alone = {(d["position"][0], d["position"][1], d["position"][2]) if d["position"] else None
                          for r in group for d in r.audit.get("margins", {}).get("recovered", [])}
+                found, status = audit_linked([r.layout for r in group], threshold=self.rules.threshold,
+                                             p=self.rules.p_ratio, skip=alone)
                 new = [f for f in found if f.position is None or tuple(f.position) not in alone]
                 ids = tuple(r.uid for r in group)
                 for r in group:
@@ -490,7 +490,8 @@ class Session:
                             mask[f.position[1], f.position[2]] = True
                     details = [dict(f.to_dict(), sentence=f.sentence()) for f in mine]
                     st = "fail" if mine else "pass"
-                    summary = (f"fail - {len(mine)} cells are given away by this output with {', '.join(i for i in ids if i != r.uid)}."
+                    partners = sorted(set().union(*(f.outputs for f in mine)) - {r.uid}) if mine else []
+                    summary = (f"fail - {len(mine)} cells are given away by this output with {', '.join(partners)}."
                                if mine else f"pass - audited with {', '.join(i for i in ids if i != r.uid)} ({mode}).")
                     if status != "exact":
                         st, summary = "review", f"review - the linked audit did not finish ({status})"
@@ -708,8 +709,16 @@ def _linked(a: OutputRecord, b: OutputRecord) -> bool:
     da, db = a.link_dims, b.link_dims
     if not (da <= db or db <= da):
         return False
-    ia, ib = a.layout.record_ids[a.layout.cell >= 0], b.layout.record_ids[b.layout.cell >= 0]
-    return bool(np.intersect1d(ia, ib).size)
+    return not _id_set(a).isdisjoint(_id_set(b))
+
+
+def _id_set(rec: OutputRecord) -> frozenset:
+    """The records behind a table (built once per output)."""
+    cached = getattr(rec.layout, "_id_set", None)
+    if cached is None:
+        cached = frozenset(rec.layout.record_ids[rec.layout.cell >= 0].tolist())
+        rec.layout._id_set = cached
+    return cached
 
 
 def _draw(figure: tuple, path: Path) -> None:

@@ -307,7 +307,40 @@ def loglinear_risk(codes: Sequence[np.ndarray], weights: np.ndarray | None = Non
             notes.append("no weights and no sampling fraction: the data are taken as the population "
                          "(pi = 1), so every sample unique is population unique")
     N = float(W.sum())
-    # response, offset and extra covariate of each method (sdcMicro modRisk)
+    y, offset, covariate = _method_inputs(method, f, W, n, N)
+    design = MarginDesign(table.shape, terms, names, covariate)
+    if method == "IPF":
+        fit = fit_ipf(y, table.shape, terms)
+    else:
+        fit = fit_poisson_newton(y, design, offset)
+    if fit.dropped_params:
+        notes.append(f"{fit.dropped_params} parameters are not estimable (zero margins of the "
+                     "interaction terms); their cells have fitted mean 0")
+    if not fit.converged:
+        notes.append(f"the fit did not converge in {fit.n_iter} iterations")
+    mu = fit.mu
+    c = _cell_risks(f, W, P, mu)
+    if c["n_su"] == 0:
+        notes.append("no sample uniques: tau1 = tau2 = 0 (no record is unique on the keys)")
+    diag = _selection_diagnostic(y if method == "PML" else f, mu, n, N, table.n_cells, design)
+    nonempty, pop_unique, risk = c["nonempty"], c["pop_unique"], c["risk"]
+    cells = pd.DataFrame({"cell": nonempty, "f": c["fk"].astype(np.int64), "mu": c["mu"], "pi": c["pi"],
+                          "lambda": c["mu"] / c["pi"], "nu": c["nu"], "pop_unique": pop_unique, "risk": risk})
+    pos = np.full(f.size, -1, dtype=np.int64)
+    pos[nonempty] = np.arange(nonempty.size)
+    rec = pos[table.cell]
+    return LogLinearRisk(method=method, formula=formula_text(terms, names), tau1=c["tau1"], tau2=c["tau2"],
+                         sdcmicro_gr1=c["gr1"], sdcmicro_gr2=c["gr2"], n_records=n, n_sample_uniques=c["n_su"],
+                         n_cells=table.n_cells, n_nonempty_cells=int(nonempty.size),
+                         record_pop_unique=pop_unique[rec], record_risk=risk[rec], cells=cells,
+                         diagnostic=diag, deviance=fit.deviance, n_params=fit.n_params,
+                         n_iter=fit.n_iter, converged=fit.converged,
+                         seconds=time.perf_counter() - t0, notes=tuple(notes))
+
+
+def _method_inputs(method: str, f: np.ndarray, W: np.ndarray, n: int,
+                   N: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The response, offset and extra covariate of each method (sdcMicro's modRisk)."""
     y = f
     offset = None
     covariate = None
@@ -320,17 +353,13 @@ def loglinear_risk(codes: Sequence[np.ndarray], weights: np.ndarray | None = Non
     elif method == "weightedLLM":
         scale = float(W.max()) if W.max() > 0 else 1.0
         covariate = W / scale           # W_k as a linear predictor (scaled: same fitted means)
-    design = MarginDesign(table.shape, terms, names, covariate)
-    if method == "IPF":
-        fit = fit_ipf(y, table.shape, terms)
-    else:
-        fit = fit_poisson_newton(y, design, offset)
-    if fit.dropped_params:
-        notes.append(f"{fit.dropped_params} parameters are not estimable (zero margins of the "
-                     "interaction terms); their cells have fitted mean 0")
-    if not fit.converged:
-        notes.append(f"the fit did not converge in {fit.n_iter} iterations")
-    mu = fit.mu
+    return y, offset, covariate
+
+
+def _cell_risks(f: np.ndarray, W: np.ndarray, P: np.ndarray, mu: np.ndarray) -> dict:
+    """Per non-empty cell: the sampling fraction, nu, the probability of population uniqueness
+    and the expected 1 / F (Skinner & Shlomo 2008, eqs. 5-6), their sums over the sample
+    uniques (tau1, tau2) and sdcMicro's global risks."""
     nonempty = np.flatnonzero(f > 0)
     fk = f[nonempty]
     # sampling fraction per non-empty cell: 1/w for a sample unique, f_k / W_k otherwise
@@ -343,37 +372,29 @@ def loglinear_risk(codes: Sequence[np.ndarray], weights: np.ndarray | None = Non
     risk = expected_inverse_population(fk, nu)                       # S&S eq. 6 (f = 1), Kummer (f > 1)
     su = fk == 1
     n_su = int(su.sum())
-    tau1 = float(pop_unique[su].sum())
-    tau2 = float(risk[su].sum())
     # sdcMicro's conventions: nu = mu (1 - p), p = sum of 1/w in the cell, sums / non-empty cells
     nu_s = mu_c * (1.0 - P[nonempty])
     gr1 = float(np.exp(-nu_s[su]).sum() / nonempty.size) if nonempty.size else 0.0
     gr2 = float(expected_inverse_population(np.ones(n_su), nu_s[su]).sum() / nonempty.size) if nonempty.size else 0.0
-    if n_su == 0:
-        notes.append("no sample uniques: tau1 = tau2 = 0 (no record is unique on the keys)")
-    # diagnostic on every cell with the overall sampling fraction n / N (S&S's constant pi; a
-    # per-cell f_k / W_k would make the weights depend on f_k and bias the score), leverage-
-    # corrected up to LEVERAGE_MAX_CELLS cells
-    pi_all = np.full(f.size, n / N if N > 0 else 1.0)
+    return {"nonempty": nonempty, "fk": fk, "pi": pi_cell, "mu": mu_c, "nu": nu, "pop_unique": pop_unique,
+            "risk": risk, "n_su": n_su, "tau1": float(pop_unique[su].sum()), "tau2": float(risk[su].sum()),
+            "gr1": gr1, "gr2": gr2}
+
+
+def _selection_diagnostic(y: np.ndarray, mu: np.ndarray, n: int, N: float, n_cells: int,
+                          design: MarginDesign) -> dict:
+    """The model-selection diagnostic on every cell with the overall sampling fraction n / N
+    (S&S's constant pi; a per-cell f_k / W_k would make the weights depend on f_k and bias the
+    score), leverage-corrected up to LEVERAGE_MAX_CELLS cells."""
+    pi_all = np.full(y.size, n / N if N > 0 else 1.0)
     lev = None
-    if table.n_cells <= LEVERAGE_MAX_CELLS:
+    if n_cells <= LEVERAGE_MAX_CELLS:
         keep = None if np.all(mu > 0) else independent_columns(design.gram(mu))
         lev = design.leverages(mu, keep)
-    diag = selection_diagnostic(y if method == "PML" else f, mu, pi_all, leverage=lev)
+    diag = selection_diagnostic(y, mu, pi_all, leverage=lev)
     diag["leverage_corrected"] = lev is not None
     diag["sampling_fraction"] = float(pi_all[0]) if pi_all.size else 1.0
-    cells = pd.DataFrame({"cell": nonempty, "f": fk.astype(np.int64), "mu": mu_c, "pi": pi_cell,
-                          "lambda": mu_c / pi_cell, "nu": nu, "pop_unique": pop_unique, "risk": risk})
-    pos = np.full(f.size, -1, dtype=np.int64)
-    pos[nonempty] = np.arange(nonempty.size)
-    rec = pos[table.cell]
-    return LogLinearRisk(method=method, formula=formula_text(terms, names), tau1=tau1, tau2=tau2,
-                         sdcmicro_gr1=gr1, sdcmicro_gr2=gr2, n_records=n, n_sample_uniques=n_su,
-                         n_cells=table.n_cells, n_nonempty_cells=int(nonempty.size),
-                         record_pop_unique=pop_unique[rec], record_risk=risk[rec], cells=cells,
-                         diagnostic=diag, deviance=fit.deviance, n_params=fit.n_params,
-                         n_iter=fit.n_iter, converged=fit.converged,
-                         seconds=time.perf_counter() - t0, notes=tuple(notes))
+    return diag
 
 
 def select_loglinear_model(codes: Sequence[np.ndarray], weights: np.ndarray | None = None, *,

@@ -950,12 +950,17 @@ class _Args:
             return self.positional[pos]
         return None
 
-    def get(self, *names: str, pos: int | None = None, default: Any = None) -> Any:
+    def get(self, *names: str, pos: int | None = None, default: Any = None, decisive: bool = False) -> Any:
+        """The constant value of an argument; ``default`` when absent. An argument given but
+        not known before the script runs is noted; a ``decisive`` one (it chooses the method)
+        stops the translation of the call."""
         node = self.get_node(*names, pos=pos)
         if node is None:
             return default
         v = self.env.eval(node)
         if not _known(v):
+            if decisive:
+                raise _NotTranslated(f"{names[0]}: {v.why}")
             self.unknown.append(f"{names[0]}: {v.why}")
             return default
         return v
@@ -1023,7 +1028,7 @@ def _rule_top_bot(a: _Args, data):
     column = a.get("column") or _column_of(data)
     if column is None:
         raise _NotTranslated("the column is not named (give column = or x$name)")
-    kind = a.get("kind", pos=3, default="top")
+    kind = a.get("kind", pos=3, default="top", decisive=True)
     value = _num(a.get("value", pos=1), "value")
     repl = _num(a.get("replacement", pos=2), "replacement")
     side = "top" if kind == "top" else "bottom"
@@ -1069,7 +1074,7 @@ _MA_METHODS = {"mdav": "mdav", "simple": "simple", "single": "single", "onedims"
 
 
 def _rule_microaggregation(a: _Args, _data):
-    method = a.get("method", default="mdav")
+    method = a.get("method", default="mdav", decisive=True)
     if method not in _MA_METHODS:
         raise _NotTranslated(f"method {method!r} (clustering or robust PCA variants) is not in sdckit; "
                              "use algorithm = \"mdav\" or \"pca\"")
@@ -1091,7 +1096,7 @@ def _rule_microaggregation(a: _Args, _data):
 
 
 def _rule_add_noise(a: _Args, _data):
-    method = a.get("method", default="additive")
+    method = a.get("method", default="additive", decisive=True)
     noise = _num(a.get("noise", default=150), "noise")
     if method == "additive":
         level, what = (noise / 100) ** 2, f"level = (noise / 100)^2 = {(noise / 100) ** 2:g} (sd = noise/100 s)"
@@ -1141,7 +1146,7 @@ def _rule_shuffle(a: _Args, _data):
         raise _NotTranslated(f"formula term `{_show(node)}` is not a column name")
 
     variables, predictors = terms(form.args[0]), terms(form.args[1])
-    method = a.get("method", default="ds")
+    method = a.get("method", default="ds", decisive=True)
     if method != "ds":
         raise _NotTranslated(f"method {method!r}: sdckit's shuffle is Muralidhar & Sarathy's (method \"ds\")")
     step = {"method": "shuffle", "variables": variables, "predictors": predictors}

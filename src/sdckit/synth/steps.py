@@ -293,32 +293,32 @@ class Synthesise:
     utility measures for synthetic data. JRSS A 181(3), 663-688.
     """
 
-    variables: tuple = param((), kind="columns", help="columns to synthesise (default: all but weight and household)")
-    visit_sequence: tuple = param((), kind="columns", help="order of synthesis (the rest follow visit_rule)")
-    visit_rule: str = param("data", kind="choice", choices=("data", "synthpop"),
+    variables: tuple = param((), kind="columns", label="synthesised columns", help="columns to synthesise (default: all but weight and household)")
+    visit_sequence: tuple = param((), kind="columns", label="visit sequence", help="order of synthesis (the rest follow visit_rule)")
+    visit_rule: str = param("data", kind="choice", label="order of the other variables", choices=("data", "synthpop"),
                             help="order of the variables not listed in visit_sequence")
-    default_method: str = param("cart", kind="choice", choices=tuple(m for m in METHODS if m != "passive"),
+    default_method: str = param("cart", kind="choice", label="method", choices=tuple(m for m in METHODS if m != "passive"),
                                 help="method of every variable (the first of the sequence is sampled)")
-    methods: dict = param({}, kind="mapping", help="method per variable, e.g. {income = \"normrank\"}")
-    passive: dict = param({}, kind="mapping", help="derived variables: column -> formula over earlier columns")
-    rules: tuple = param((), kind="str_list", help="rules 'condition -> consequent' every synthetic record meets")
-    strata: tuple = param((), kind="columns", help="synthesis within the strata these columns define")
-    missing_codes: dict = param({}, kind="mapping",
+    methods: dict = param({}, kind="mapping", label="method per variable", help="method per variable, e.g. {income = \"normrank\"}")
+    passive: dict = param({}, kind="mapping", label="derived variables (formulas)", help="derived variables: column -> formula over earlier columns")
+    rules: tuple = param((), kind="str_list", label="rules", help="rules 'condition -> consequent' every synthetic record meets")
+    strata: tuple = param((), kind="columns", label="strata", help="synthesis within the strata these columns define")
+    missing_codes: dict = param({}, kind="mapping", label="special codes per variable",
                                 help="special codes of numeric variables kept as categories, e.g. {income = [-8]}")
-    smoothing: tuple = param((), kind="columns", help="numeric variables smoothed by a Gaussian kernel")
-    categorical: tuple = param((), kind="columns", help="numeric columns to treat as categorical")
-    min_leaf: int = param(5, kind="int", low=1, symbol="minbucket", unit="records",
+    smoothing: tuple = param((), kind="columns", label="smoothed variables", help="numeric variables smoothed by a Gaussian kernel")
+    categorical: tuple = param((), kind="columns", label="numeric columns treated as categorical", help="numeric columns to treat as categorical")
+    min_leaf: int = param(5, kind="int", label="smallest leaf", low=1, symbol="minbucket", unit="records",
                           help="smallest leaf of a tree", advanced=True)
-    cp: float = param(1e-8, kind="float", low=0.0, high=1.0, symbol="cp", advanced=True,
+    cp: float = param(1e-8, kind="float", label="complexity parameter", low=0.0, high=1.0, symbol="cp", advanced=True,
                       help="complexity a tree's split must add, as a share of the root's risk")
-    utility: str = param("cart", kind="choice", choices=("cart", "logit", "none"),
+    utility: str = param("cart", kind="choice", label="utility model", choices=("cart", "logit", "none"),
                          help="propensity model of the utility figures")
-    utility_permutations: int = param(20, kind="int", low=1, high=1000, advanced=True,
+    utility_permutations: int = param(20, kind="int", label="permutations for the null pMSE", low=1, high=1000, advanced=True,
                                       help="label permutations for the null pMSE of a CART model")
-    utility_tables: list = param([], kind="any", advanced=True,
+    utility_tables: list = param([], kind="any", label="tables compared", advanced=True,
                                  help="tables (lists of columns) whose counts are compared")
-    disclosure_keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
-    disclosure_targets: tuple = param((), kind="columns",
+    disclosure_keys: tuple = param((), kind="columns", label="intruder's keys", help="what an intruder knows (default: the key variables)")
+    disclosure_targets: tuple = param((), kind="columns", label="intruder's targets",
                                       help="what an intruder wants to learn (default: the sensitive variables)")
     fit_sample: int = param(0, kind="int", low=0, unit="records", advanced=True, label="records fitted",
                             help="fit the models on a seeded sample of this many records when the data "
@@ -599,7 +599,7 @@ class MaxRepU(GateCheck):
 
     percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of records", label="largest repU",
                            symbol="repU", help="percent of records unique on the keys in both files")
-    keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
+    keys: tuple = param((), kind="columns", label="intruder's keys", help="what an intruder knows (default: the key variables)")
 
     measured_labels = {"repU": ("replicated uniques (repU)", "percent"), "UiO": ("original records unique on the keys (UiO)", "percent")}
 
@@ -652,8 +652,8 @@ class MaxDiSCO(GateCheck):
 
     percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of records", label="largest DiSCO",
                            symbol="DiSCO", help="percent of records whose target the keys disclose correctly")
-    keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
-    targets: tuple = param((), kind="columns",
+    keys: tuple = param((), kind="columns", label="intruder's keys", help="what an intruder knows (default: the key variables)")
+    targets: tuple = param((), kind="columns", label="intruder's targets",
                            help="what an intruder wants to learn (default: the sensitive variables)")
 
     measured_labels = {"DiSCO": ("records whose target is disclosed (DiSCO, worst target)", "percent"),
@@ -678,8 +678,8 @@ class MaxTCAP(GateCheck):
 
     percent: float = param(kind="float", low=0.0, high=100.0, unit="percent of records", label="largest TCAP",
                            symbol="TCAP", help="percent of matched records whose target is disclosed correctly")
-    keys: tuple = param((), kind="columns", help="what an intruder knows (default: the key variables)")
-    targets: tuple = param((), kind="columns",
+    keys: tuple = param((), kind="columns", label="intruder's keys", help="what an intruder knows (default: the key variables)")
+    targets: tuple = param((), kind="columns", label="intruder's targets",
                            help="what an intruder wants to learn (default: the sensitive variables)")
 
     measured_labels = {"TCAP": ("targeted correct attribution probability (TCAP, worst target)", "percent"),

@@ -11,7 +11,7 @@ synthetic values already drawn (method ``cart`` by default, or ``norm``, ``normr
 ``pmm``, ``logreg``, ``polyreg``, ``sample``, ``passive``). Columns that are not synthesised
 keep their values and condition every synthesised variable (a partially synthetic file).
 
-Pseudocode (one stratum)::
+Pseudocode (the chain of one stratum: :mod:`sdckit.synth.chain`)::
 
     fit:   for j in visit sequence:
                rows_j = records not fixed by an assignment rule of j (rules/rvalues)
@@ -29,10 +29,18 @@ code) as a categorical variable, then its value for the records whose synthetic 
 "observed", from the observed records only; later variables see the value (0 where not
 observed) and the status as two predictors.
 
-Randomness: the fit uses none. The draw of each stratum takes the stratum's child stream of
-the step's seed (``SeedSequence.spawn``) and each variable a child of that, so a stratum or a
-partition of records can be drawn alone from one fit and gives the same file whatever the
-scheduling (:meth:`FittedSynthesis.draw` with ``partition``).
+Randomness: the fit uses none. A file of one synthetic record per original record is drawn
+in fixed blocks of rows (:data:`DRAW_BLOCK` records): block ``b`` draws from child ``b`` of the
+draw's stream (the stream itself for a file of one block), and within a block each stratum
+from a child of the block's stream and each variable from a child of that
+(:meth:`FittedSynthesis.draw_rows`). The draw of a record depends on its position in its
+block's stream, so any partitioning of the records into partitions that read whole blocks
+gives the same file; the Dask engine (:mod:`sdckit.engine.synthesis`) draws this way.
+
+Modules: :mod:`sdckit.synth.plan` (settings, visit sequence, rules),
+:mod:`sdckit.synth.encoding` (records as codes, values and tree bins), :mod:`sdckit.synth.chain`
+(one stratum's chain: fit, draw, rules), :mod:`sdckit.synth.models` and
+:mod:`sdckit.synth.tree` (the models); this module is the driver.
 
 References
 ----------
@@ -241,7 +249,8 @@ class FittedSynthesis:
         for c in self.plan.kept:
             col = self.encoded[c]
             if col.categorical:
-                given.codes[c] = _category_codes(col, frame[c])
+                given.codes[c] = _category_codes(col, frame[c], n_fitted=self.n_original,
+                                                 where="strata" if c in self.plan.strata else c)
             else:
                 given.values[c], status = _numeric_status(col, frame[c])
                 if col.status is not None:
@@ -316,16 +325,17 @@ def block_stream(ss: np.random.SeedSequence, b: int, n_blocks: int) -> np.random
     return ss if n_blocks == 1 else child_stream(ss, b)
 
 
-def _category_codes(col: Column, values: pd.Series) -> np.ndarray:
+def _category_codes(col: Column, values: pd.Series, *, where: str, n_fitted: int) -> np.ndarray:
     labels = [x for x in col.categories.tolist() if x is not None]
     has_na = col.n_levels > len(labels)
-    codes = pd.Categorical(values, categories=pd.Index(labels)).codes.astype(np.int64)
+    codes = pd.Index(labels).get_indexer(pd.Index(values)).astype(np.int64)
     missing = values.isna().to_numpy()
     bad = (codes < 0) & (~missing | (missing & ~has_na))
     if bad.any():
         v = values.iloc[int(np.flatnonzero(bad)[0])]
-        raise InputError(f"{col.name}: the value {v!r} does not occur in the records fitted; fit on more "
-                         f"records (fit_sample) or synthesise {col.name!r}.")
+        v = v.item() if isinstance(v, np.generic) else v
+        raise InputError(f"{where}: the value {v!r} of {col.name!r} does not occur in the {n_fitted} records "
+                         f"fitted; fit on more records (fit_sample) or synthesise {col.name!r}.")
     codes[missing] = len(labels)
     return codes
 

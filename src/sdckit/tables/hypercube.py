@@ -29,6 +29,12 @@ candidate exists, and the result counts them (``n_singleton_cubes``). A primary 
 candidate reaches its levels is protected by the LP-per-primary heuristic on the whole table,
 which extends the pattern (its perturbation is again a proof).
 
+A **clean-up pass** (:func:`sdckit.tables.cleanup.prune_secondaries`) then publishes the
+secondaries that no primary needs on the whole table, most expensive first: each removal is
+proven by the attacker LPs (warm-started, a primary re-solved only when its last attacker table
+moved the cell). It stops at a CPU budget and then says "partial". Certificates whose hypercube
+lost a cell are dropped; those primaries are proven by the audit's LPs.
+
 The pattern is audited with :func:`sdckit.tables.audit_large.protection_audit` (exact LP per
 primary within a budget of LP solves and CPU seconds, stated as sampled beyond it: a sampled
 audit is never reported as passed).
@@ -55,6 +61,7 @@ from .._validation import check_bool, check_float, check_int
 from ..errors import SolverError
 from .audit import a_priori_bounds
 from .audit_large import protection_audit
+from .cleanup import prune_secondaries
 from .rules import Primary
 from .suppression import (
     SuppressionResult,
@@ -296,12 +303,13 @@ class HypercubeResult(SuppressionResult):
     n_singleton_cubes: int = 0
     n_lp_fallback: int = 0
     certificates: dict = field(default_factory=dict, repr=False)
+    cleanup: dict | None = None
 
     def to_dict(self) -> dict:
         d = super().to_dict()
         d.update({"n_certified": self.n_certified, "n_certificates_ok": self.n_certificates_ok,
                   "n_singleton_cubes": self.n_singleton_cubes, "n_lp_fallback": self.n_lp_fallback,
-                  "audit": self.audit.to_dict()})
+                  "cleanup": self.cleanup, "audit": self.audit.to_dict()})
         return d
 
 
@@ -324,6 +332,9 @@ class HypercubeSuppression:
         verdict); beyond it the audit is a sample, stated so, and the result is not ``audit_ok``.
     seed : int
         Order of the audit's LPs (the sample when the budget runs out).
+    cleanup : bool
+        Publish the secondaries no primary needs (module docstring); ``cleanup_seconds`` is its
+        budget in CPU seconds (then it stops and says "partial"; the pattern stays proven).
     audit_certificates : bool
         Hand the certificates to the audit as proofs (it verifies each one itself: ``M d = 0``,
         support suppressed, bounds), so that only primaries without a verified certificate need
@@ -344,9 +355,13 @@ class HypercubeSuppression:
     audit_certificates: bool = True
     lower_bound: float | None = None
     upper_bound: float | None = None
+    cleanup: bool = True
+    cleanup_seconds: float = 30.0
 
     def __post_init__(self) -> None:
         validate_common("HypercubeSuppression", self)
+        check_bool("HypercubeSuppression", "cleanup", self.cleanup)
+        check_float("HypercubeSuppression", "cleanup_seconds", self.cleanup_seconds, low=0)
         check_int("HypercubeSuppression", "max_siblings", self.max_siblings, min_value=1)
         check_int("HypercubeSuppression", "audit_lps", self.audit_lps, min_value=0)
         check_float("HypercubeSuppression", "audit_seconds", self.audit_seconds, low=0)
@@ -453,6 +468,14 @@ class HypercubeSuppression:
             sub = Primary(mask, np.where(mask, primary.upper, 0.0), np.where(mask, primary.lower, 0.0),
                           np.where(mask, primary.sliding, 0.0), primary.reason)
             sup = heuristic_pattern(table, sub, w, lb, ub, self.time_limit, start=sup)
+        clean = None
+        n_cert = len(certificates)
+        n_before, cost_before = int((sup & ~primary.sensitive).sum()), float(w[sup & ~primary.sensitive].sum())
+        if self.cleanup and n_before:
+            clean = prune_secondaries(table, sup, primary, w, lb, ub, cpu_budget=self.cleanup_seconds)
+            sup = clean.suppressed
+            # a hypercube that lost a cell no longer proves its primary: the audit's LPs do
+            certificates = {p: (c, g) for p, (c, g) in certificates.items() if sup[c].all()}
         cert_ok = check_certificates(table, sup, primary, certificates, lb, ub)
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")
@@ -460,11 +483,16 @@ class HypercubeSuppression:
                                cpu_budget=self.audit_seconds, rng=self.seed,
                                proofs=certificates if self.audit_certificates else None)
         cost = float(w[sup & ~primary.sensitive].sum())
-        state = (f"hypercube: {len(certificates)} primaries certified by a hypercube"
+        state = (f"hypercube: {n_cert} primaries certified by a hypercube"
                  + (f", {n_fallback} by the LP heuristic" if n_fallback else "")
+                 + (f"; {clean.statement()}" if clean is not None else "")
                  + f"; audit {aud.status} ({aud.n_audited} of {aud.cells.size} primaries audited)")
+        cinfo = None if clean is None else {**clean.to_dict(), "n_secondary_before": n_before,
+                                            "cost_before": cost_before}
         return HypercubeResult(table, primary, sup, "hypercube", cost, state, False, float("nan"), aud,
                                time.perf_counter() - t0, params={"cost": self.cost, "max_siblings": self.max_siblings,
-                                                                 "avoid_singletons": self.avoid_singletons},
-                               n_certified=len(certificates), n_certificates_ok=int(cert_ok.sum()),
-                               n_singleton_cubes=n_single, n_lp_fallback=n_fallback, certificates=certificates)
+                                                                 "avoid_singletons": self.avoid_singletons,
+                                                                 "cleanup": self.cleanup},
+                               n_certified=n_cert, n_certificates_ok=int(cert_ok.sum()),
+                               n_singleton_cubes=n_single, n_lp_fallback=n_fallback, certificates=certificates,
+                               cleanup=cinfo)

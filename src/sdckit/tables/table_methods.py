@@ -29,7 +29,7 @@ from .registry import (
 )
 
 __all__ = ["Threshold", "PPercent", "PQ", "Dominance", "Optimal", "Modular", "Heuristic", "Hypercube",
-           "Rounding", "Margins", "CellKey", "suppression_verdict", "ckm_guarantees"]
+           "Rounding", "Margins", "CellKey", "CTA", "suppression_verdict", "ckm_guarantees"]
 
 _COSTS = ("value", "freq", "log", "unity", "tauargus")
 
@@ -180,6 +180,8 @@ class Modular(TableMethod):
                                  help="protection carried to the next level's sub-tables")
     mip_gap: float = param(1e-6, kind="float", low=0, high=1, advanced=True, label="MIP gap",
                            help="relative gap at which a sub-table's problem counts as solved")
+    cleanup: bool = param(True, kind="bool", advanced=True, label="clean-up pass",
+                          help="publish the secondaries no sensitive cell needs on the whole table, each removal proven")
     lower_bound: float | None = _bound("lower")
     upper_bound: float | None = _bound("upper")
 
@@ -189,7 +191,7 @@ class Modular(TableMethod):
         _need_primary("modular", primary)
         res = ModularSuppression(cost=self.cost, time_limit=self.time_limit, carry_percent=self.carry_percent,
                                  mip_gap=self.mip_gap, lower_bound=self.lower_bound,
-                                 upper_bound=self.upper_bound).apply(table, primary)
+                                 upper_bound=self.upper_bound, cleanup=self.cleanup).apply(table, primary)
         return _suppressed_result(self, table, primary, res)
 
 
@@ -234,6 +236,11 @@ class Hypercube(TableMethod):
                                    help="protect a sensitive cell that is alone in its row with a second one")
     audit_certificates: bool = param(True, kind="bool", advanced=True, label="hypercubes as proofs",
                                      help="verify each hypercube and use it as the proof of its cell's protection")
+    cleanup: bool = param(True, kind="bool", advanced=True, label="clean-up pass",
+                          help="publish the secondaries no sensitive cell needs, each removal proven by the audit's LPs")
+    cleanup_seconds: float = param(30.0, kind="float", low=0, advanced=True, unit="CPU seconds",
+                                   label="clean-up budget (CPU)",
+                                   help="CPU time the clean-up may use; beyond it it stops and says partial")
     lower_bound: float | None = _bound("lower")
     upper_bound: float | None = _bound("upper")
 
@@ -245,7 +252,8 @@ class Hypercube(TableMethod):
                                    audit_lps=self.audit_lps, audit_seconds=self.audit_seconds,
                                    avoid_singletons=self.avoid_singletons,
                                    audit_certificates=self.audit_certificates, lower_bound=self.lower_bound,
-                                   upper_bound=self.upper_bound).apply(table, primary)
+                                   upper_bound=self.upper_bound, cleanup=self.cleanup,
+                                   cleanup_seconds=self.cleanup_seconds).apply(table, primary)
         return _suppressed_result(self, table, primary, res)
 
 
@@ -275,6 +283,44 @@ class Margins(TableMethod):
 
 
 # ----------------------------------------------------------------------------- perturbation
+
+@register_table_method("cta", label="controlled tabular adjustment", needs_rules=True,
+                       help="the closest additive table with every sensitive cell moved out of its protection "
+                            "interval (tau-Argus's CTA)")
+@dataclass(frozen=True)
+class CTA(TableMethod):
+    """Controlled tabular adjustment (Dandekar & Cox 2002; Castro 2006, sec. 2-3) with HiGHS."""
+
+    weights: str = param("relative", kind="choice", choices=("relative", "unity"), label="cost of a change",
+                         help="relative: change over the cell's value (Castro 2006); unity: absolute change")
+    solver: str = param("milp", kind="choice", choices=("milp", "lp"), label="solver",
+                            help="milp: the best up/down direction of every sensitive cell (optimal); "
+                                 "lp: directions fixed first, one LP (faster, tau-Argus's heuristic)")
+    integer: bool = param(False, kind="bool", label="integer changes",
+                          help="every change is a whole number (for counts)")
+    time_limit: float = param(300.0, kind="float", low=0, low_open=True, unit="seconds", label="time limit",
+                              help="time for HiGHS; a MILP stopped by it keeps its best table, not proven optimal")
+    mip_gap: float = param(1e-4, kind="float", low=0, high=1, advanced=True, label="MIP gap",
+                           help="relative gap at which the MILP counts as solved")
+    lower_bound: float | None = _bound("lower")
+    upper_bound: float | None = _bound("upper")
+
+    def apply(self, table: Any, primary: Any = None, *, rng: Any = None, microdata: Any = None) -> TableResult:
+        from .cta import ControlledAdjustment
+
+        if primary is None:
+            raise InputError("controlled tabular adjustment needs the sensitive cells: give at least one sensitivity "
+                             "rule (e.g. type = \"p%\", p = 15)")
+        res = ControlledAdjustment(weights=self.weights, method=self.solver, integer=self.integer,
+                                   time_limit=self.time_limit, mip_gap=self.mip_gap, lower_bound=self.lower_bound,
+                                   upper_bound=self.upper_bound).apply(table, primary)
+        aud = res.audit
+        verdict = AuditVerdict(aud.status, aud.statement(), int(table.n_cells), 0, aud.rule)
+        # every cell is published as adjusted (no mark tells which cells the adjustment left alone)
+        status = np.full(table.n_cells, "perturbed", dtype=object)
+        return TableResult(self.method_name, table, np.asarray(res.adjusted, float), status, verdict,
+                           res.guarantees, res, self.public_params())
+
 
 @register_table_method("rounding", label="controlled rounding",
                        help="every cell rounded to a multiple of the base; totals still add up")

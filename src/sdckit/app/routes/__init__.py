@@ -3,18 +3,18 @@
 Each module's ``routes(ctx)`` returns the routes of one page: :mod:`.pages` (the page, its
 assets, job polls), :mod:`.data`, :mod:`.roles`, :mod:`.risk`, :mod:`.steps` (methods, steps,
 results, history), :mod:`.compare`, :mod:`.explore`, :mod:`.release` (gate, output, release),
-:mod:`.spec` (export, import), :mod:`.report` (the internal page, a release's reports) and
-:mod:`.tables`.
+:mod:`.spec` (export, import), :mod:`.report` (the internal page, a release's reports),
+:mod:`.tables` and :mod:`.hierarchy` (the hierarchy editor).
 """
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from . import compare, data, explore, pages, release, report, risk, roles, spec, steps, tables
+from . import compare, data, explore, hierarchy, pages, release, report, risk, roles, spec, steps, tables
 from .common import AppContext
 
-PAGES = (pages, report, data, roles, risk, steps, compare, explore, release, spec, tables)
+PAGES = (pages, report, data, roles, risk, steps, compare, explore, release, spec, tables, hierarchy)
 
 
 def all_routes(ctx: AppContext) -> list[BaseRoute]:

@@ -37,12 +37,17 @@ def step_settings(step: dict, also: tuple = ()) -> dict[str, str]:
     return out
 
 
+# The entropy kept is explore's measure (sdckit.explore.measures "entropy": entropy_utility),
+# computed from the key codes' label tables (utility.categorical.entropy_kept): the same
+# figure, without a pass over the records' labels in Python.
+
+
 def routes(ctx: AppContext) -> list[Route]:
     session = ctx.session
 
     def get_compare(request, body):
         ctx.need_data()
-        from ...explore.measures import entropy_utility
+        from ...utility.categorical import entropy_kept, label_codes
 
         a, b = request.query_params.get("a"), request.query_params.get("b")
         out = {}
@@ -67,7 +72,8 @@ def routes(ctx: AppContext) -> list[Route]:
                          "settings": [{"method": s.get("method"), "settings": step_settings(s, other_keys(bi, j))}
                                       for j, s in enumerate(st.get("steps", []))],
                          "error": pv.error, "gate": gate_rows(pv.gate), "risk": risk,
-                         "utility_entropy": (entropy_utility(pv.original, pv.released)
+                         "utility_entropy": (entropy_kept([(label_codes(pv.original, v), label_codes(pv.released, v))
+                                                           for v in pv.original.key_vars])
                                              if pv.original.key_vars and pv.error is None else None)}
         return {"a": a, "b": b, "results": out}
 

@@ -1,5 +1,7 @@
-"""The gate and release page: thresholds, the output folder (with the overwrite box) and the
-release itself, run as a job through :func:`sdckit.release.protect` on the exported spec."""
+"""The gate and release page: thresholds, the output folder (with the overwrite box), the
+report's title, organisation and release fields, the release itself (run as a job through
+:func:`sdckit.release.protect` on the exported spec) and a release's downloads (public report
+as HTML and PDF, certificate)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ...errors import InputError
 from ..jobs import Job
 from ..security import check_file_name
-from .common import AppContext, api
+from .common import AppContext, api, error_response
 
 SIGNING_MISSING = ("--key: this sdckit cannot sign releases (ReleaseRun.write takes no signing_key); "
                    "start the workbench without --key, or update sdckit")
@@ -55,6 +60,25 @@ def split_files(paths: dict) -> tuple[list[str], list[str]]:
         p = Path(p)
         (internal if "internal" in str(key) or p.parent != public_dir else public).append(p.name)
     return sorted(set(public)), sorted(set(internal))
+
+
+#: the spec's ``[report]`` fields the release page sets
+REPORT_FIELDS = ("title", "organisation", "release")
+
+
+def release_pdf(session, rec: dict) -> Path:
+    """The PDF of a release's public report (headless Chromium), written once into the work
+    folder's ``pdf`` folder: beside the release, never inside it (the release folder holds
+    exactly the files its certificate lists)."""
+    from ...report.export import report_to_pdf
+
+    folder = session.workdir / "pdf"
+    folder.mkdir(parents=True, exist_ok=True)
+    report = Path(rec["report"])
+    target = folder / f"{Path(rec['directory']).name}-{rec.get('time', '').replace(':', '').replace(' ', '-')}-report.pdf"
+    if not target.is_file() or target.stat().st_mtime < report.stat().st_mtime:
+        report_to_pdf(report, target)
+    return target
 
 
 def routes(ctx: AppContext) -> list[Route]:
@@ -130,6 +154,7 @@ def routes(ctx: AppContext) -> list[Route]:
             public, internal = split_files(paths)
             rec = {"directory": str(Path(paths["data"]).parent), "data": str(paths["data"]),
                    "report": str(paths["report"]), "internal_report": str(paths["internal_report"]),
+                   "certificate": str(paths.get("certificate", Path(paths["report"]).with_name("certificate.json"))),
                    "passed": run.verdict == "passed", "verdict": run.verdict_text,
                    "gate": [o.to_dict() for o in run.gate],
                    "files": sorted(p.name for p in paths.values()),
@@ -140,6 +165,51 @@ def routes(ctx: AppContext) -> list[Route]:
 
         return ctx.jobs.submit("release", work).to_dict()
 
-    return [Route("/api/gate", api(post_gate), methods=["POST"]),
+    def post_report(request, body):
+        """The spec's ``[report]`` title, organisation and release (the reports' and the PDF's
+        title page); an empty field is left out."""
+        ctx.need_data()
+        fields = {}
+        for key in REPORT_FIELDS:
+            value = body.get(key, "")
+            if not isinstance(value, str) or len(value) > 200:
+                raise InputError(f"report {key}: must be text of at most 200 characters")
+            if value.strip():
+                fields[key] = value.strip()
+
+        def change(st):
+            rest = {k: v for k, v in (st.get("report") or {}).items() if k not in REPORT_FIELDS}
+            if rest or fields:
+                st["report"] = {**rest, **fields}
+            else:
+                st.pop("report", None)
+        session.edit("report " + ", ".join(fields) if fields else "report fields cleared", change)
+        return ctx.state_payload()
+
+    async def download(request: Request) -> Response:
+        """A release's public report (HTML), its PDF or its certificate, as a download."""
+        i, which = request.path_params["n"], request.path_params["which"]
+        if not 0 <= i < len(session.releases) or which not in ("html", "pdf", "certificate"):
+            return JSONResponse({"error": "no such release file"}, status_code=404)
+        rec = session.releases[i]
+        folder = Path(rec["directory"]).name
+        if which == "certificate":
+            path, name, media = Path(rec.get("certificate", "")), f"{folder}-certificate.json", "application/json"
+        else:
+            path, name, media = Path(rec["report"]), f"{folder}-report.html", "text/html"
+        if not path.is_file():
+            return JSONResponse({"error": f"{path.name} is no longer there"}, status_code=404)
+        if which == "pdf":
+            try:
+                path = await run_in_threadpool(release_pdf, session, rec)
+            except Exception as exc:
+                return error_response(exc)
+            name, media = f"{folder}-report.pdf", "application/pdf"
+        return Response(path.read_bytes(), media_type=media, headers={
+            "content-disposition": f'attachment; filename="{name}"', "cache-control": "no-store"})
+
+    return [Route("/api/report", api(post_report), methods=["POST"]),
+            Route("/release/{n:int}/download/{which}", download),
+            Route("/api/gate", api(post_gate), methods=["POST"]),
             Route("/api/output", api(post_output), methods=["POST"]),
             Route("/api/release", api(post_release), methods=["POST"])]

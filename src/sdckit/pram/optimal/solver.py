@@ -238,56 +238,11 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
         active |= zz.ravel()
         active[diag_idx] = False
         active[frozen.ravel()] = False
-        xa = np.flatnonzero(active)                          # free off-diagonal entries
-        rows_of = xa // N
-        # x = vec(I) + Z v: +1 at the entry, -1 on its row's diagonal (rows keep summing to 1)
-        Z = sp.csc_matrix((np.concatenate([np.ones(xa.size), -np.ones(xa.size)]),
-                           (np.concatenate([xa, diag_idx[rows_of]]),
-                            np.concatenate([np.arange(xa.size)] * 2))), shape=(n_x, xa.size))
-        used = np.unique(np.concatenate([xa, diag_idx[rows_of]]))
-        Zu = Z[used]
-        CZ = (c1x[:, used] @ Zu - c1y @ (aux[:, used] @ Zu)).tocsr()
-        # drop rows no v in [0, cap] can violate (largest left-hand side <= 0)
-        worst = C_eye + cap * np.asarray(CZ.maximum(0).sum(axis=1)).ravel()
-        live = worst > -1e-12
-        CZ = CZ[live]
-        R = sp.csr_matrix((np.ones(xa.size), (rows_of, np.arange(xa.size))), shape=(N, xa.size))
-        Aq = sp.vstack([CZ, R]).tocsc()
-        q_lo = np.full(Aq.shape[0], -np.inf)
-        q_hi = np.concatenate([-C_eye[live], np.full(N, cap)])  # C1; sum of moves <= 1 - gamma
-
-        def to_P(v, xa=xa, rows_of=rows_of):
-            Q = np.eye(N)
-            Q.ravel()[xa] = v
-            Q[np.arange(N), np.arange(N)] = 1.0 - np.bincount(rows_of, weights=v, minlength=N)
-            return Q
-
-        def fun(v, grad, xa=xa, rows_of=rows_of, to_P=to_P):
-            out = l2_dense(to_P(v), counts, grad)
-            if not grad:
-                return (out[0] * n**2,)
-            G = out[1]
-            # d/dv of P(v): G[m, k] - G[m, m]
-            return out[0] * n**2, (G.ravel()[xa] - G.ravel()[diag_idx[rows_of]]) * n**2
-
-        same_row = (rows_of[:, None] == rows_of[None, :])
-
-        def hess(v, rows_of=rows_of, to_P=to_P, same_row=same_row):
-            # second-order term of l2 at I per row m: U_0(m) ||P_m - e_m||^2 / n^2, i.e.
-            # U_0(m) (|v_m|^2 + (sum v_m)^2) in the free entries v_m of row m (scaled by n^2)
-            c = counts @ to_P(v)
-            w = np.maximum(np.maximum(counts, c), 1.0)[rows_of]
-            return sp.csc_matrix(2.0 * np.sqrt(w[:, None] * w[None, :]) * same_row
-                                 * (1.0 + np.eye(rows_of.size)))
-
-        v0 = P.ravel()[xa]
-        v, _, it, fb = _sqp(v0, fun, hess, Aq, q_lo, q_hi, np.zeros(xa.size), np.full(xa.size, cap),
-                        max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
-                        first_step_whole=first)
+        P, it, fb = _working_set_step(P, active, counts, (c1x, c1y, aux, C_eye), cap, first=first, fail=fail,
+                                      max_iter=max_iter, tol=tol, time_limit=time_limit)
         first = False
         iters += it
         fallbacks += fb
-        P = to_P(np.clip(v, 0.0, None))
         f, gap, z = fw_lp(P)
         if gap <= gap_tol * max(f, 1e-300) or not (z[:n_x] > 1e-12)[~active & offdiag.ravel()].any():
             break
@@ -301,6 +256,65 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
                "n_constraints_c1": len(triples), "n_pairs": n_y, "frank_wolfe_gap": gap, "_loss": f,
                "solver": "SQP with HiGHS QP subproblems over a working set grown by Frank-Wolfe LPs"}
     return P, "optimal", details
+
+
+def _working_set_step(P, active, counts, c1, cap, *, first, fail, max_iter, tol, time_limit):
+    """One SQP solve of :func:`_solve_full` over the working set ``active`` (free off-diagonal
+    entries of P, rows kept summing to 1): returns (P, SQP iterations, LP fallback steps).
+
+    ``c1`` holds the C1 rows in terms of x = vec(P) alone, ``(c1x, c1y, aux, C vec(I))``."""
+    c1x, c1y, aux, C_eye = c1
+    N = counts.size
+    n = counts.sum()
+    n_x = N * N
+    diag_idx = np.arange(N) * (N + 1)
+    xa = np.flatnonzero(active)                          # free off-diagonal entries
+    rows_of = xa // N
+    # x = vec(I) + Z v: +1 at the entry, -1 on its row's diagonal (rows keep summing to 1)
+    Z = sp.csc_matrix((np.concatenate([np.ones(xa.size), -np.ones(xa.size)]),
+                       (np.concatenate([xa, diag_idx[rows_of]]),
+                        np.concatenate([np.arange(xa.size)] * 2))), shape=(n_x, xa.size))
+    used = np.unique(np.concatenate([xa, diag_idx[rows_of]]))
+    Zu = Z[used]
+    CZ = (c1x[:, used] @ Zu - c1y @ (aux[:, used] @ Zu)).tocsr()
+    # drop rows no v in [0, cap] can violate (largest left-hand side <= 0)
+    worst = C_eye + cap * np.asarray(CZ.maximum(0).sum(axis=1)).ravel()
+    live = worst > -1e-12
+    CZ = CZ[live]
+    R = sp.csr_matrix((np.ones(xa.size), (rows_of, np.arange(xa.size))), shape=(N, xa.size))
+    Aq = sp.vstack([CZ, R]).tocsc()
+    q_lo = np.full(Aq.shape[0], -np.inf)
+    q_hi = np.concatenate([-C_eye[live], np.full(N, cap)])  # C1; sum of moves <= 1 - gamma
+
+    def to_P(v, xa=xa, rows_of=rows_of):
+        Q = np.eye(N)
+        Q.ravel()[xa] = v
+        Q[np.arange(N), np.arange(N)] = 1.0 - np.bincount(rows_of, weights=v, minlength=N)
+        return Q
+
+    def fun(v, grad, xa=xa, rows_of=rows_of, to_P=to_P):
+        out = l2_dense(to_P(v), counts, grad)
+        if not grad:
+            return (out[0] * n**2,)
+        G = out[1]
+        # d/dv of P(v): G[m, k] - G[m, m]
+        return out[0] * n**2, (G.ravel()[xa] - G.ravel()[diag_idx[rows_of]]) * n**2
+
+    same_row = (rows_of[:, None] == rows_of[None, :])
+
+    def hess(v, rows_of=rows_of, to_P=to_P, same_row=same_row):
+        # second-order term of l2 at I per row m: U_0(m) ||P_m - e_m||^2 / n^2, i.e.
+        # U_0(m) (|v_m|^2 + (sum v_m)^2) in the free entries v_m of row m (scaled by n^2)
+        c = counts @ to_P(v)
+        w = np.maximum(np.maximum(counts, c), 1.0)[rows_of]
+        return sp.csc_matrix(2.0 * np.sqrt(w[:, None] * w[None, :]) * same_row
+                             * (1.0 + np.eye(rows_of.size)))
+
+    v0 = P.ravel()[xa]
+    v, _, it, fb = _sqp(v0, fun, hess, Aq, q_lo, q_hi, np.zeros(xa.size), np.full(xa.size, cap),
+                    max_iter=max_iter, tol=tol, time_limit=time_limit, on_fail=fail,
+                    first_step_whole=first)
+    return to_P(np.clip(v, 0.0, None)), it, fb
 
 
 def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources, max_iter, tol,
@@ -329,23 +343,7 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
                           f"{1 / alpha:g}) to move records from, and there are none")
     cap = 1.0 - (gamma if gamma else 1e-3)
     u_src = counts[sources]
-    rare = np.flatnonzero((counts > 0) & (counts * alpha < 1))
-    # watched pairs: (pi, m_pi) of rare m whose D_pi can fall below 1/alpha
-    pairs, member, rhs, labels = [], [], [], []
-    for p, pi in enumerate(combos):
-        U = combination_counts(counts, shape, pi)
-        own = np.unique(projection_codes_of(shape, pi, rare))
-        src_code = projection_codes_of(shape, pi, sources)
-        tgt_code = projection_codes_of(shape, pi, targets)
-        lost = np.bincount(src_code, weights=u_src * cap, minlength=U.size)
-        # a pair with U_pi(k0) >= 1/alpha and no source matching it keeps D >= U_pi(k0): C1
-        # holds there whatever M is, so it gets no row (the margin would make it infeasible)
-        need = ((U[own] - lost[own]) * alpha_s < 1) & ((U[own] * alpha < 1) | (lost[own] > 0))
-        for k in own[need]:
-            pairs.append(tgt_code == k)
-            member.append(src_code == k)
-            rhs.append(1.0 / alpha_s - U[k])
-            labels.append((pi, int(k), float(U[k])))
+    pairs, member, rhs, labels = _watched_pairs(counts, shape, combos, sources, targets, cap, alpha, alpha_s)
     # Sources with the same membership in the watched pairs enter every row with coefficients
     # proportional to U_0(f), and the loss is sum_f U_0(f) h(M_f) with h convex: by Jensen an
     # optimum gives them the same row M_f. So each group is solved as one source of weight
@@ -416,16 +414,41 @@ def _solve_restricted(counts, shape, combos, alpha, gamma, *, cover, max_sources
     st, z, _ = solve_highs(g.ravel() * n**2, A, row_lo, row_hi, col_lo, col_hi, time_limit=time_limit)
     if st == "optimal":  # convex: the Frank-Wolfe gap bounds l2(P) - restricted optimum
         details["frank_wolfe_gap"] = float(g.ravel() @ (M.ravel() - z))
-    status = "optimal"
-    # sparse P: identity, source rows 1 - r_f on the diagonal and M_ft towards the targets
+    return _restricted_matrix(N, sources, targets, M_src), "optimal", details
+
+
+def _watched_pairs(counts, shape, combos, sources, targets, cap, alpha, alpha_s):
+    """The C1 rows of the restricted support: the pairs (pi, m_pi) of rare m whose D_pi can fall
+    below 1/alpha, each as (target membership, source membership, right-hand side, label)."""
+    u_src = counts[sources]
+    rare = np.flatnonzero((counts > 0) & (counts * alpha < 1))
+    pairs, member, rhs, labels = [], [], [], []
+    for pi in combos:
+        U = combination_counts(counts, shape, pi)
+        own = np.unique(projection_codes_of(shape, pi, rare))
+        src_code = projection_codes_of(shape, pi, sources)
+        tgt_code = projection_codes_of(shape, pi, targets)
+        lost = np.bincount(src_code, weights=u_src * cap, minlength=U.size)
+        # a pair with U_pi(k0) >= 1/alpha and no source matching it keeps D >= U_pi(k0): C1
+        # holds there whatever M is, so it gets no row (the margin would make it infeasible)
+        need = ((U[own] - lost[own]) * alpha_s < 1) & ((U[own] * alpha < 1) | (lost[own] > 0))
+        for k in own[need]:
+            pairs.append(tgt_code == k)
+            member.append(src_code == k)
+            rhs.append(1.0 / alpha_s - U[k])
+            labels.append((pi, int(k), float(U[k])))
+    return pairs, member, rhs, labels
+
+
+def _restricted_matrix(N, sources, targets, M_src):
+    """Sparse P: the identity, source rows 1 - r_f on the diagonal and M_ft towards the targets."""
     nz = M_src > 0
     fi, ti = np.nonzero(nz)
     diag = np.ones(N)
     diag[sources] = 1.0 - M_src.sum(axis=1)
-    P = sp.csr_matrix((np.concatenate([diag, M_src[nz]]),
-                       (np.concatenate([np.arange(N), sources[fi]]),
-                        np.concatenate([np.arange(N), targets[ti]]))), shape=(N, N))
-    return P, status, details
+    return sp.csr_matrix((np.concatenate([diag, M_src[nz]]),
+                          (np.concatenate([np.arange(N), sources[fi]]),
+                           np.concatenate([np.arange(N), targets[ti]]))), shape=(N, N))
 
 
 def optimal_matrix(counts: np.ndarray, shape: Sequence[int], combinations: Sequence[Combination],

@@ -15,8 +15,30 @@ Mapping of methods: ``OPT`` -> :class:`~sdckit.tables.suppression.OptimalSuppres
 ``GH`` (tau-Argus's hypercube) -> :class:`~sdckit.tables.hypercube.HypercubeSuppression` (the
 hypercube method with a certificate per primary; linked tables: the LP heuristic); ``RND`` -> controlled rounding; ``CKM`` -> the cell
 key method with the p-table of the metadata (``<PFILE>``, ``<PFILE_CONT>``) or the one given.
-Any other command (``<RECODE>``, ``<APRIORY>``, ``<COVER>``, ``HYP``, ``NET``, ``CTA`` ...) is
-refused with its name and line number.
+``CTA`` -> controlled tabular adjustment (:mod:`sdckit.tables.cta`, the MILP with HiGHS);
+``NET`` (tau-Argus's network-flow heuristic for 2-D tables): sdckit has no network method, so a
+2-D table is protected with the optimal method and the batch log says so (other tables are
+refused); ``HYP`` is read as ``GH`` (the hypercube) and the log says so.
+
+The other commands (tau-Argus manual 4.1, section 5.5.2):
+
+``<RECODE> t, var, L`` (a digit 1-9) truncates a hierarchical variable at level L (codes below it
+merge into their ancestor at level L); ``<RECODE> t, var, "file"``: a file whose first line is
+``<TREERECODE>`` closes the parent codes it lists (their sub-trees merge into them); any other
+file is a global recode (``.grc``, section 4.2.6): ``new: old, a-b, -b, a-`` per line
+(``<CODELIST>`` lines are accepted, ``<MISSING>`` is refused), for a non-hierarchical variable.
+The table is tabulated again from the microdata (a table file cannot be recoded: refused).
+
+``<APRIORY> "file", t, "sep"[, ignore_error[, expand_bogus]]`` (section 5.5.2; the file: section
+4.3.5): ``code1 sep code2 ... sep CMD [sep v1 [sep v2]]`` per line; ``S`` (safe: not a primary),
+``U`` (unsafe: a primary with the ``MAN`` level), ``PL lpl upl`` (a primary's protection levels)
+and ``C`` / ``W cost`` (a cell's cost for OPT, MOD and GH) are applied; ``P``, ``M``, ``ML`` and
+``AB`` are refused with the file's line. With ``expand_bogus = 1`` a code stands for its whole
+single-child chain. ``ignore_error = 1`` (the default) skips lines with unknown codes (counted
+in the log).
+
+``<COVER>``: sdckit protects linked tables jointly (``<SUPPRESS> METHOD(0)``: one model over
+all tables), so no cover table is built; the command is accepted and the log says so.
 """
 
 from __future__ import annotations
@@ -40,7 +62,7 @@ __all__ = ["run_arb", "parse_arb", "SUPPORTED"]
 
 SUPPORTED = ("OPENMICRODATA", "OPENTABLEDATA", "OPENMETADATA", "SPECIFYTABLE", "SAFETYRULE", "READMICRODATA",
              "READTABLE", "SUPPRESS", "ROUNDING", "WRITETABLE", "CLEAR", "SOLVER", "LOGBOOK", "SILENT",
-             "VERSIONINFO", "GOINTERACTIVE", "COMMENT")
+             "VERSIONINFO", "GOINTERACTIVE", "COMMENT", "RECODE", "APRIORY", "APRIORI", "COVER")
 _NOOP = {"SOLVER", "LOGBOOK", "SILENT", "VERSIONINFO", "GOINTERACTIVE", "COMMENT"}
 
 
@@ -92,6 +114,8 @@ class _TableJob:
     manual: np.ndarray | None = None
     outcome: dict = field(default_factory=dict)
     notes: str = ""
+    recode: dict = field(default_factory=dict)  # variable -> (old code -> new code, Hierarchy or None)
+    apriori: list = field(default_factory=list)  # (cell, command, numbers) from <APRIORY> files
 
 
 def _parse_rules(text: str, where: str) -> tuple:
@@ -140,7 +164,8 @@ def _rule(spec: dict, part: str, where: str):
 
 
 #: tau-Argus's <SUPPRESS> methods -> the registered table methods that run them
-ARGUS_METHODS = {"OPT": "optimal", "MOD": "modular", "GH": "hypercube", "RND": "rounding", "CKM": "ckm"}
+ARGUS_METHODS = {"OPT": "optimal", "MOD": "modular", "GH": "hypercube", "RND": "rounding", "CKM": "ckm",
+                 "CTA": "cta", "NET": "optimal", "HYP": "hypercube"}
 
 
 def _args(text: str) -> list:
@@ -220,6 +245,25 @@ def run_arb(path: str | Path) -> dict:
                             "tables": [{"table": k + 1, "dims": j.dims, "n_cells": j.table.n_cells}
                                        for k, j in enumerate(jobs)]})
                 notes += [f"line {line}: table {k + 1}: {j.notes}" for k, j in enumerate(jobs) if j.notes]
+            elif cmd == "RECODE":
+                a = [x.strip() for x in arg.split(",", 2)]
+                if len(a) < 3:
+                    raise InputError(f"{where(line)}: <RECODE> needs (table, variable, level or \"file\")")
+                j = job(line, int(a[0]))
+                if j.frame is None:
+                    raise InputError(f"{where(line)}: <RECODE> needs a table read from microdata; a table file "
+                                     "cannot be recoded: recode it before the run")
+                var, what = _unquote(a[1]), _unquote(a[2])
+                j.recode[var] = _recode(meta, j, var, what, file_of, where(line))
+                _build(j, j.frame, meta, tabular=False, where=where(line))
+                log.append({"line": line, "command": "<RECODE>", "table": int(a[0]), "variable": var,
+                            "recode": what if what.isdigit() else Path(what).name, "n_cells": j.table.n_cells})
+            elif cmd in ("APRIORY", "APRIORI"):
+                log.append(_apriory(arg, line, job, meta, file_of, where(line)))
+            elif cmd == "COVER":
+                notes.append(f"line {line}: <COVER> accepted: sdckit protects linked tables jointly "
+                             "(<SUPPRESS> METHOD(0): one model over all tables), no cover table is built")
+                log.append({"line": line, "command": "<COVER>", "note": "linked tables are protected jointly"})
             elif cmd in ("SUPPRESS", "ROUNDING"):
                 log.append(_protect(cmd, arg, line, jobs, job, meta, data, where(line), file_of))
             elif cmd == "WRITETABLE":
@@ -257,9 +301,17 @@ def _build(j: _TableJob, data, meta: ArgusMetadata, *, tabular: bool, where: str
         meta[d]
         if d not in data.columns:
             raise InputError(f"{where}: variable {d!r} is not in the data file")
+    if j.recode:  # <RECODE>: the codes mapped, the recoded hierarchy (or a flat one) used
+        data = data.copy()
+        for d, (mapping, _) in j.recode.items():
+            codes = data[d].astype(str).str.strip()
+            data[d] = codes.map(lambda c, m=mapping: m.get(c, c))
     hier = {}
     for d in j.dims:
-        h = meta.hierarchy(d, codes=data[d].astype(str).str.strip().unique())
+        if d in j.recode:
+            h = j.recode[d][1]
+        else:
+            h = meta.hierarchy(d, codes=data[d].astype(str).str.strip().unique())
         if h is not None:
             hier[d] = h
     total = {str(meta[d].arg("TOTCODE", "Total")) for d in j.dims}

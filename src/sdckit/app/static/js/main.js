@@ -10,9 +10,11 @@ import { renderCompare } from "./compare.js";
 import { renderExplore } from "./explore.js";
 import { renderRelease } from "./release.js";
 import { renderTables } from "./tables.js";
+import { renderHierarchy } from "./hierarchy.js";
 
 Object.assign(PAGES, { data: renderData, roles: renderRoles, risk: renderRisk, steps: renderSteps, compare: renderCompare,
-                       explore: renderExplore, release: renderRelease, tables: renderTables });
+                       explore: renderExplore, release: renderRelease, tables: renderTables,
+                       hierarchy: renderHierarchy });
 
 window.addEventListener("hashchange", () => go((location.hash || "#data").slice(1)));
 

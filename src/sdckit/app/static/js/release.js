@@ -28,7 +28,7 @@ function readGate(box, g) {
 
 export async function renderRelease(el) {
   await loadMethods();
-  const gate = S.state.spec.gate || {}, out = S.state.spec.output || {};
+  const gate = S.state.spec.gate || {}, out = S.state.spec.output || {}, rep = S.state.spec.report || {};
   const risk = S.gateChecks.filter((g) => g.risk), other = S.gateChecks.filter((g) => !g.risk);
   el.innerHTML = `<h2>Gate and release</h2><div class="card"><h3>Gate thresholds</h3><div id="gateverdict"></div>
     <h4>Risk thresholds</h4><div class="gategrid">${risk.map((g) => gateForm(g, gate[g.name])).join("")}</div>
@@ -40,6 +40,12 @@ export async function renderRelease(el) {
         <div class="help">its suffix sets the format (.csv, .parquet, .sav, .dta)</div></div>
       <div class="field"><label for="overwrite"><input type="checkbox" id="overwrite" ${out.overwrite ? "checked" : ""}> Replace the earlier release in this folder</label>
         <div class="help">only a folder sdckit wrote as a release is replaced</div></div></div>
+      <h4>Report</h4><div class="form">
+      <div class="field"><label for="reptitle">Title</label><div><input type="text" id="reptitle" value="${esc(rep.title || "")}" style="width:100%"></div>
+        <div class="help">the reports' and the PDF's title (empty: "Release report")</div></div>
+      <div class="field"><label for="reporg">Organisation</label><div><input type="text" id="reporg" value="${esc(rep.organisation || "")}" style="width:100%"></div></div>
+      <div class="field"><label for="reprel">Release</label><div><input type="text" id="reprel" value="${esc(rep.release || "")}"></div>
+        <div class="help">the release's name or date, as the title page shows it</div></div></div>
       <p><button id="saveout" class="secondary">Save folder</button> <button id="dorelease">Release</button> <button id="cancelrel" class="danger" hidden>Cancel</button></p><div id="relprog"></div><div id="relout"></div></div>
     <div class="card"><h3>Release spec</h3><p class="small">The session as a TOML spec: <code>sdckit protect release.toml</code> writes the same files.</p>
       <label class="small" for="withseed"><input type="checkbox" id="withseed" checked> include the run seed (needed to rerun byte for byte; a secret)</label>
@@ -56,10 +62,18 @@ export async function renderRelease(el) {
     });
     setState(await api("/api/gate", { method: "POST", body: { gate: g } })); go("release");
   };
-  const saveOut = async () => setState(await api("/api/output", { method: "POST", body: { directory: $("#outdir").value, data: $("#outdata").value, overwrite: $("#overwrite").checked } }));
+  const saveReport = async () => setState(await api("/api/report", { method: "POST",
+    body: { title: $("#reptitle").value, organisation: $("#reporg").value, release: $("#reprel").value } }));
+  const reportChanged = () => $("#reptitle").value !== (rep.title || "") || $("#reporg").value !== (rep.organisation || "")
+    || $("#reprel").value !== (rep.release || "");
+  const saveOut = async () => {
+    setState(await api("/api/output", { method: "POST", body: { directory: $("#outdir").value, data: $("#outdata").value, overwrite: $("#overwrite").checked } }));
+    if (reportChanged()) await saveReport();
+  };
   $("#saveout").onclick = saveOut;
   $("#dorelease").onclick = async () => {
-    if ($("#outdir").value !== (out.directory || "") || $("#outdata").value !== (out.data || "") || $("#overwrite").checked !== !!out.overwrite) await saveOut();
+    if ($("#outdir").value !== (out.directory || "") || $("#outdata").value !== (out.data || "") || $("#overwrite").checked !== !!out.overwrite
+        || reportChanged()) await saveOut();
     const job = await api("/api/release", { method: "POST", body: {} });
     pollJob(job.id, $("#relprog"), $("#cancelrel"), (r) => { showRelease(r, r.index); });
   };
@@ -78,6 +92,9 @@ function showRelease(r, index) {
   $("#relout").innerHTML = `<p class="verdict ${r.passed ? "ok" : "fail"}" id="released">${r.passed ? "✔" : "✘"} released to ${esc(r.directory)} — ${esc(r.verdict)}</p>
     <h4>Public files (to publish)</h4><ul id="publicfiles">${(r.public_files || r.files).map((f) => `<li>${esc(f)}</li>`).join("")}</ul>
     <h4>Internal files (keep: seeds and parameters)</h4><ul id="internalfiles">${(r.internal_files || []).map((f) => `<li>${esc(f)}</li>`).join("") || "<li>none</li>"}</ul>
-    <p><a class="btn secondary" target="_blank" href="/release/${index}/report">open the public report</a></p>`;
+    <p><a class="btn secondary" target="_blank" href="/release/${index}/report">open the public report</a></p>
+    <p id="downloads">Download: <a class="btn secondary" id="dlhtml" href="/release/${index}/download/html" download>public report (HTML)</a>
+      <a class="btn secondary" id="dlpdf" href="/release/${index}/download/pdf" download>public report (PDF)</a>
+      <a class="btn secondary" id="dlcert" href="/release/${index}/download/certificate" download>certificate</a></p>`;
   $("#reports").innerHTML = `<div class="card"><h3>Public report</h3><iframe class="report" title="public report" src="/release/${index}/report"></iframe></div>`;
 }

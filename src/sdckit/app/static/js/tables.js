@@ -46,6 +46,9 @@ export async function renderTables(el) {
     const body = { dims, method: m.name, params: readFields($("#tmethparams"), m.params, null, "table:" + m.name),
                    missing: $("#tmiss").value, rules: [] };
     if ($("#tresp").value) body.response = $("#tresp").value;
+    // hierarchies from the hierarchy editor, for the dimensions that have one
+    const hier = Object.fromEntries(dims.filter((d) => (S.tableHierarchies || {})[d]).map((d) => [d, S.tableHierarchies[d]]));
+    if (Object.keys(hier).length) body.hierarchies = hier;
     if (m.needs_rules) {
       for (const r of rules) {
         const box = $(`.rule[data-rule="${CSS.escape(r.name)}"]`);
