@@ -4,7 +4,7 @@ Example::
 
     [input]
     path = "persons.csv"          # relative to the spec file
-    na_values = [-9]              # optional: codes that mean "missing"
+    na_values = [-9]              # optional: codes that mean "missing" (or per column: { Health = [-9] })
     delimiter = ";"               # optional: a CSV file's delimiter (default ",")
     ddi = "persons.xml"           # optional: a DDI-Codebook giving labels, missing codes, roles
 
@@ -128,6 +128,25 @@ def _expect(where: str, value: Any, kind: type | tuple, rule: str) -> Any:
     return value
 
 
+def _na_values(value: Any) -> tuple:
+    """``[input] na_values``: a list of codes missing in every column, or a table of codes per
+    column (``{ Health = [-9] }``: SPSS/Stata user-missing codes are declared per column), held
+    as ``(column, codes)`` pairs (:func:`sdckit.io.files.split_na_values` reads both)."""
+    rule = 'a list of values (missing in every column) or a table of lists per column ({ Health = [-9] })'
+    if isinstance(value, dict):
+        out = []
+        for col, codes in value.items():
+            codes = _expect(f"input.na_values.{col}", codes, list, "a list of values")
+            if any(isinstance(v, (list, dict)) for v in codes):
+                raise SpecError(f"input.na_values.{col}: must be a list of values, got {codes!r}")
+            out.append((str(col), tuple(codes)))
+        return tuple(out)
+    codes = _expect("input.na_values", value, list, rule)
+    if any(isinstance(v, (list, dict)) for v in codes):
+        raise SpecError(f"input.na_values: must be {rule}, got {value!r}")
+    return tuple(codes)
+
+
 def read_spec_file(path: str | os.PathLike) -> dict:
     """The parsed TOML of a spec file, with one-line errors for a missing, unreadable or
     invalid file (every spec reader of sdckit uses it)."""
@@ -212,7 +231,7 @@ def spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", source: str 
     fmt = inp.get("format")
     if fmt is not None:
         _expect("input.format", fmt, str, "one of csv, parquet, sav, dta, sas7bdat")
-    na_values = tuple(_expect("input.na_values", inp.get("na_values", []), list, "a list of values"))
+    na_values = _na_values(inp.get("na_values", []))
     delimiter = inp.get("delimiter")
     if delimiter is not None:
         _expect("input.delimiter", delimiter, str, 'one character (e.g. ";") or "tab"')

@@ -246,7 +246,8 @@ def test_spss_user_missing_codes_are_read_as_missing(tmp_path):
     c, app = _client(tmp_path, p)
     s = app.state.session
     assert int(s.frame["Health"].isna().sum()) == int((df["Health"] == -9).sum()) > 0
-    assert s.state["input"]["na_values"] == [-9]  # in the spec: the command line reads it the same
+    # in the spec, per column: the command line reads it the same
+    assert s.state["input"]["na_values"] == {"Health": [-9]}
     rows = c.get("/api/frequencies?column=Health").json()["rows"]
     assert rows[-1] == {"value": None, "records": int((df["Health"] == -9).sum()), "label": "missing", "missing": True}
     sex = c.get("/api/frequencies?column=Sex").json()["rows"]

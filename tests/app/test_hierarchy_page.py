@@ -80,3 +80,31 @@ def test_a_saved_hierarchy_groups_a_table_dimension(client):
     assert "123**" in str(out) and "12***" in str(out)
     r = c.post("/api/tables/protect", json={**body, "hierarchies": {"zip": {"saved": "../x.csv"}}})
     assert r.status_code in (400, 403)
+
+
+def test_pram_step_card_explains_the_rise_with_the_report_fragment(tmp_path):
+    """A PRAM step that raises sample uniques gets the report's sentence (the same fragment as
+    the release report) with the intruder-side figure; a step that lowers them gets none."""
+    from sdckit.report.fragments import risk_rise_html
+    from tests.app.test_api import DEMO, KEYS
+
+    c, app = _client(tmp_path, DEMO)
+    assert c.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    c.headers["X-CSRF-Token"] = app.state.csrf
+    c.post("/api/roles", json={"roles": {"key_vars": KEYS}}).raise_for_status()
+    c.post("/api/steps", json={"action": "add", "step": {"method": "pram", "variables": ["Marital Status"],
+                                                          "min_diagonal": 0.6}}).raise_for_status()
+    c.post("/api/steps", json={"action": "add", "step": {"method": "local_suppression", "k": 3}}).raise_for_status()
+    res = c.get("/api/results").json()
+    pram, ls = res["steps"]
+    session = app.state.session
+    pv = session.preview()
+    before = session.risk(pv.datas[0], suda=False, linkage=False)
+    after = session.risk(pv.datas[1], suda=False, linkage=False)
+    assert after["n_sample_uniques"] > before["n_sample_uniques"]   # PRAM raised the count
+    html = pram["explain_html"]
+    assert html.startswith(risk_rise_html(before, after, pram=True, subject="data after this step",
+                                          baseline="the data before it")[:120])
+    assert "because PRAM moves records into rarer key combinations" in html
+    assert "re-identifies" in html and "intruder-side figure" in html
+    assert ls["explain_html"] == ""

@@ -16,7 +16,8 @@ from tests.app.test_api import KEYS, _wait, client, small  # noqa: F401 - fixtur
 
 def _release(client):
     client.post("/api/roles", json={"roles": {"key_vars": KEYS}}).raise_for_status()
-    client.post("/api/steps", json={"action": "add", "step": {"method": "local_suppression", "k": 2}}).raise_for_status()
+    for step in ({"method": "remove", "variables": ["Person ID"]}, {"method": "local_suppression", "k": 2}):
+        client.post("/api/steps", json={"action": "add", "step": step}).raise_for_status()
     client.post("/api/gate", json={"gate": {"k_anonymity": 2}}).raise_for_status()
     r = client.post("/api/report", json={"title": "Census teaching file 2011", "organisation": "Office of Examples",
                                          "release": "R1 (2026)"})

@@ -104,14 +104,33 @@ def test_given_queries_are_counted_as_pandas_counts_them(seed, raw):
     assert res.n_control == _isolating(con, queries)
 
 
+def _rich(seed: int, n: int = 300):
+    """Original, released and control records with many distinct records: three text columns
+    of 8 values (some missing), one of 400 values and one numeric column of 40 values."""
+    rng = np.random.default_rng(seed)
+
+    def draw(m):
+        out = {}
+        for c in ("a", "b", "c"):
+            v = rng.choice([f"v{i}" for i in range(8)], m).astype(object)
+            v[rng.random(m) < 0.05] = None
+            out[c] = v
+        out["d"] = rng.choice([f"w{i}" for i in range(400)], m)
+        out["x"] = rng.integers(0, 40, m).astype(float)
+        return pd.DataFrame(out)
+
+    return draw(n), draw(n), draw(n)
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["multivariate", "univariate"]))
 def test_written_queries_given_back_give_the_same_counts(seed, mode):
-    ori, rel, con = _frames(seed, n=300)
-    own = singling_out(ori, rel, con, mode=mode, n_attacks=40, n_cols=2, rng=seed)
-    queries = singling_out_queries(ori, rel, con, mode=mode, n_attacks=40, n_cols=2, rng=seed)
-    assert len(queries) == own.settings["n_predicates"]
-    again = singling_out(ori, rel, con, mode=mode, n_attacks=40, n_cols=2, rng=seed, queries=queries)
+    ori, rel, con = _rich(seed)
+    kw = dict(mode=mode, n_attacks=40, n_cols=2, max_attempts=5000, numeric=["x"], rng=seed)
+    own = singling_out(ori, rel, con, **kw)
+    queries = singling_out_queries(ori, rel, con, **kw)
+    assert len(queries) == own.settings["n_predicates"] > 0
+    again = singling_out(ori, rel, con, queries=queries, **{k: v for k, v in kw.items() if k != "max_attempts"})
     assert (again.n_success, again.n_control) == (own.n_success, own.n_control)
     assert again.risk == own.risk and again.ci == own.ci
     # and pandas agrees on the written predicates
@@ -202,3 +221,20 @@ def test_registry_puts_a_keyword_only_base_after_the_threshold():
     check = cls.from_value(0.5)
     assert check.threshold == 0.5 and check.shared == 1
     assert cls.from_value({"limit": 0.5, "shared": 3}).to_value() == {"limit": 0.5, "shared": 3}
+
+
+def test_counting_through_sorted_orders_gives_the_scan_results(monkeypatch):
+    """Large files are counted through sorted column orders: the whole attack gives the same
+    result as with plain scans (the index threshold lowered below the files' size)."""
+    from sdckit.attacks import singling
+
+    ori, rel, con = _rich(11, n=400)
+    con = con.iloc[:350]      # a smaller control: the size correction counts every match
+    kw = dict(n_attacks=60, n_cols=2, max_attempts=5000, numeric=["x"], rng=2)
+    monkeypatch.setattr(singling, "INDEX_FROM", 10**9)
+    scan = singling_out(ori, rel, con, **kw)
+    monkeypatch.setattr(singling, "INDEX_FROM", 1)
+    indexed = singling_out(ori, rel, con, **kw)
+    assert (indexed.n_success, indexed.n_control, indexed.n_baseline) == (scan.n_success, scan.n_control,
+                                                                           scan.n_baseline)
+    assert indexed.settings["n_control_before_size_correction"] == scan.settings["n_control_before_size_correction"]

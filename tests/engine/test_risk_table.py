@@ -28,21 +28,22 @@ FIGURES = ["n_records", "n_combinations", "n_sample_uniques", "k_violations", "k
            "n_records_with_missing_keys"]
 
 
-def _both(pmd, **kw):
-    table = frequency_table(pmd, **kw).compute()
+def _both(pmd, n_buckets=None, **kw):
+    table = frequency_table(pmd, n_buckets=n_buckets, **kw).compute()
     fast = risk_from_table(table, **kw)
     ref = risk_from_table(combination_table(pmd).compute(), **kw)
     return table, fast, ref
 
 
-@pytest.mark.parametrize("npartitions", [1, 2, 5, 40])
+@pytest.mark.parametrize("npartitions,n_buckets", [(1, None), (2, 2), (5, 3), (5, None), (40, 32), (40, 7)])
 @pytest.mark.parametrize("max_global_risk", [0.01, 0.2, 1e-9])
-def test_summary_equals_the_whole_table_path(client, npartitions, max_global_risk):
+def test_summary_equals_the_whole_table_path(client, npartitions, n_buckets, max_global_risk):
     # fractional weights; 0.2: the global risk is below the target (no threshold); 1e-9: no
-    # observed risk reaches the target (threshold 0.0)
+    # observed risk reaches the target (threshold 0.0); None: the default (one bucket on the
+    # 2 workers of the test cluster)
     df = person_frame(3000, seed=npartitions, missing=False)
     pmd = from_pandas(df, npartitions=npartitions, key_vars=KEYS, weight="weight")
-    table, fast, ref = _both(pmd, max_global_risk=max_global_risk)
+    table, fast, ref = _both(pmd, n_buckets=n_buckets, max_global_risk=max_global_risk)
     assert isinstance(table, RiskTable) and not table.missing
     for key in FIGURES:
         assert fast.summary[key] == ref.summary[key], key
@@ -67,7 +68,7 @@ def test_unweighted_and_exact_risk_equal_the_in_memory_engine(client):
 def test_missing_keys_use_the_whole_table(client):
     df = person_frame(3000, seed=8, missing=True)
     pmd = from_pandas(df, npartitions=4, key_vars=KEYS, weight="weight")
-    table, fast, ref = _both(pmd)
+    table, fast, ref = _both(pmd, n_buckets=3)
     assert table.missing
     assert fast.summary == ref.summary and fast.summary["n_records_with_missing_keys"] > 0
 

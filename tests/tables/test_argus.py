@@ -169,8 +169,8 @@ def test_linked_tables_in_batch(work):
 
 
 @pytest.mark.parametrize("line, text, needle", [
-    ("<RECODE> 1, Size, \"GK.grc\"", "RECODE", "<RECODE> is not supported"),
-    ("<APRIORY> \"x.hst\", 1, \",\"", "APRIORY", "<APRIORY> is not supported"),
+    ("<TABLEFORMAT> 1, Size", "TABLEFORMAT", "<TABLEFORMAT> is not supported"),
+    ("<HOLDINGS> \"x.hst\", 1", "HOLDINGS", "<HOLDINGS> is not supported"),
 ])
 def test_unsupported_command_named_with_line(tmp_path, line, text, needle):
     f = tmp_path / "x.arb"
@@ -183,8 +183,8 @@ def test_unsupported_command_named_with_line(tmp_path, line, text, needle):
 def test_unsupported_suppress_method_and_output_type(work):
     (work / "b.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
                                 '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
-                                "<SUPPRESS> HYP(1)\n")
-    with pytest.raises(InputError, match=r"b\.arb: line 6: <SUPPRESS> HYP is not supported"):
+                                "<SUPPRESS> XYZ(1)\n")
+    with pytest.raises(InputError, match=r"b\.arb: line 6: <SUPPRESS> XYZ is not supported"):
         run_arb(work / "b.arb")
     (work / "c.arb").write_text('<OPENMICRODATA> "micro.csv"\n<OPENMETADATA> "microdata.rda"\n'
                                 '<SPECIFYTABLE> "Sex""Age"|||\n<SAFETYRULE> FREQ(10,20)\n<READMICRODATA>\n'
@@ -229,6 +229,6 @@ def test_cli_argus_json(work, capsys):
     bad.write_text("<RECODE> 1, Size, 2\n")
     code = main(["table", "--argus", str(bad), "--json"])
     cap = capsys.readouterr()
-    assert code != 0 and "line 1: <RECODE> is not supported" in cap.err
+    assert code != 0 and "line 1: table 1 is not specified" in cap.err
     assert len(cap.err.strip().splitlines()) == 1
     assert json.loads(cap.out)["error"]["exit_code"] == code

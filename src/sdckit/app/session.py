@@ -140,9 +140,10 @@ class Session:
         reader reads that very descriptor.
 
         With ``honour_missing`` (the default) and no ``na_values``, the single user-missing
-        codes an SPSS file declares (``-9`` "refused", say) are read as missing, exactly as
-        ``[input] na_values`` (``sdckit protect``) or ``--na-values`` (``sdckit risk``) reads
-        them: the spec of the session then holds them, so the command line reruns it the same.
+        codes an SPSS file declares (``-9`` "refused", say) are read as missing in the columns
+        that declare them, exactly as ``[input] na_values = { Health = [-9] }`` (``sdckit
+        protect``) reads them: the spec of the session then holds them, so the command line
+        reruns it the same.
         """
         path = self.files.check_read(path, base=self.workdir, what="the data file")
         fd = self.files.open_read(path)
@@ -157,9 +158,11 @@ class Session:
                         self.files.check_read(cat, base=self.workdir, what="the SAS format catalog")
             df, meta = read_data(self.files.descriptor_path(fd, path), file_format=fmt,
                                  na_values=na_values or None, delimiter=delimiter, source=path)
-            declared = declared_missing_codes(meta)
+            declared = declared_missing_by_column(meta)
             if honour_missing and not na_values and declared:
-                na_values = declared  # as [input] na_values would: the same reader, the same codes
+                # per column, as the file declares them and as [input] na_values = { col = [codes] }
+                # reads them: the same reader, the same codes, no other column touched
+                na_values = declared
                 df, meta = read_data(self.files.descriptor_path(fd, path), file_format=fmt,
                                      na_values=na_values, delimiter=delimiter, source=path)
             mtime = os.fstat(fd).st_mtime_ns
@@ -178,7 +181,8 @@ class Session:
             if file_format:
                 inp["format"] = file_format
             if na_values:
-                inp["na_values"] = list(na_values)
+                inp["na_values"] = {str(k): list(v) for k, v in na_values.items()} if isinstance(na_values, dict) \
+                    else list(na_values)
             if delimiter:
                 inp["delimiter"] = delimiter
             state = {"input": inp, "roles": dict(roles or {}), "run": {"seed": new_seed()},
@@ -575,9 +579,11 @@ class Session:
         declared = declared_missing_codes(self._meta)
         if declared and na:
             where = ", ".join(sorted(c for c, rs in (self._meta.missing_ranges or {}).items() if rs))
+            scope = ("in those columns only (input.na_values per column)" if isinstance(na, dict)
+                     else "in every column (input.na_values)")
             out.append("The file declares the missing codes " + ", ".join(map(str, declared)) + f" (in {where}); "
-                       "they are read as missing in every column (input.na_values), as the command line "
-                       "reads them; untick the box on the Data page and open the file again to keep them.")
+                       f"they are read as missing {scope}, as the command line reads them; untick the box on "
+                       "the Data page and open the file again to keep them.")
         return out
 
     def column_label(self, col: str) -> str | None:
@@ -706,6 +712,18 @@ class _Background:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def declared_missing_by_column(meta) -> dict[str, list]:
+    """The single user-missing codes an SPSS/Stata file declares, per column (``{"Health": [-9]}``)."""
+    out: dict[str, list] = {}
+    for col, rs in (getattr(meta, "missing_ranges", None) or {}).items():
+        codes = sorted({int(lo) if float(lo).is_integer() else float(lo)
+                        for r in rs or [] for lo, hi in [(r.get("lo"), r.get("hi"))]
+                        if lo is not None and lo == hi and isinstance(lo, (int, float))})
+        if codes:
+            out[str(col)] = codes
+    return out
 
 
 def declared_missing_codes(meta) -> list:

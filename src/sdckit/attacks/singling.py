@@ -486,11 +486,13 @@ def singling_out(original: FrameLike, released: FrameLike, control: FrameLike, *
     gen = as_generator(rng)
     enc, cols = _prepare(original, released, control, columns, numeric, categorical, encoded, "singling out")
     is_num = enc.is_numeric[cols]
-    # the release is searched many times while predicates are written: sorted column orders
-    # pay off there; the original and control records are counted once or twice (a scan)
+    # large files are counted through sorted column orders (see Records): each predicate then
+    # scans only the range of its most selective term, in the release while the predicates
+    # are written and in the original and control records (measured: at 200,000 records the
+    # sorts and indexed counts of the original and control cost a third of their scans)
     rel = Records(unique_rows(enc.released[:, cols]))
-    ori = Records(unique_rows(enc.original[:, cols]), index=False)
-    con = Records(unique_rows(enc.control[:, cols]), index=False)
+    ori = Records(unique_rows(enc.original[:, cols]))
+    con = Records(unique_rows(enc.control[:, cols]))
     notes: list[str] = []
     if queries is None:
         preds, attempts = _write(rel, is_num, mode, n_attacks, n_cols, max_attempts, gen)

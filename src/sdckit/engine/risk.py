@@ -240,6 +240,8 @@ def _range_pieces(st: dict, edges: np.ndarray, n_ranges: int) -> tuple:
     empty = (np.zeros(0), np.zeros(0, np.int64))
     if st["missing"]:
         return (empty,) * n_ranges
+    if n_ranges == 1:
+        return ((st["risk"], st["counts"]),)
     r = np.searchsorted(edges, st["risk"], side="left").astype(np.uint16)  # v <= edges[r]
     order = np.argsort(r, kind="stable")
     bounds = np.searchsorted(r[order], np.arange(n_ranges + 1))
@@ -333,11 +335,33 @@ def _finish_risk_table(stats: list, candidates: list, keys: tuple, ncat: tuple, 
                      max((st["max_risk"] for st in stats), default=0.0), threshold, above, token)
 
 
+#: workers from which the table is split into hash buckets; below, one worker merges and
+#: measures the whole table (on 1 and 2 workers of a loaded 2-core machine the buckets' split
+#: and exchange cost more than they save: bench_dask.py --frequencies; larger clusters were not
+#: measured)
+BUCKETS_FROM_WORKERS = 4
+
+
+def _n_workers() -> int:
+    """Workers of the current distributed client (1 without one)."""
+    try:
+        from distributed import get_client
+
+        return max(1, len(get_client().scheduler_info().get("workers", {})))
+    except (ImportError, ValueError):
+        return 1
+
+
 def frequency_table(pmd: PartitionedMicrodata, keys: Sequence[str] | None = None,
-                    use_weights: bool = True, *, risk_method: str = "approx", max_global_risk: float = 0.01):
+                    use_weights: bool = True, *, risk_method: str = "approx", max_global_risk: float = 0.01,
+                    n_buckets: int | None = None):
     """A Delayed :class:`RiskTable` of ``pmd``: the combination table built once, merged and
     measured on the workers (see the module notes); compute it alone or with other passes and
-    give it to :func:`risk_from_table` (with the same ``risk_method`` and ``max_global_risk``)."""
+    give it to :func:`risk_from_table` (with the same ``risk_method`` and ``max_global_risk``).
+
+    ``n_buckets``: hash buckets of the table (default: one per worker of the current client,
+    at most one per partition and :data:`MAX_BUCKETS`, and a single one below
+    :data:`BUCKETS_FROM_WORKERS` workers)."""
     import uuid
 
     import dask
@@ -350,8 +374,14 @@ def frequency_table(pmd: PartitionedMicrodata, keys: Sequence[str] | None = None
     _FULL_TABLES[token] = combination_table(pmd, keys, use_weights)  # a graph only: built if needed
     while len(_FULL_TABLES) > _FULL_TABLES_KEPT:
         _FULL_TABLES.pop(next(iter(_FULL_TABLES)))
-    n_buckets = max(1, min(len(parts), MAX_BUCKETS))
-    split = [dask.delayed(_split, nout=n_buckets)(p, n_buckets) for p in parts]
+    if n_buckets is None:
+        workers = _n_workers()
+        n_buckets = 1 if workers < BUCKETS_FROM_WORKERS else workers
+    n_buckets = max(1, min(int(n_buckets), len(parts), MAX_BUCKETS))
+    if n_buckets == 1:
+        split = [[p] for p in parts]
+    else:
+        split = [dask.delayed(_split, nout=n_buckets)(p, n_buckets) for p in parts]
     stats = [dask.delayed(_bucket_stats)(tree_reduce([sp[b] for sp in split], _merge), ncat, weight is not None,
                                          risk_method) for b in range(n_buckets)]
     small = [dask.delayed(_small)(st) for st in stats]   # the per-combination arrays stay in `stats`

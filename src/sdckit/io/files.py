@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ _META_KEY = b"sdckit.meta"
 
 
 def read_data(path: str | os.PathLike, *, file_format: str | None = None,
-              na_values: list[Any] | None = None,
+              na_values: list[Any] | Mapping[str, list] | None = None,
               columns: list[str] | None = None, delimiter: str | None = None,
               source: str | os.PathLike | None = None) -> tuple[pd.DataFrame, DatasetMeta]:
     """Read a data file into a DataFrame and its labels.
@@ -36,8 +37,10 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
         The file. Never modified.
     file_format : {"csv", "parquet", "sav", "dta", "sas7bdat"}, optional
         Default: from the suffix.
-    na_values : list, optional
-        Extra values meaning "missing" (e.g. ``[-9]``), applied to every column.
+    na_values : list or mapping, optional
+        Extra values meaning "missing": a list (e.g. ``[-9]``) applies to every column, a
+        mapping ``{column: [codes]}`` (e.g. ``{"Health": [-9]}``) to those columns only
+        (:func:`split_na_values`).
     columns : list of str, optional
         Read only these columns.
     delimiter : str, optional
@@ -130,12 +133,51 @@ def read_data(path: str | os.PathLike, *, file_format: str | None = None,
     return df, meta
 
 
-def _apply_na(df: pd.DataFrame, na_values: list[Any] | None) -> pd.DataFrame:
-    """``df`` with the ``na_values`` codes as missing (a new frame; ``df`` is not modified)."""
-    if na_values:
-        df = df.replace({v: np.nan for v in na_values if not _is_nan(v)})
+def split_na_values(na_values: Any) -> tuple[list[Any], dict[str, list[Any]]]:
+    """``na_values`` as (codes missing in every column, codes missing per column).
+
+    ``na_values`` is a list of codes (every column), a mapping ``{column: [codes]}`` (those
+    columns only: SPSS/Stata user-missing codes are declared per column), or a list mixing
+    codes with ``(column, [codes])`` pairs (how :class:`sdckit.spec.ReleaseSpec` holds the
+    spec's table form ``na_values = { Health = [-9] }``).
+    """
+    if not na_values:
+        return [], {}
+    items = list(na_values.items()) if isinstance(na_values, Mapping) else None
+    every: list[Any] = []
+    if items is None:
+        items = []
+        for v in na_values:
+            if isinstance(v, (tuple, list)) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], (tuple, list)):
+                items.append((v[0], v[1]))
+            else:
+                every.append(v)
+    per: dict[str, list[Any]] = {}
+    for col, codes in items:
+        if isinstance(codes, (str, bytes)) or not isinstance(codes, (tuple, list)):
+            codes = [codes]
+        per.setdefault(str(col), []).extend(codes)
+    return every, per
+
+
+def _apply_na(df: pd.DataFrame, na_values: Any) -> pd.DataFrame:
+    """``df`` with the ``na_values`` codes as missing (a new frame; ``df`` is not modified):
+    a list applies to every column, a mapping ``{column: [codes]}`` (or ``(column, codes)``
+    pairs in the list) to its own column only (see :func:`split_na_values`)."""
+    every, per = split_na_values(na_values)
+    if every:
+        df = df.replace({v: np.nan for v in every if not _is_nan(v)})
         # "-9" in a CSV may have been read as int -9 or str "-9": replace both spellings
-        df = df.replace({str(v): np.nan for v in na_values if not _is_nan(v)})
+        df = df.replace({str(v): np.nan for v in every if not _is_nan(v)})
+    if per:
+        unknown = [c for c in per if c not in df.columns]
+        if unknown:
+            raise InputError(f"na_values: column {unknown[0]!r} is not in the data; name one of its columns "
+                             f"({', '.join(map(str, list(df.columns)[:8]))}{', ...' if df.shape[1] > 8 else ''}).")
+        df = df.copy() if not every else df
+        for col, codes in per.items():
+            codes = [v for v in codes if not _is_nan(v)]
+            df[col] = df[col].replace({v: np.nan for v in codes}).replace({str(v): np.nan for v in codes})
     return df
 
 
@@ -237,7 +279,7 @@ def integral_floats_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_microdata(path: str | os.PathLike | pd.DataFrame, *, file_format: str | None = None,
-                   na_values: list[Any] | None = None, delimiter: str | None = None,
+                   na_values: list[Any] | Mapping[str, list] | None = None, delimiter: str | None = None,
                    **roles: Any) -> Microdata:
     """Read a file straight into a :class:`~sdckit.Microdata` with the given roles.
 

@@ -96,7 +96,8 @@ class ShuffleResult(ContinuousResult):
     """Data shuffling result."""
 
 
-@register_step("shuffle")
+@register_step("shuffle", dask_note="the normal-score ranks and the rank replacement need every record of "
+                                    "the file at once")
 @dataclass(frozen=True)
 class Shuffle:
     """Data shuffling of confidential numeric variables (Muralidhar & Sarathy 2006).

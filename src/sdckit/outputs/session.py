@@ -40,7 +40,7 @@ ACRO_FORMAT_VERSION = "1.0.2"
 #: ACRO's blocked extensions for custom outputs (default.yaml)
 BLOCKED_EXTENSIONS = (".svg", ".gph")
 #: largest set of linked tables audited as one system; larger sets are audited pair by pair
-MAX_LINKED = 8
+MAX_LINKED = 16
 
 _AGG_NAMES = {"count": "count", "size": "count", "len": "count", "mean": "mean", "average": "mean", "sum": "sum",
               "std": "std", "median": "median", "min": "min", "max": "max", "mode": "mode"}
@@ -703,13 +703,19 @@ def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
 
 
 def _linked(a: OutputRecord, b: OutputRecord) -> bool:
-    """Same measure, nested variables and shared records."""
+    """Same measure and nested variables: the same variables on shared records (differencing of
+    subsets), or fewer variables on at least the other's records (a margin published apart).
+    A table of fewer variables on a part of the other's records is one of its rows: no link."""
     if a.layout.measure != b.layout.measure:
         return False
     da, db = a.link_dims, b.link_dims
-    if not (da <= db or db <= da):
+    if da == db:
+        return not _id_set(a).isdisjoint(_id_set(b))
+    if db < da:
+        a, b = b, a
+    elif not da < db:
         return False
-    return not _id_set(a).isdisjoint(_id_set(b))
+    return _id_set(a) >= _id_set(b)
 
 
 def _id_set(rec: OutputRecord) -> frozenset:

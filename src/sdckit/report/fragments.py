@@ -27,6 +27,7 @@ __all__ = [
     "percent", "riskiest_records_html", "risk_histogram", "risk_histogram_chart", "rumap_chart",
     "rumap_data", "utility_panel_html", "frequency_data", "kind_words", "param_words", "threshold_words",
     "value_with_unit", "settings_html", "risk_comparison_html", "utility_figures", "branch_figures", "risk_axis_title", "utility_axis_title",
+    "risk_rise_html",
 ]
 
 #: the individual-risk bands of every risk histogram (workbench and reports): lower edges
@@ -736,3 +737,38 @@ def rumap_chart(data: pd.DataFrame, *, risk_name: str = "global_risk", utility_n
         layers.append(alt.Chart(rel).mark_text(align="left", dx=10, dy=-10, fontWeight="bold", color="#c53030")
                       .encode(x, y, text="what:N").properties(name="this-release-label"))
     return alt.layer(*layers).properties(title="R-U confidentiality map", width=width, height=height)
+
+
+def risk_rise_html(before: Mapping[str, Any], after: Mapping[str, Any], *, pram: bool,
+                   intruder_before: float | None = None, intruder_after: float | None = None,
+                   subject: str = "release", baseline: str = "the original") -> str:
+    """One sentence when a displayed risk figure rose, for the release report and the
+    workbench's step card alike; empty when nothing rose.
+
+    ``before`` and ``after`` hold ``n_sample_uniques`` and ``global_risk`` (a share). With PRAM
+    (``pram``) the sentence says why: PRAM moves records into rarer key combinations, so sample
+    uniques and the global risk computed from them rise while a released unique is no longer
+    certainly a real person's combination; ``intruder_before``/``intruder_after`` (the share of
+    records an intruder who knows the original keys re-identifies correctly,
+    :func:`sdckit.risk.intruder.linkage_risk`) give the matching intruder-side figure, which
+    fell (Gouweleeuw et al. 1998, sec. 4: PRAM's protection is the intruder's uncertainty about
+    the released value, not rarity of the combination). ``subject`` names what was released
+    ("release", "data after this step"), ``baseline`` what it is compared with."""
+    rose = [w for w, key in (("sample uniques", "n_sample_uniques"), ("global risk", "global_risk"))
+            if float(after.get(key, 0) or 0) > float(before.get(key, 0) or 0)]
+    if not rose:
+        return ""
+    if not pram:
+        return (f"<p class='explain'>The {' and '.join(rose)} of the {_esc(subject)} are higher than in "
+                f"{_esc(baseline)}: a step changed key values so that some records fell into rarer combinations.</p>")
+    figure = ""
+    if intruder_before is not None and intruder_after is not None:
+        moved = "fell" if intruder_after < intruder_before else "did not fall"
+        figure = (f" An intruder who knows a person's original key values and looks them up in the {_esc(subject)} "
+                  f"re-identifies {percent(intruder_after)} of records correctly, against {percent(intruder_before)} "
+                  f"in {_esc(baseline)}: that is the intruder-side figure, and it {moved}.")
+    n_b, n_a = int(before.get("n_sample_uniques", 0) or 0), int(after.get("n_sample_uniques", 0) or 0)
+    return (f"<p class='explain'>The {' and '.join(rose)} rose from {n_b:,} to {n_a:,} sample uniques "
+            f"({percent(before.get('global_risk'))} to {percent(after.get('global_risk'))} global risk) because PRAM "
+            "moves records into rarer key combinations; a released unique is no longer certainly a real person's "
+            f"combination, so the intruder's certainty falls while these counts rise.{figure}</p>")

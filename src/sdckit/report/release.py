@@ -225,38 +225,24 @@ def risk_section_html(run: ReleaseRun) -> str:
 
 
 def risk_rise_html(run: ReleaseRun, before: dict, after: dict) -> str:
-    """A sentence when a step raised a displayed risk figure: PRAM moves records into rarer key
-    combinations, so sample uniques (and the global risk computed from them) rise while an
-    intruder can no longer trust a match; the matching intruder-side figure is the expected
-    share of correct re-identifications by an intruder who knows the original keys
+    """A sentence when a step raised a displayed risk figure (:func:`fragments.risk_rise_html`,
+    the workbench's step card says the same): with PRAM, the matching intruder-side figure is
+    the expected share of correct re-identifications by an intruder who knows the original keys
     (:func:`sdckit.explore.measures.linkage_risk`). Empty when nothing rose."""
-    rose = [w for w, key in (("sample uniques", "n_sample_uniques"), ("global risk", "global_risk"))
-            if float(after.get(key, 0)) > float(before.get(key, 0))]
-    if not rose:
-        return ""
-    methods = [r.method for r in run.results]
-    if "pram" not in methods:
-        return (f"<p class='explain'>The {' and '.join(rose)} of the release are higher than the original's: "
-                "a step changed key values so that some records fell into rarer combinations.</p>")
-    from ..errors import SDCError
-    from ..risk.intruder import intruder_view, linkage_risk
+    pram = "pram" in [r.method for r in run.results]
+    b = a = None
+    if pram and fragments.risk_rise_html(before, after, pram=False):
+        from ..errors import SDCError
+        from ..risk.intruder import intruder_view, linkage_risk
 
-    def certainty(released, steps):
-        try:
-            return linkage_risk(released, intruder_view(run.original, steps))
-        except SDCError:  # e.g. keys the release dropped: the sentence then gives the counts alone
-            return None
+        def certainty(released, steps):
+            try:
+                return linkage_risk(released, intruder_view(run.original, steps))
+            except SDCError:  # e.g. keys the release dropped: the sentence then gives the counts alone
+                return None
 
-    b, a = certainty(run.original, []), certainty(run.released, run.steps)
-    figure = ("" if a is None or b is None else
-              f" An intruder who knows a person's original key values and looks them up in the release "
-              f"re-identifies {fragments.percent(a)} of records correctly, against {fragments.percent(b)} "
-              "in the original: that is the intruder-side figure, and it fell.")
-    return (f"<p class='explain'>The {' and '.join(rose)} rose from {fmt(before['n_sample_uniques'])} to "
-            f"{fmt(after['n_sample_uniques'])} sample uniques ({fragments.percent(before['global_risk'])} to "
-            f"{fragments.percent(after['global_risk'])} global risk) because PRAM moves records into rarer key "
-            "combinations; a released unique is no longer certainly a real person's combination, so the "
-            f"intruder's certainty falls while these counts rise.{figure}</p>")
+        b, a = certainty(run.original, []), certainty(run.released, run.steps)
+    return fragments.risk_rise_html(before, after, pram=pram, intruder_before=b, intruder_after=a)
 
 
 def linkage_html(run: ReleaseRun) -> str:

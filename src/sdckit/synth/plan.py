@@ -1,8 +1,8 @@
 """Settings and plan of a sequential synthesis: which variables, in which visit sequence, by
 which method, under which rules and strata (Nowok, Raab & Dibben 2016, sections 2-3).
 
-:class:`Synthesiser` holds the settings (validated on creation); :meth:`Synthesiser.plan`
-resolves them against the data's columns into a :class:`Plan` (the visit sequence, each
+:class:`sdckit.synth.synthesis.Synthesiser` holds the settings (validated on creation); its
+``plan`` method resolves them against the data's columns into a :class:`Plan` (the visit sequence, each
 variable's method and predictors, the target variable of each rule).
 
 References
@@ -13,127 +13,16 @@ R. Journal of Statistical Software 74(11), sections 2-3.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
-from .._validation import check_choice, check_float, check_int, close_names, param_error
+from .._validation import close_names
 from ..errors import InputError
 from .expr import Expression, Rule, parse_expression, parse_rule
-from .models import CATEGORICAL_ONLY, METHODS, NUMERIC_ONLY
-
-if TYPE_CHECKING:
-    from .synthesis import FittedSynthesis
-
-
-@dataclass(frozen=True)
-class Synthesiser:
-    """Settings of a sequential synthesis (validated on creation).
-
-    Parameters
-    ----------
-    variables : list of str, optional
-        Columns to synthesise (default: every column). The others keep their values and
-        condition the synthesised ones.
-    visit_sequence : list of str or "data" or "synthpop"
-        Order of synthesis. ``"data"`` (default): the data's column order. ``"synthpop"``:
-        synthpop's advice for a CART synthesis, categorical variables with few categories
-        first, then by increasing number of categories, numeric variables last (Nowok, Raab
-        & Dibben 2016, section 3.2 and the synthpop vignette). A list names the variables
-        in order; listed variables come first, the rest follow in data order.
-    method : str
-        Method of every variable (default ``"cart"``); the first variable of the sequence
-        is always sampled from its marginal.
-    methods : mapping, optional
-        Per-variable methods overriding ``method`` (``{"income": "normrank"}``).
-    passive : mapping, optional
-        Derived variables: ``{"bmi": "weight / (height / 100) ** 2"}`` (method ``passive``).
-    rules : list of str
-        ``"condition -> consequent"`` (``"age < 16 -> marital == 'SINGLE'"``).
-    strata : list of str
-        Synthesis within the strata these columns define (they keep their values).
-    missing_codes : mapping, optional
-        Special codes of numeric variables synthesised as categories (``{"income": [-8]}``).
-    smoothing : list of str
-        Numeric variables whose synthetic values are smoothed by a Gaussian kernel.
-    categorical : list of str
-        Numeric columns to treat as categorical.
-    min_leaf : int
-        Smallest leaf of a tree (synthpop's ``minbucket``).
-    cp : float
-        Complexity parameter of the trees (synthpop's ``cp``).
-    """
-
-    variables: tuple[str, ...] = ()
-    visit_sequence: Any = "data"
-    method: str = "cart"
-    methods: Mapping[str, str] = field(default_factory=dict)
-    passive: Mapping[str, str] = field(default_factory=dict)
-    rules: tuple[str, ...] = ()
-    strata: tuple[str, ...] = ()
-    missing_codes: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    smoothing: tuple[str, ...] = ()
-    categorical: tuple[str, ...] = ()
-    min_leaf: int = 5
-    cp: float = 1e-8
-
-    def __post_init__(self) -> None:
-        o = "Synthesiser"
-        for name in ("variables", "rules", "strata", "smoothing", "categorical"):
-            v = getattr(self, name)
-            if isinstance(v, str):
-                v = (v,)
-            if not isinstance(v, Sequence) or not all(isinstance(s, str) and s for s in v):
-                raise param_error(o, name, "a list of strings", v)
-            object.__setattr__(self, name, tuple(v))
-        vs = self.visit_sequence
-        if isinstance(vs, str):
-            check_choice(o, "visit_sequence", vs, ("data", "synthpop"))
-        elif not (isinstance(vs, Sequence) and all(isinstance(s, str) for s in vs)) or len(set(vs)) != len(vs):
-            raise param_error(o, "visit_sequence", "'data', 'synthpop' or a list of distinct column names", vs)
-        else:
-            object.__setattr__(self, "visit_sequence", tuple(vs))
-        check_choice(o, "method", self.method, METHODS[:-1])
-        for name in ("methods", "passive", "missing_codes"):
-            if not isinstance(getattr(self, name), Mapping):
-                raise param_error(o, name, "a table (mapping)", getattr(self, name))
-        for var, m in self.methods.items():
-            if m not in METHODS:
-                raise param_error(o, "methods", "a table of column -> one of " + ", ".join(map(repr, METHODS)),
-                                  dict(self.methods))
-            if m == "passive" and var not in self.passive:
-                raise InputError(f"methods.{var}: method 'passive' needs a formula in passive.{var}.")
-        for f in self.passive.values():
-            if not isinstance(f, str) or not f.strip():
-                raise param_error(o, "passive", "a table of column -> formula (a string)", dict(self.passive))
-        for codes in self.missing_codes.values():
-            if isinstance(codes, (int, float)) and not isinstance(codes, bool):
-                codes = [codes]
-            if not isinstance(codes, Sequence) or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
-                                                          and math.isfinite(c) for c in codes):
-                raise param_error(o, "missing_codes", "a table of column -> list of numbers", dict(self.missing_codes))
-        check_int(o, "min_leaf", self.min_leaf, min_value=1)
-        check_float(o, "cp", self.cp, low=0.0, high=1.0)
-        for r in self.rules:
-            parse_rule(r, where="rules")   # syntax now; columns when the data are known
-
-    # ------------------------------------------------------------------ planning
-    def plan(self, frame: pd.DataFrame, *, key_vars: Sequence[str] = ()) -> Plan:
-        """Resolve the settings against the data's columns: the visit sequence, each
-        variable's method and predictors, the rules' targets. Raises InputError naming the
-        column and the rule broken."""
-        return Plan.build(self, frame, key_vars=tuple(key_vars))
-
-    def fit(self, data: Any, *, n_jobs: int = 1) -> FittedSynthesis:
-        """Fit every variable's model on the original records (a DataFrame or Microdata);
-        ``n_jobs`` threads fit variables side by side (the result does not depend on it)."""
-        from .synthesis import FittedSynthesis  # the driver imports this module
-
-        frame, keys = frame_and_keys(data)
-        return FittedSynthesis.fit(self.plan(frame, key_vars=keys), frame, data, n_jobs=n_jobs)
+from .models import CATEGORICAL_ONLY, NUMERIC_ONLY
 
 
 def frame_and_keys(data: Any) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -163,7 +52,9 @@ class Plan:
     cp: float
 
     @classmethod
-    def build(cls, s: Synthesiser, frame: pd.DataFrame, *, key_vars: tuple[str, ...]) -> Plan:
+    def build(cls, s: Any, frame: pd.DataFrame, *, key_vars: tuple[str, ...]) -> Plan:
+        """Resolve the settings ``s`` (a :class:`sdckit.synth.synthesis.Synthesiser`) against the
+        data's columns."""
         cols = [str(c) for c in frame.columns]
 
         def need(names: Sequence[str], what: str) -> None:
@@ -281,4 +172,4 @@ class Plan:
 
 
 
-__all__ = ["Synthesiser", "Plan", "frame_and_keys"]
+__all__ = ["Plan", "frame_and_keys"]

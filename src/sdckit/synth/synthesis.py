@@ -37,10 +37,12 @@ from a child of the block's stream and each variable from a child of that
 block's stream, so any partitioning of the records into partitions that read whole blocks
 gives the same file; the Dask engine (:mod:`sdckit.engine.synthesis`) draws this way.
 
-Modules: :mod:`sdckit.synth.plan` (settings, visit sequence, rules),
-:mod:`sdckit.synth.encoding` (records as codes, values and tree bins), :mod:`sdckit.synth.chain`
-(one stratum's chain: fit, draw, rules), :mod:`sdckit.synth.models` and
-:mod:`sdckit.synth.tree` (the models); this module is the driver.
+Modules: this one is the driver (:class:`Synthesiser`, the settings; :class:`FittedSynthesis`,
+the fit and the blocked draw); :mod:`sdckit.synth.plan` (the settings resolved against the data:
+visit sequence, methods, rules), :mod:`sdckit.synth.encoding` (records as codes, values and
+tree bins), :mod:`sdckit.synth.chain` (one stratum's chain: fit, draw, rules),
+:mod:`sdckit.synth.output` (the drawn file as a DataFrame), :mod:`sdckit.synth.models` and
+:mod:`sdckit.synth.tree` (the models).
 
 References
 ----------
@@ -56,24 +58,135 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._random import RngLike, SeedRecord, seed_sequence
-from .._validation import check_int
+from .._random import RngLike, seed_sequence
+from .._validation import check_choice, check_float, check_int, param_error
 from ..errors import InputError
 from .chain import MAX_REDRAWS, draw_chain, fit_chain
 from .encoding import OBSERVED, Column, Records, Slots, decoded, encode_column, n_different, set_bins
-from .plan import Plan, Synthesiser, frame_and_keys
+from .expr import parse_rule
+from .models import METHODS
+from .output import SynthesisDraw
+from .plan import Plan, frame_and_keys
 
 #: records drawn from one random stream (a block of the file's rows): the file is the same for
 #: any partitioning of the records into whole blocks or not
 DRAW_BLOCK = 65_536
 
 
+# ----------------------------------------------------------------------------- settings
+@dataclass(frozen=True)
+class Synthesiser:
+    """Settings of a sequential synthesis (validated on creation).
+
+    Parameters
+    ----------
+    variables : list of str, optional
+        Columns to synthesise (default: every column). The others keep their values and
+        condition the synthesised ones.
+    visit_sequence : list of str or "data" or "synthpop"
+        Order of synthesis. ``"data"`` (default): the data's column order. ``"synthpop"``:
+        synthpop's advice for a CART synthesis, categorical variables with few categories
+        first, then by increasing number of categories, numeric variables last (Nowok, Raab
+        & Dibben 2016, section 3.2 and the synthpop vignette). A list names the variables
+        in order; listed variables come first, the rest follow in data order.
+    method : str
+        Method of every variable (default ``"cart"``); the first variable of the sequence
+        is always sampled from its marginal.
+    methods : mapping, optional
+        Per-variable methods overriding ``method`` (``{"income": "normrank"}``).
+    passive : mapping, optional
+        Derived variables: ``{"bmi": "weight / (height / 100) ** 2"}`` (method ``passive``).
+    rules : list of str
+        ``"condition -> consequent"`` (``"age < 16 -> marital == 'SINGLE'"``).
+    strata : list of str
+        Synthesis within the strata these columns define (they keep their values).
+    missing_codes : mapping, optional
+        Special codes of numeric variables synthesised as categories (``{"income": [-8]}``).
+    smoothing : list of str
+        Numeric variables whose synthetic values are smoothed by a Gaussian kernel.
+    categorical : list of str
+        Numeric columns to treat as categorical.
+    min_leaf : int
+        Smallest leaf of a tree (synthpop's ``minbucket``).
+    cp : float
+        Complexity parameter of the trees (synthpop's ``cp``).
+    """
+
+    variables: tuple[str, ...] = ()
+    visit_sequence: Any = "data"
+    method: str = "cart"
+    methods: Mapping[str, str] = field(default_factory=dict)
+    passive: Mapping[str, str] = field(default_factory=dict)
+    rules: tuple[str, ...] = ()
+    strata: tuple[str, ...] = ()
+    missing_codes: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    smoothing: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    min_leaf: int = 5
+    cp: float = 1e-8
+
+    def __post_init__(self) -> None:
+        o = "Synthesiser"
+        for name in ("variables", "rules", "strata", "smoothing", "categorical"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                v = (v,)
+            if not isinstance(v, Sequence) or not all(isinstance(s, str) and s for s in v):
+                raise param_error(o, name, "a list of strings", v)
+            object.__setattr__(self, name, tuple(v))
+        vs = self.visit_sequence
+        if isinstance(vs, str):
+            check_choice(o, "visit_sequence", vs, ("data", "synthpop"))
+        elif not (isinstance(vs, Sequence) and all(isinstance(s, str) for s in vs)) or len(set(vs)) != len(vs):
+            raise param_error(o, "visit_sequence", "'data', 'synthpop' or a list of distinct column names", vs)
+        else:
+            object.__setattr__(self, "visit_sequence", tuple(vs))
+        check_choice(o, "method", self.method, METHODS[:-1])
+        for name in ("methods", "passive", "missing_codes"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise param_error(o, name, "a table (mapping)", getattr(self, name))
+        for var, m in self.methods.items():
+            if m not in METHODS:
+                raise param_error(o, "methods", "a table of column -> one of " + ", ".join(map(repr, METHODS)),
+                                  dict(self.methods))
+            if m == "passive" and var not in self.passive:
+                raise InputError(f"methods.{var}: method 'passive' needs a formula in passive.{var}.")
+        for f in self.passive.values():
+            if not isinstance(f, str) or not f.strip():
+                raise param_error(o, "passive", "a table of column -> formula (a string)", dict(self.passive))
+        for codes in self.missing_codes.values():
+            if isinstance(codes, (int, float)) and not isinstance(codes, bool):
+                codes = [codes]
+            if not isinstance(codes, Sequence) or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                                                          and math.isfinite(c) for c in codes):
+                raise param_error(o, "missing_codes", "a table of column -> list of numbers", dict(self.missing_codes))
+        check_int(o, "min_leaf", self.min_leaf, min_value=1)
+        check_float(o, "cp", self.cp, low=0.0, high=1.0)
+        for r in self.rules:
+            parse_rule(r, where="rules")   # syntax now; columns when the data are known
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, frame: pd.DataFrame, *, key_vars: Sequence[str] = ()) -> Plan:
+        """Resolve the settings against the data's columns: the visit sequence, each
+        variable's method and predictors, the rules' targets. Raises InputError naming the
+        column and the rule broken."""
+        return Plan.build(self, frame, key_vars=tuple(key_vars))
+
+    def fit(self, data: Any, *, n_jobs: int = 1) -> FittedSynthesis:
+        """Fit every variable's model on the original records (a DataFrame or Microdata);
+        ``n_jobs`` threads fit variables side by side (the result does not depend on it)."""
+        frame, keys = frame_and_keys(data)
+        return FittedSynthesis.fit(self.plan(frame, key_vars=keys), frame, data, n_jobs=n_jobs)
+
+
+# ----------------------------------------------------------------------------- fitted
 @dataclass
 class FittedSynthesis:
     """Models fitted on the original records; :meth:`draw` makes synthetic files from them.
@@ -349,128 +462,6 @@ def _numeric_status(col: Column, values: pd.Series) -> tuple[np.ndarray, np.ndar
         raise InputError(f"{col.name}: a record is missing a value, and the records fitted have none missing; "
                          f"fit on more records (fit_sample) or synthesise {col.name!r}.")
     return np.where(status == OBSERVED, v, 0.0), status
-
-
-# ----------------------------------------------------------------------------- output
-@dataclass
-class SynthesisDraw:
-    """A synthetic file drawn from a :class:`FittedSynthesis`, with its checks."""
-
-    fitted: FittedSynthesis
-    k: int
-    parts: list
-    checks: list
-    seed: SeedRecord
-    #: synthetic record i stands where record i of the original (or of the frame drawn for) stood
-    aligned: bool = False
-
-    def frame(self, template: pd.DataFrame) -> pd.DataFrame:
-        """The synthetic records as a DataFrame with ``template``'s columns and dtypes
-        (row-aligned to it when the file has the original size)."""
-        fit = self.fitted
-        enc = fit.encoded
-        cols = list(fit.plan.columns)
-        if self.aligned:
-            index = template.index
-        else:
-            index = pd.RangeIndex(self.k)
-        data = {}
-        for c in cols:
-            col = enc[c]
-            if col.categorical and not isinstance(template[c].dtype, pd.CategoricalDtype):
-                data[c] = self._categorical(c, template[c], index)
-            else:
-                data[c] = _restore_dtype(pd.Series(self.column(c), index=index, name=c), template[c], col)
-        return pd.DataFrame(data, index=index)
-
-    def _categorical(self, c: str, original: pd.Series, index: pd.Index) -> pd.Series:
-        """A categorical column from its codes (no Python object per record): a categorical
-        array cast to the original dtype."""
-        col = self.fitted.encoded[c]
-        codes = self.codes(c)
-        cats = list(col.categories)
-        if cats and cats[-1] is None:
-            cats = cats[:-1]
-            codes = np.where(codes == len(cats), -1, codes)
-        try:
-            cat = pd.Categorical.from_codes(codes, categories=pd.Index(cats))
-            ser = pd.Series(cat, index=index, name=c)
-            dt = original.dtype
-            plain_int = pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype)
-            if (codes < 0).any() and plain_int:
-                return ser.astype(float)
-            return ser.astype(dt)
-        except (TypeError, ValueError):
-            return _restore_dtype(pd.Series(self.column(c), index=index, name=c), original, col)
-
-    def column(self, c: str) -> np.ndarray:
-        """Decoded values of column ``c`` over the whole file (labels or floats)."""
-        fit = self.fitted
-        enc = fit.encoded[c]
-        out = np.empty(self.k, dtype=object if enc.categorical else np.float64)
-        pos = 0
-        for lab, rows, syn in self.parts:
-            if c in syn.codes or c in syn.values:
-                vals = (enc.decode(codes=syn.codes[c]) if enc.categorical else
-                        enc.decode(values=syn.values[c], status=syn.status.get(c)))
-            else:   # a stratum column of a resized file
-                vals = np.full(syn.n, lab[fit.plan.strata.index(c)], dtype=object)
-            if rows is None:
-                out[pos:pos + syn.n] = vals
-            else:
-                out[rows] = vals
-            pos += syn.n
-        return out
-
-    def codes(self, c: str) -> np.ndarray:
-        """Internal codes of a categorical column over the whole file."""
-        out = np.empty(self.k, dtype=np.int64)
-        pos = 0
-        for _lab, rows, syn in self.parts:
-            vals = syn.codes[c]
-            if rows is None:
-                out[pos:pos + syn.n] = vals
-            else:
-                out[rows] = vals
-            pos += syn.n
-        return out
-
-    def stratum_of_rows(self) -> list:
-        """(stratum labels, rows of the file) of every part."""
-        out = []
-        pos = 0
-        for lab, rows, syn in self.parts:
-            out.append((lab, np.arange(pos, pos + syn.n) if rows is None else rows))
-            pos += syn.n
-        return out
-
-
-def _restore_dtype(values: pd.Series, original: pd.Series, col: Column) -> pd.Series:
-    dt = original.dtype
-    if col.categorical:
-        if isinstance(dt, pd.CategoricalDtype):
-            return values.astype(dt)
-        try:
-            plain_int = pd.api.types.is_integer_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype)
-            if values.isna().any() and plain_int:
-                return values.astype(float)
-            return values.astype(dt)
-        except (TypeError, ValueError):
-            return values
-    if pd.api.types.is_integer_dtype(dt):
-        v = values.to_numpy(dtype=float)
-        if not np.isnan(v).any() and np.all(v == np.round(v)):
-            try:
-                return values.astype(dt)
-            except (TypeError, ValueError):
-                return values
-        if isinstance(dt, pd.api.extensions.ExtensionDtype) and np.all(np.isnan(v) | (v == np.round(v))):
-            return values.astype(dt)
-        return values
-    try:
-        return values.astype(dt)
-    except (TypeError, ValueError):
-        return values
 
 
 __all__ = ["Synthesiser", "Plan", "FittedSynthesis", "SynthesisDraw", "Column", "encode_column", "frame_and_keys",

@@ -26,7 +26,7 @@ sensitive tabular data. *Networks* 22, 397-417 (the clean-up of redundant suppre
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
@@ -56,6 +56,10 @@ class CleanupResult:
     n_lps : int
         Attacker LPs solved.
     cpu_seconds : float
+    proofs : dict
+        ``{key: (cells, d)}``: the last attacker table of every primary and direction the
+        clean-up solved, as a direction an audit can verify (``M d = 0``, support suppressed,
+        bounds) instead of solving that LP again.
     """
 
     suppressed: np.ndarray
@@ -65,6 +69,7 @@ class CleanupResult:
     complete: bool
     n_lps: int
     cpu_seconds: float
+    proofs: dict = field(default_factory=dict, repr=False)
 
     def statement(self) -> str:
         head = f"clean-up published {self.n_removed} of {self.n_candidates} secondary cells"
@@ -146,6 +151,20 @@ class _Group:
             if not self.protected(int(k)):
                 return False
         return True
+
+    def proofs(self) -> dict:
+        """Each witness as a perturbation direction ``d = y - a`` over the suppressed cells it
+        moves (``M d = 0``): a proof an audit can check itself (Fischetti & Salazar-González 1999:
+        a feasible attacker table)."""
+        out = {}
+        for (k, sense), y in self.witness.items():
+            if y is None:
+                continue
+            d = y - self.a
+            nz = np.abs(d) > 1e-12 * (1 + np.abs(self.a))
+            if nz.any():
+                out[("witness", int(self.cells[k]), int(sense))] = (self.cells[nz], d[nz])
+        return out
 
     def try_publish(self, c: int) -> bool:
         """Fix cell c at its value; keep the fix and return True if every primary stays protected."""
@@ -244,5 +263,8 @@ def prune_secondaries(table: Table, suppressed: np.ndarray, primary: Primary, we
         if g.try_publish(c):
             sup[c] = False
             n_removed += 1
+    proofs: dict = {}
+    for g in groups.values():
+        proofs.update(g.proofs())
     return CleanupResult(sup, n_removed, n_tried, int(sec_all.size), complete,
-                         sum(g.n_lps for g in groups.values()), time.process_time() - c0)
+                         sum(g.n_lps for g in groups.values()), time.process_time() - c0, proofs)

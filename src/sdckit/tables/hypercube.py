@@ -33,7 +33,9 @@ A **clean-up pass** (:func:`sdckit.tables.cleanup.prune_secondaries`) then publi
 secondaries that no primary needs on the whole table, most expensive first: each removal is
 proven by the attacker LPs (warm-started, a primary re-solved only when its last attacker table
 moved the cell). It stops at a CPU budget and then says "partial". Certificates whose hypercube
-lost a cell are dropped; those primaries are proven by the audit's LPs.
+lost a cell are dropped; the clean-up's last attacker tables (``y - a``, a direction with
+``M d = 0``) are handed to the audit instead, which checks each one itself as it checks a
+hypercube, and solves an LP where a check fails.
 
 The pattern is audited with :func:`sdckit.tables.audit_large.protection_audit` (exact LP per
 primary within a budget of LP solves and CPU seconds, stated as sampled beyond it: a sampled
@@ -479,9 +481,13 @@ class HypercubeSuppression:
         cert_ok = check_certificates(table, sup, primary, certificates, lb, ub)
         if not cert_ok.all():
             raise SolverError("hypercube suppression: a certificate fails its exact check; please report this table")
+        proofs = None
+        if self.audit_certificates:  # the hypercubes and the clean-up's attacker tables, each checked by the audit
+            proofs = dict(certificates)
+            if clean is not None:
+                proofs.update(clean.proofs)
         aud = protection_audit(table, sup, primary, lower_bound=lb, upper_bound=ub, max_lps=self.audit_lps,
-                               cpu_budget=self.audit_seconds, rng=self.seed,
-                               proofs=certificates if self.audit_certificates else None)
+                               cpu_budget=self.audit_seconds, rng=self.seed, proofs=proofs)
         cost = float(w[sup & ~primary.sensitive].sum())
         state = (f"hypercube: {n_cert} primaries certified by a hypercube"
                  + (f", {n_fallback} by the LP heuristic" if n_fallback else "")

@@ -126,6 +126,30 @@ def routes(ctx: AppContext) -> list[Route]:
         session.edit(f"{label} {what}", change)
         return ctx.state_payload()
 
+    def risk_rise(i: int, res, before, after, risk) -> str:
+        """The report's sentence when step ``i`` raised a displayed risk figure (PRAM: sample
+        uniques rise while the intruder's certainty falls), with the intruder-side figure."""
+        from ...errors import SDCError
+        from ...report.fragments import risk_rise_html
+
+        if not risk or risk.get("empty") or not before.key_vars:
+            return ""
+        prior = session.risk(before, suda=False, linkage=False)
+        pram = getattr(res, "method", None) == "pram"
+        if not pram or not risk_rise_html(prior, risk, pram=False):
+            return risk_rise_html(prior, risk, pram=False, subject="data after this step",
+                                  baseline="the data before it")
+        from ...risk.intruder import intruder_view, linkage_risk
+
+        try:
+            step = session.validate(session.state).steps[i]
+            b = linkage_risk(before, intruder_view(before, []))
+            a = linkage_risk(after, intruder_view(before, [step]))
+        except (SDCError, IndexError):  # the counts alone
+            b = a = None
+        return risk_rise_html(prior, risk, pram=True, intruder_before=b, intruder_after=a,
+                              subject="data after this step", baseline="the data before it")
+
     def get_results(request, body):
         ctx.need_data()
         from ...report.narrative import step_sentence, verdict_words
@@ -140,6 +164,7 @@ def routes(ctx: AppContext) -> list[Route]:
                 risk = session.risk(after, suda=False, linkage=False) if after.key_vars else None
                 v = step_view(i, res, pv.datas[i], after, risk=risk)
                 params = {k: x for k, x in steps[i].items() if k != "method"} if i < len(steps) else {}
+                v["explain_html"] = risk_rise(i, res, pv.datas[i], after, risk)
                 try:  # the report's own sentence for what the step did
                     v["sentence"] = step_sentence(steps[i]["method"], params,
                                                   dict(getattr(res, "summary", {}) or {}), pv.datas[i].n_records)

@@ -20,22 +20,22 @@ key method with the p-table of the metadata (``<PFILE>``, ``<PFILE_CONT>``) or t
 2-D table is protected with the optimal method and the batch log says so (other tables are
 refused); ``HYP`` is read as ``GH`` (the hypercube) and the log says so.
 
-The other commands (tau-Argus manual 4.1, section 5.5.2):
+The other commands (tau-Argus manual 4.1, section 5.5, the batch commands):
 
-``<RECODE> t, var, L`` (a digit 1-9) truncates a hierarchical variable at level L (codes below it
-merge into their ancestor at level L); ``<RECODE> t, var, "file"``: a file whose first line is
-``<TREERECODE>`` closes the parent codes it lists (their sub-trees merge into them); any other
-file is a global recode (``.grc``, section 4.2.6): ``new: old, a-b, -b, a-`` per line
-(``<CODELIST>`` lines are accepted, ``<MISSING>`` is refused), for a non-hierarchical variable.
-The table is tabulated again from the microdata (a table file cannot be recoded: refused).
+``<RECODE> t, var, L`` (a digit 1-9) truncates a hierarchical variable at level L (codes below
+it merge into their ancestor at level L); ``<RECODE> t, var, "file"``: a file whose first line
+is ``<TREERECODE>`` closes the parent codes it lists (their sub-trees merge into them); any other
+file is a global recode (a ``.grc`` file, as in the manual's interactive recode): ``new: old,
+a-b, -b, a-`` per line (``<CODELIST>`` lines are accepted, ``<MISSING>`` is refused), for a
+non-hierarchical variable. The table is tabulated again from the microdata (a table file cannot
+be recoded: refused).
 
-``<APRIORY> "file", t, "sep"[, ignore_error[, expand_bogus]]`` (section 5.5.2; the file: section
-4.3.5): ``code1 sep code2 ... sep CMD [sep v1 [sep v2]]`` per line; ``S`` (safe: not a primary),
-``U`` (unsafe: a primary with the ``MAN`` level), ``PL lpl upl`` (a primary's protection levels)
-and ``C`` / ``W cost`` (a cell's cost for OPT, MOD and GH) are applied; ``P``, ``M``, ``ML`` and
-``AB`` are refused with the file's line. With ``expand_bogus = 1`` a code stands for its whole
-single-child chain. ``ignore_error = 1`` (the default) skips lines with unknown codes (counted
-in the log).
+``<APRIORY> "file", t, "sep"[, ignore_error[, expand_bogus]]`` (the a-priori file: ``code1 sep
+code2 ... sep CMD [sep v1 [sep v2]]`` per line): ``S`` (safe: not a primary), ``U`` (unsafe: a
+primary with the ``MAN`` level), ``PL lpl upl`` (a primary's protection levels) and ``C`` /
+``W cost`` (a cell's cost for OPT, MOD and GH) are applied; ``P``, ``M``, ``ML`` and ``AB`` are
+refused with the file's line. With ``expand_bogus = 1`` a code stands for its whole single-child
+chain. ``ignore_error = 1`` (the default) skips lines with unknown codes (counted in the log).
 
 ``<COVER>``: sdckit protects linked tables jointly (``<SUPPRESS> METHOD(0)``: one model over
 all tables), so no cover table is built; the command is accepted and the log says so.
@@ -53,8 +53,9 @@ import numpy as np
 from ...errors import InputError, SDCError
 from ...result import jsonable
 from ..registry import build_table_method, build_table_rule
-from ..rules import primary_cells
-from ..table import Table
+from ..rules import Primary, primary_cells
+from ..suppression import cell_costs
+from ..table import Hierarchy, Table
 from .meta import ArgusMetadata, read_argus_data, read_rda
 from .write import parse_write_options, table_status, top_n_needed, write_argus_table
 
@@ -266,6 +267,8 @@ def run_arb(path: str | Path) -> dict:
                 log.append({"line": line, "command": "<COVER>", "note": "linked tables are protected jointly"})
             elif cmd in ("SUPPRESS", "ROUNDING"):
                 log.append(_protect(cmd, arg, line, jobs, job, meta, data, where(line), file_of))
+                if log[-1].get("note"):
+                    notes.append(f"line {line}: {log[-1]['note']}")
             elif cmd == "WRITETABLE":
                 a = _args(arg)
                 if len(a) < 4:
@@ -368,6 +371,140 @@ def _build(j: _TableJob, data, meta: ArgusMetadata, *, tabular: bool, where: str
         j.manual = man
 
 
+def _cut(h: Hierarchy, closed: np.ndarray) -> tuple[dict, Hierarchy]:
+    """The hierarchy with the sub-trees below the ``closed`` nodes removed, and the code map
+    (every removed node -> its closed ancestor)."""
+    top = np.arange(len(h))  # the highest closed strict ancestor of each node (itself if none)
+    for i in range(1, len(h)):
+        anc = [a for a in h.ancestors(i)[1:] if closed[a]]
+        top[i] = anc[-1] if anc else i
+    keep = np.flatnonzero(top == np.arange(len(h)))
+    new = np.full(len(h), -1)
+    new[keep] = np.arange(keep.size)
+    cut = Hierarchy([h.codes[i] for i in keep], [-1] + [int(new[h.parent[i]]) for i in keep[1:]])
+    return {h.codes[i]: h.codes[top[i]] for i in range(len(h)) if top[i] != i}, cut
+
+
+def _recode(meta: ArgusMetadata, j: _TableJob, var: str, what: str, file_of, where: str) -> tuple:
+    """(code map, hierarchy or None) of a <RECODE> (module docstring)."""
+    if var not in j.dims:
+        raise InputError(f"{where}: <RECODE>: {var!r} is not a variable of table {j.dims}; give one of them")
+    h = j.recode[var][1] if var in j.recode else meta.hierarchy(var, codes=j.frame[var].astype(str).str.strip().unique())
+    if len(what) == 1 and what.isdigit() and what != "0":
+        if h is None:
+            raise InputError(f"{where}: <RECODE> {var}, {what}: truncation needs a hierarchical variable; "
+                             "give a recode file instead")
+        return _cut(h, (h.depth == int(what)) & ~h.is_leaf)
+    f = file_of(what)
+    if not f.is_file():
+        raise InputError(f"{where}: <RECODE>: recode file {what!r} does not exist; give a level 1-9 or a file")
+    lines = [x.strip() for x in f.read_text(encoding="latin-1").splitlines() if x.strip()]
+    if lines and lines[0].upper() == "<TREERECODE>":
+        if h is None:
+            raise InputError(f"{where}: <RECODE>: a <TREERECODE> file needs a hierarchical variable")
+        closed = np.zeros(len(h), bool)
+        for code in lines[1:]:
+            if code not in h.index:
+                raise InputError(f"{where}: <RECODE>: {f.name}: code {code!r} is not in the hierarchy of {var}")
+            closed[h.index[code]] = True
+        return _cut(h, closed)
+    if h is not None and h.n_levels > 1:
+        raise InputError(f"{where}: <RECODE>: {f.name}: a global recode of the hierarchical variable {var} is not "
+                         "supported; truncate it (a level 1-9) or use a <TREERECODE> file")
+    codes = sorted(j.frame[var].astype(str).str.strip().unique())
+    mapping: dict = {}
+    for k, ln in enumerate(lines, start=1):
+        if ln.upper().startswith("<CODELIST>"):
+            continue
+        if ln.startswith("<"):
+            raise InputError(f"{where}: <RECODE>: {f.name} line {k}: {ln.split()[0]} is not supported; "
+                             "remove it (recode missing values before the run)")
+        if ":" not in ln:
+            raise InputError(f"{where}: <RECODE>: {f.name} line {k}: {ln!r} is not 'new: old, a-b, ...'")
+        dest, src = (x.strip() for x in ln.split(":", 1))
+        for item in [x.strip() for x in src.split(",") if x.strip()]:
+            lo, dash, hi = item.partition("-")
+            for c in codes:
+                if (not dash and c == item) or (dash and _in_range(c, lo.strip(), hi.strip())):
+                    mapping[c] = dest
+    return mapping, None
+
+
+def _in_range(code: str, lo: str, hi: str) -> bool:
+    """``lo-hi``, ``-hi``, ``lo-``: numeric comparison when all are numbers, else text."""
+    def key(x: str):
+        return (0, float(x), "") if re.fullmatch(r"[-+]?\d+(\.\d*)?", x) else (1, 0.0, x)
+    c = key(code)
+    return (not lo or key(lo) <= c) and (not hi or c <= key(hi))
+
+
+_APRIORY_STATUS = {"S", "U", "PL", "C", "W"}
+
+
+def _apriory(arg: str, line: int, job, meta: ArgusMetadata, file_of, where: str) -> dict:
+    """Read an <APRIORY> file into the table's list of a-priori changes (module docstring)."""
+    q = _quoted(arg)
+    rest = re.sub(r'"[^"]*"', "\x00", arg).split(",")
+    if len(q) < 2 or len(rest) < 3:
+        raise InputError(f"{where}: <APRIORY> needs \"file\", table, \"separator\"[, ignore_error[, expand_bogus]]")
+    f = file_of(q[0])
+    n = int(rest[1].strip())
+    sep = q[1]
+    flags = [x.strip() for x in rest[3:]]
+    ignore = flags[0] != "0" if flags and flags[0] else True
+    expand = len(flags) > 1 and flags[1] == "1"
+    j = job(line, n)
+    t = j.table
+    if not f.is_file():
+        raise InputError(f"{where}: <APRIORY>: file {q[0]!r} does not exist")
+    totals = {str(meta[d].arg("TOTCODE", "Total")) for d in j.dims}
+    counts = {"lines": 0, "skipped": 0, "status": 0, "cost": 0, "protection_levels": 0}
+    for k, raw in enumerate(f.read_text(encoding="latin-1").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        parts = [x.strip() for x in raw.split(sep)]
+        nd = len(j.dims)
+        if len(parts) < nd + 1:
+            raise InputError(f"{where}: <APRIORY>: {f.name} line {k}: {len(parts) - 1} codes for a table of {nd} "
+                             f"variables; check the separator {sep!r}")
+        counts["lines"] += 1
+        cmd = parts[nd].upper()
+        nums = [float(x) for x in parts[nd + 1:] if x]
+        if cmd not in _APRIORY_STATUS:
+            raise InputError(f"{where}: <APRIORY>: {f.name} line {k}: {cmd!r} is not supported by sdckit "
+                             "(supported: S, U, PL, C, W); remove the line")
+        nodes, ok = [], True
+        for h, code in zip(t.hierarchies, parts[:nd]):
+            c = h.codes[0] if (code == "" or code in totals) else code
+            if c not in h.index:
+                ok = False
+                break
+            i = h.index[c]
+            group = {i}
+            if expand:  # the whole single-child chain of the code
+                up = i
+                while h.parent[up] >= 0 and len(h.children[h.parent[up]]) == 1:
+                    up = int(h.parent[up])
+                group = {up}
+                while len(h.children[up]) == 1:
+                    up = h.children[up][0]
+                    group.add(up)
+            nodes.append(sorted(group))
+        if not ok:
+            if not ignore:
+                raise InputError(f"{where}: <APRIORY>: {f.name} line {k}: a code is not in table {n}; "
+                                 "correct it or set ignore_error = 1")
+            counts["skipped"] += 1
+            continue
+        if cmd in ("C", "W") and not nums or cmd == "PL" and len(nums) < 2:
+            raise InputError(f"{where}: <APRIORY>: {f.name} line {k}: {cmd} needs "
+                             f"{'a cost' if cmd != 'PL' else 'two protection levels'}")
+        for combo in np.array(np.meshgrid(*nodes, indexing="ij")).reshape(nd, -1).T:
+            j.apriori.append((int(np.ravel_multi_index(tuple(combo), t.shape)), cmd, nums))
+        counts["status" if cmd in ("S", "U") else "cost" if cmd in ("C", "W") else "protection_levels"] += 1
+    return {"line": line, "command": "<APRIORY>", "table": n, "file": f.name, **counts}
+
+
 def _write_extra(j: _TableJob, prim, aud=None) -> dict:
     """What output types 5 and 6 write besides the values: the primary cells' protection levels,
     the number of largest contributions the rules use and the audit's intervals (a published
@@ -383,7 +520,31 @@ def _write_extra(j: _TableJob, prim, aud=None) -> dict:
 
 def _primary(j: _TableJob):
     manual = j.manual if (j.use_status or j.manual is not None) else None
-    return primary_cells(j.table, j.rules, zero_unsafe=j.zero_unsafe, manual=manual, manual_level=j.manual_level)
+    unsafe = [c for c, cmd, _ in j.apriori if cmd == "U"]
+    if unsafe:
+        manual = np.zeros(j.table.n_cells, bool) if manual is None else manual.copy()
+        manual[unsafe] = True
+    prim = primary_cells(j.table, j.rules, zero_unsafe=j.zero_unsafe, manual=manual, manual_level=j.manual_level)
+    if not any(cmd in ("S", "PL") for _, cmd, _ in j.apriori):
+        return prim
+    sens, up, lo, sl = prim.sensitive.copy(), prim.upper.copy(), prim.lower.copy(), prim.sliding.copy()
+    for c, cmd, nums in j.apriori:  # in file order: a later line wins
+        if cmd == "S":
+            sens[c], up[c], lo[c], sl[c] = False, 0.0, 0.0, 0.0
+        elif cmd == "PL" and sens[c]:  # tau-Argus: protection levels of primary cells only
+            lo[c], up[c] = nums[0], nums[1]
+    return Primary(sens, up, lo, sl, np.where(sens, prim.reason, "").astype(object))
+
+
+def _apriori_costs(j: _TableJob, base: np.ndarray) -> np.ndarray | None:
+    """The cell costs with the <APRIORY> ``C`` / ``W`` lines applied, or None without any."""
+    costs = [(c, nums[0]) for c, cmd, nums in j.apriori if cmd in ("C", "W")]
+    if not costs:
+        return None
+    w = np.asarray(base, float).copy()
+    for c, v in costs:
+        w[c] = v
+    return w
 
 
 def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
@@ -395,12 +556,14 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
     else:
         raise InputError(f"{where}: <SUPPRESS> needs METHOD(table, ...), e.g. MOD(1,5,1,0,0)")
     if kind not in ARGUS_METHODS:
-        raise InputError(f"{where}: <SUPPRESS> {kind} is not supported by sdckit; supported: OPT, MOD, GH (mapped to "
-                         "sdckit's heuristic), RND, CKM")
+        raise InputError(f"{where}: <SUPPRESS> {kind} is not supported by sdckit; supported: OPT, MOD, GH (and HYP, "
+                         "sdckit's hypercube), NET (run as OPT on 2-D tables), CTA, RND, CKM")
     inner = rest[rest.index("(") + 1:rest.index(")")] if "(" in rest and ")" in rest else rest
     a = [x.strip() for x in inner.split(",") if x.strip()]
     n = int(a[0])
     if n == 0:
+        if kind == "HYP":
+            kind = "GH"
         if kind not in ("MOD", "GH", "OPT"):
             raise InputError(f"{where}: linked tables (table 0) can be protected with MOD, GH or OPT, not {kind}")
         from ..linked import protect_linked
@@ -469,16 +632,57 @@ def _protect(cmd, arg, line, jobs, job, meta, data, where, file_of) -> dict:
         return {"line": line, "command": "<SUPPRESS>" if cmd == "SUPPRESS" else "<ROUNDING>", "method": "RND",
                 "table": n, "base": int(a[1]), "status": res.status, "n_cells": t.n_cells}
     prim = _primary(j)
+    if kind == "CTA":
+        if len(a) > 1:
+            raise InputError(f"{where}: <SUPPRESS> CTA({inner}): sdckit reads CTA(table) only; remove the other "
+                             "arguments (sdckit solves the MILP with HiGHS)")
+        tres = build_table_method("cta", {}, where=where).apply(t, prim)
+        res = tres.detail
+        j.outcome = {"kind": "cta", "values": np.asarray(res.adjusted, float), "status": table_status(t),
+                     "extra": _write_extra(j, prim)}
+        return {"line": line, "command": "<SUPPRESS>", "method": "CTA", "sdckit_method": "cta", "table": n,
+                "n_cells": t.n_cells, "n_primary": prim.n_primary, "objective": res.objective,
+                "proven_optimal": res.proven_optimal, "audit_ok": bool(res.audit.ok), "audit": res.audit.statement(),
+                "status": res.status}
+    note = None
+    if kind == "NET":
+        if len(t.dims) != 2:
+            raise InputError(f"{where}: <SUPPRESS> NET is tau-Argus's network heuristic for 2-dimensional tables; "
+                             f"table {n} has {len(t.dims)} dimensions: use OPT, MOD or GH")
+        note = "NET: sdckit has no network-flow heuristic; the table was protected with the optimal method (OPT)"
+    elif kind == "HYP":
+        note = "HYP: read as GH, tau-Argus's hypercube (sdckit's hypercube method)"
     opts = {}
-    if kind == "OPT" and len(a) > 1:
+    if kind in ("OPT", "NET") and len(a) > 1:
         opts["time_limit"] = float(a[1])
-    if kind != "GH":  # tau-Argus's own cost scaling (the hypercube keeps its default)
+    if kind not in ("GH", "HYP"):  # tau-Argus's own cost scaling (the hypercube keeps its default)
         opts["cost"] = "tauargus"
-    res = build_table_method(ARGUS_METHODS[kind], opts, where=where).apply(t, prim).detail
+    m = build_table_method(ARGUS_METHODS[kind], opts, where=where)
+    w = _apriori_costs(j, cell_costs(t, getattr(m, "cost", "value")))
+    if w is None:
+        res = m.apply(t, prim).detail
+    else:  # <APRIORY> costs: the method's own class, with the cell costs given
+        res = _with_costs(m, t, prim, w)
     j.outcome = {"kind": "suppression", "values": np.where(res.suppressed, np.nan, t.value),
                  "status": table_status(t, primary=prim.sensitive, suppressed=res.secondary),
                  "extra": _write_extra(j, prim, getattr(res, "audit", None))}
     out = {"line": line, "command": "<SUPPRESS>", "method": kind, "sdckit_method": res.method, "table": n,
            "n_cells": t.n_cells, "n_primary": prim.n_primary, "n_secondary": int(res.n_secondary),
            "audit_ok": bool(res.audit.ok), "status": res.status}
+    if w is not None:
+        out["apriori_costs"] = True
+    if note:
+        out["note"] = note
     return out
+
+
+def _with_costs(m, t: Table, prim, w: np.ndarray):
+    """Run a registered suppression method's own class with given cell costs."""
+    from ..hypercube import HypercubeSuppression
+    from ..modular import ModularSuppression
+    from ..suppression import OptimalSuppression
+
+    params = m.public_params()
+    cls = {"optimal": OptimalSuppression, "modular": ModularSuppression, "hypercube": HypercubeSuppression}[m.method_name]
+    fields = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in params.items() if k in fields}).apply(t, prim, weights=w)

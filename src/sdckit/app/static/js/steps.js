@@ -66,7 +66,7 @@ export async function renderSteps(el) {
     card.innerHTML = `<div class="stephead"><span class="title">${i + 1}. ${esc(st.method)}</span>
       <span class="acts"><button class="tiny secondary" data-a="up" title="move up">↑</button><button class="tiny secondary" data-a="down" title="move down">↓</button>
       <button class="tiny secondary" data-a="edit">edit</button><button class="tiny danger" data-a="delete">remove</button></span></div>
-      ${v && v.sentence ? `<p class="sentence">${esc(v.sentence)}</p>` : ""}<div class="params">${esc(params || "default settings")}</div><div class="body"></div>`;
+      ${v && v.sentence ? `<p class="sentence">${esc(v.sentence)}</p>` : ""}${v && v.explain_html ? v.explain_html /* the report's fragment, escaped there */ : ""}<div class="params">${esc(params || "default settings")}</div><div class="body"></div>`;
     $$("button", card).forEach((b) => b.onclick = async () => {
       if (b.dataset.a === "edit") {
         editing = i; sel.value = st.method; showForm(st.method, st);
