@@ -16,7 +16,7 @@ import pandas as pd
 from _common import emit, parse_args, peak_mb, timed
 
 from sdckit import Microdata
-from sdckit.masking.local_suppression import LocalSuppression, exact_local_suppression
+from sdckit.masking.local_suppression import GreedySuppression, LocalSuppression, exact_local_suppression
 from sdckit.masking.record_swap import RecordSwap
 from _common import SHARED_DATA
 
@@ -66,7 +66,7 @@ def bench_local_suppression_adult(repeat: int, quick: bool) -> None:
     keys = ["age", "sex", "race", "marital-status", "native-country"]
     md = Microdata(pd.read_csv(path), key_vars=keys)
     for share in ((0.1,) if quick else (0.1, 0.02)):
-        step = LocalSuppression(k=5, batch_share=share)
+        step = LocalSuppression(k=5, algorithm=GreedySuppression(batch_share=share))
         seconds, r = timed(lambda: step.apply(md, rng=1), repeat)
         emit(case="local_suppression_adult", n=md.n_records, k=5, batch_share=share, seconds=seconds,
              peak_mb=peak_mb(lambda: step.apply(md, rng=1)), suppressions=r.summary["suppressions"],

@@ -51,7 +51,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import emit, parse_args  # noqa: E402
 
 from sdckit.synth import Synthesiser, propensity_utility, table_utility  # noqa: E402

@@ -21,7 +21,6 @@ import tracemalloc
 import warnings
 
 from _common import emit, parse_args
-
 from bench_tables import hier_table
 
 from sdckit.tables.audit import audit

@@ -187,12 +187,12 @@ def worker(folder: str, seed: int) -> None:
     out["singling_out_sdckit_queries"]["n_control_plain"] = len(soe._evaluate_queries_and_return_successful(
         df=ev._control, queries=given))
     soe._generate_singling_out_queries = own_writer
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - Anonymeter draws its targets from numpy's global generator
     t0, c0 = time.perf_counter(), time.process_time()
     ev = LinkabilityEvaluator(ori_t, rel, aux_cols=(spec["aux_a"], spec["aux_b"]), control=con_t,
                               n_attacks=len(ori_t), n_neighbors=1)
     record("linkability", ev.evaluate(n_jobs=1), t0, c0)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - Anonymeter draws its targets from numpy's global generator
     t0, c0 = time.perf_counter(), time.process_time()
     ev = InferenceEvaluator(ori_t, rel, aux_cols=spec["aux"], secret=SECRET, control=con_t, n_attacks=len(ori_t))
     record("inference", ev.evaluate(n_jobs=1), t0, c0)
@@ -261,6 +261,19 @@ def tie_ranges(released, targets, aux_a, aux_b, aux, secret):
             "mean_tied_records_inference": ties}
 
 
+def _sdckit_attack(attack, ori, released, con, ori_t, con_t, aux_a, aux_b, aux, seed, tie_break="random"):
+    """One of sdckit's three attacks with the comparison's settings."""
+    from sdckit.attacks import inference, linkability, singling_out
+
+    if attack == "singling_out":
+        return singling_out(ori, released, con, mode="multivariate", n_attacks=N_ATTACKS, n_cols=3, rng=seed)
+    if attack == "linkability":
+        return linkability(ori_t, released, con_t, aux_a=aux_a, aux_b=aux_b, n_attacks=N_ATTACKS, rng=seed,
+                           tie_break=tie_break)
+    return inference(ori_t, released, con_t, secret=SECRET, aux=aux, n_attacks=N_ATTACKS, rng=seed,
+                     tie_break=tie_break)
+
+
 def main() -> None:
     import argparse
 
@@ -279,7 +292,7 @@ def main() -> None:
     import numpy as np
     import pandas as pd
 
-    from sdckit.attacks import inference, linkability, singling_out, singling_out_queries
+    from sdckit.attacks import singling_out, singling_out_queries
 
     census = pd.read_csv(ROOT / "src" / "sdckit" / "data" / "uk_census2011_teaching_10k.csv")
     seeds = range(1 if args.quick else args.seeds)
@@ -325,15 +338,10 @@ def main() -> None:
                     "n": len(ori), "n_control": len(con), "n_released": len(released), "n_attacks": N_ATTACKS}
 
             # 1. the same predicates, counted by both tools
-            so_runs = {
-                "anonymeter": (anon["singling_out"], lambda: singling_out(
-                    ori, released, con, n_attacks=N_ATTACKS, n_cols=3, rng=seed,
-                    queries=[tuple(map(tuple, q)) for q in anon["queries"]])),
-                "sdckit": (anon["singling_out_sdckit_queries"], lambda: singling_out(
-                    ori, released, con, n_attacks=N_ATTACKS, n_cols=3, rng=seed, queries=q_sdckit)),
-            }
-            for writer, (a, run) in so_runs.items():
-                res = run()
+            given = {"anonymeter": (anon["singling_out"], [tuple(map(tuple, q)) for q in anon["queries"]]),
+                     "sdckit": (anon["singling_out_sdckit_queries"], q_sdckit)}
+            for writer, (a, queries) in given.items():
+                res = singling_out(ori, released, con, n_attacks=N_ATTACKS, n_cols=3, rng=seed, queries=queries)
                 s_in, a_in, combined = _agreement(res.risk, res.ci, res.raw_risk, res.risk_error, a)
                 plain = res.settings["n_control_before_size_correction"]
                 identical = res.n_success == a["n_success"] and plain == a["n_control_plain"]
@@ -356,17 +364,10 @@ def main() -> None:
                     "anonymeter_cpu_seconds": round(a["cpu_seconds"], 4)}), flush=True)
 
             # 2. each tool's own draws (predicates, tie-breaks)
-            ours = {
-                "singling_out": lambda: singling_out(ori, released, con, mode="multivariate", n_attacks=N_ATTACKS,
-                                                     n_cols=3, rng=seed),
-                "linkability": lambda tb="random": linkability(ori_t, released, con_t, aux_a=aux_a, aux_b=aux_b,
-                                                               n_attacks=N_ATTACKS, rng=seed, tie_break=tb),
-                "inference": lambda tb="random": inference(ori_t, released, con_t, secret=SECRET, aux=aux,
-                                                           n_attacks=N_ATTACKS, rng=seed, tie_break=tb),
-            }
+            files = (ori, released, con, ori_t, con_t, aux_a, aux_b, aux, seed)
             results = {}
-            for attack, run in ours.items():
-                res = results[attack] = run()
+            for attack in ("singling_out", "linkability", "inference"):
+                res = results[attack] = _sdckit_attack(attack, *files)
                 a = anon[attack]
                 s_in, a_in, combined = _agreement(res.risk, res.ci, res.raw_risk, res.risk_error, a)
                 for k, v in zip(keys, (1, s_in, a_in, combined)):
@@ -388,7 +389,7 @@ def main() -> None:
             ranges = {"original": tie_ranges(released, ori_t, aux_a, aux_b, aux, SECRET),
                       "control": tie_ranges(released, con_t, aux_a, aux_b, aux, SECRET)}
             for attack in ("linkability", "inference"):
-                first = ours[attack]("first")
+                first = _sdckit_attack(attack, *files, tie_break="first")
                 counts = {"anonymeter": (anon[attack]["n_success"], anon[attack]["n_control"]),
                           "sdckit_random": (results[attack].n_success, results[attack].n_control),
                           "sdckit_first": (first.n_success, first.n_control)}

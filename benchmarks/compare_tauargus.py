@@ -37,7 +37,8 @@ tau-Argus' seconds in the same run.
 **Modular suppression (MOD)**, one JSON line per table of the comparison set (``case``
 ``tauargus_mod``): the 2-D tables above (20 x 20, 40 x 40, and 100 x 100 unless ``--quick``), the
 3-level region hierarchy of ``bench_tables.py`` (``hier_table``: 3 x 3 x 3 regions x 6 and
-4 x 4 x 4 x 10) under ``FREQ(3,10)``, and the Sex x Age batch of the shared tau-Argus example
+4 x 4 x 4 x 10) and a region hierarchy with single-child chains (6 regions x 8) under
+``FREQ(3,10)``, and the Sex x Age batch of the shared tau-Argus example
 (Savings, ``P(15,1)|NK(3,75)``; Age from ``dim_age.hrc``, Sex flat and from ``dim_sex.hrc``: both
 have parents with a single child). tau-Argus runs ``<SUPPRESS> MOD(1,5,1,0,0)``; sdckit runs
 ``ModularSuppression`` with tau-Argus's own cell costs (read from its JJ file) as weights, ties
@@ -81,9 +82,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import emit
-
 from bench_tables import hier_table, microdata
 
 from sdckit.tables.audit import audit
@@ -304,6 +303,20 @@ def mod_set(quick: bool, size: int | None, timeout: float) -> None:
         hrc = "".join("@" * (int(h.depth[i]) - 1) + h.codes[i] + "\n" for i in range(1, len(h)))
         compare_mod(f"hier3 {branch}^3 regions x {n_act}", df, ["d0", "d1"], None, {"d0": hrc}, "FREQ(3,10)",
                     [ThresholdRule(3)], timeout)
+    # a region hierarchy with single-child chains (every third region has one sub-region, every
+    # second sub-region one leaf), 8 records per inner cell, seed 9
+    lines, leaves = [], []
+    for a in range(6):
+        lines.append(f"R{a}")
+        for b in range(1 if a % 3 == 0 else 3):
+            lines.append(f"@R{a}{b}")
+            kids = [f"R{a}{b}{c}" for c in range(1 if b % 2 == 0 else 3)]
+            lines += [f"@@{k}" for k in kids]
+            leaves += kids
+    df = microdata((len(leaves), 8), 8.0, seed=9)
+    df["d0"] = np.array(leaves)[df["d0"].astype(int).to_numpy()]
+    compare_mod("chains: 6 regions (single-child chains) x 8", df, ["d0", "d1"], None,
+                {"d0": "\n".join(lines) + "\n"}, "FREQ(3,10)", [ThresholdRule(3)], timeout)
     meta = SHARED / "tauargus_meta"
     if not (meta / "dim_age.hrc").is_file():
         print(json.dumps({"case": "tauargus_mod", "table": "Sex x Age", "skipped": f"no {meta}"}))

@@ -137,7 +137,8 @@ def test_registering_a_check_needs_a_declared_frozen_dataclass():
 
 def test_param_label_and_role_are_declared_and_exported():
     p = next(p for p in step_params(Pram) if p.name == "variables")
-    assert p.role == "key" and p.to_dict()["role"] == "key" and p.to_dict()["label"] == "variables to PRAM"
+    # role "pram": a key variable or a declared PRAM variable ([roles] pram_vars, as sdcMicro's pramVars)
+    assert p.role == "pram" and p.to_dict()["role"] == "pram" and p.to_dict()["label"] == "variables to PRAM"
     q = next(p for p in step_params(Pram) if p.name == "min_diagonal")
     assert q.display_label == "min diagonal"  # no label declared: the name in words
     with pytest.raises(ValueError, match="role"):
@@ -274,7 +275,8 @@ def test_spec_gate_is_typed_and_a_none_spec_reads(tmp_path):
 
 @pytest.mark.parametrize("steps, error, pattern", [
     ([Pram(["occupation"])], InputError,
-     r"^steps\[1\] \(pram\)\.variables: `occupation` is not a key variable; add it to \[roles\] key_vars\.$"),
+     r"^steps\[1\] \(pram\)\.variables: `occupation` is not a key or PRAM variable; add it to \[roles\] key_vars "
+     r"or \[roles\] pram_vars\.$"),
     ([Pram(["marital"]), Pram(["occupatoin"])], InputError,
      r"^steps\[2\] \(pram\)\.variables: column `occupatoin` is not in the data; did you mean 'occupation'\?$"),
     ([Pram(["marital"], strata=["zone"])], InputError, r"^steps\[1\] \(pram\)\.strata: column `zone` is not in the data"),

@@ -14,7 +14,7 @@ import pytest
 from tests.app.test_api import KEYS, _wait, client, small  # noqa: F401 - fixtures
 
 
-def _release(client):
+def _release(client):  # noqa: F811 - the fixture
     client.post("/api/roles", json={"roles": {"key_vars": KEYS}}).raise_for_status()
     for step in ({"method": "remove", "variables": ["Person ID"]}, {"method": "local_suppression", "k": 2}):
         client.post("/api/steps", json={"action": "add", "step": step}).raise_for_status()

@@ -91,6 +91,9 @@ CASES = {
     "record_swap": [("regions", "households", HOUSEHOLD_ROLES,
                      {"hierarchy": ["region", "district"], "similar": [["hsize"]],
                       "risk_variables": ["sex", "age"], "swap_rate": 0.1, "k_anonymity": 3}, "guarantee")],
+    "synthesise": [("cart_strata_blocks", "persons", ROLES,
+                    {"variables": ["sex", "age", "job", "income", "hours"], "strata": ["region"], "draw_block": 400,
+                     "utility": "none"}, "bitwise")],
 }
 
 

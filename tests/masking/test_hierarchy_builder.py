@@ -16,8 +16,7 @@ from sdckit import Microdata, ParameterError
 from sdckit.errors import InputError
 from sdckit.lattice.hierarchies import as_text, encode
 from sdckit.masking.hierarchy import read_hierarchy
-from sdckit.masking.hierarchy_builder import (build_hierarchy, hierarchy_csv, hierarchy_levels,
-                                              write_hierarchy)
+from sdckit.masking.hierarchy_builder import build_hierarchy, hierarchy_csv, hierarchy_levels, write_hierarchy
 from sdckit.registry import build_step
 from sdckit.tables.dimensions import hierarchy_from_arx
 
@@ -56,7 +55,7 @@ def test_intervals_cover_their_values(values, widths):
             assert lo <= v <= hi
     # a coarser range holds the finer one
     for lvl in range(1, h.table.shape[1] - 2):
-        for a, b in zip(h.table.iloc[:, lvl], h.table.iloc[:, lvl + 1]):
+        for a, b in zip(h.table.iloc[:, lvl], h.table.iloc[:, lvl + 1], strict=True):
             (a0, a1), (b0, b1) = (map(int, re.fullmatch(r"(-?\d+)-(-?\d+)", x).groups()) for x in (a, b))
             assert b0 <= a0 and a1 <= b1
 
@@ -123,7 +122,7 @@ def test_the_csv_is_read_by_recode_generalise_and_tables(tmp_path):
     pd.testing.assert_frame_equal(back.table, h.table.astype(str), check_dtype=False)
     md = Microdata(pd.DataFrame({"age": age, "sex": rng.integers(1, 3, 300)}), key_vars=["age", "sex"])
     out = build_step("recode", {"variable": "age", "hierarchy_file": str(path), "level": 2}).apply(md, rng=0)
-    expect = dict(zip(h.table.iloc[:, 0], h.table.iloc[:, 2]))
+    expect = dict(zip(h.table.iloc[:, 0], h.table.iloc[:, 2], strict=True))
     assert out.microdata.frame["age"].astype(str).tolist() == [expect[str(a)] for a in age]
     enc, _ = encode("age", pd.Series(age), back)
     assert enc.height == 4 and enc.n_codes[-1] == 1

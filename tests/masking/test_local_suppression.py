@@ -9,8 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
-from sdckit.masking.local_suppression import (ExactSuppression, LocalSuppression, exact_local_suppression,
-                                              restore_suppressions, suppress_to_k)
+from sdckit.masking.local_suppression import (
+    ExactSuppression,
+    LocalSuppression,
+    exact_local_suppression,
+    restore_suppressions,
+    suppress_to_k,
+)
 from tests.conftest import shared_file
 
 

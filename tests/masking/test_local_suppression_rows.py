@@ -58,7 +58,7 @@ def test_sorted_grouping_gives_the_same_suppressions(data, seed):
         mp.setattr(ls, "_rows", _rows_by_counting)
         old = _run(codes, ncat, k, importance, weights, seed)
     assert new[1] == old[1] and new[3] == old[3]
-    for a, b in zip(new[0] + new[2], old[0] + old[2]):
+    for a, b in zip(new[0] + new[2], old[0] + old[2], strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -72,5 +72,5 @@ def test_both_orders_are_exercised():
         codes = [rng.integers(0, c, 60).astype(np.int32) for c in ncat]
         new = ls._rows(codes + codes, ncat * 2, None)
         old = _rows_by_counting(codes + codes, ncat * 2, None)
-        for a, b in zip(new, old):
+        for a, b in zip(new, old, strict=True):
             np.testing.assert_array_equal(a, b)

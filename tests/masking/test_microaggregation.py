@@ -13,8 +13,17 @@ from hypothesis import strategies as st
 from sdckit import InputError, Microdata
 from sdckit.errors import ParameterError
 from sdckit.masking.mdav_kernels import mdav_kernel
-from sdckit.masking.microaggregation import (Microaggregation, aggregate_groups, check_microaggregation, group_sse,
-                                             mdav, mdav_partitioned, mdav_reference, microaggregate_array, optimal_univariate)
+from sdckit.masking.microaggregation import (
+    Microaggregation,
+    aggregate_groups,
+    check_microaggregation,
+    group_sse,
+    mdav,
+    mdav_partitioned,
+    mdav_reference,
+    microaggregate_array,
+    optimal_univariate,
+)
 from sdckit.registry import build_step
 from tests.conftest import shared_file
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from sdckit import Microdata
 from sdckit._random import block_normals, seed_sequence
 from sdckit._sums import dd_bincount
-from sdckit.masking.moments import cross_sums, exact_scale
 from sdckit.masking._numeric import moments_summary
+from sdckit.masking.moments import cross_sums, exact_scale
 from sdckit.masking.noise import Noise, add_noise_array
 from sdckit.masking.summaries import complete_moments_summary
 

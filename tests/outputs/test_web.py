@@ -121,6 +121,7 @@ def test_checker_walks_the_queue_in_chromium(tmp_path):
         with playwright.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.set_default_timeout(120_000)  # a loaded machine: waits are for events, not timings
             page.goto(f"{base}/outputs?token={TOKEN}")
             page.wait_for_selector(".out[data-id='output_2']")
             page.fill("#checker", "C. Hecker")

@@ -3,7 +3,6 @@ cover, the usual matrices, the pram step and the max_recognition_ratio gate, the
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -22,7 +21,10 @@ from sdckit.errors import InputError, ParameterError, SolverError
 from sdckit.pram import optimal as opt
 from sdckit.pram.loss import l2_loss
 from sdckit.pram.recognition import (
-    brute_force_ratios, normalize_combinations, problem_combinations, projection_codes,
+    brute_force_ratios,
+    normalize_combinations,
+    problem_combinations,
+    projection_codes,
     recognition_check,
 )
 

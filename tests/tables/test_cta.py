@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from sdckit.errors import InputError, ParameterError
@@ -147,3 +148,20 @@ def test_magnitude_table_within_one_percent_of_the_exact_optimum():
     assert fast.audit.ok and exact.audit.ok and exact.proven_optimal
     assert fast.objective <= exact.objective * 1.01 + 1e-12
     assert fast.objective == pytest.approx(enumerated_optimum(t, p, cta_weights(t, "relative")), rel=1e-2)
+
+
+def test_a_table_spec_with_method_cta_writes_the_adjusted_table(tmp_path):
+    from sdckit.tables.spec import run_table_spec
+
+    t = table_2d([[1, 9, 4], [9, 9, 2], [5, 6, 7]])
+    t.to_frame().rename(columns={"value": "n"})[["row", "col", "n"]].to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.toml").write_text('[input]\ntable = "t.csv"\nvalue = "n"\n[table]\ndimensions = ["row", "col"]\n'
+                                     '[[rules]]\ntype = "threshold"\nn = 3\n[protection]\nmethod = "cta"\n'
+                                     'weights = "unity"\nsolver = "milp"\n[output]\ntable = "out.csv"\n')
+    run = run_table_spec(tmp_path / "s.toml")
+    d = run.to_dict()
+    assert d["audit_ok"] and d["audit_status"] == "exact" and d["method"] == "cta"
+    out = pd.read_csv(tmp_path / "out.csv", dtype={"row": str, "col": str}).set_index(["row", "col"])["value"]
+    for r in ("r0", "r1", "r2"):  # rows add up in the written file
+        assert out[(r, "Total")] == sum(out[(r, c)] for c in ("c0", "c1", "c2"))
+    assert out[("r0", "c0")] != 1 and out[("r1", "c2")] != 2  # the sensitive cells moved

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io.atomic import refuse_overwrite
+from ..io.files import split_na_values
 from ..microdata import Microdata
 
 FORMATS = ("parquet", "csv")
@@ -217,13 +218,22 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
     if "*" not in str(path) and not path.exists():
         raise InputError(f"{path}: no such file or folder; check the path.")
     fmt = _infer_format(path, file_format) if "*" not in str(path) else (file_format or "parquet")
+    # codes missing in every column, and codes missing in one column only ([input] na_values =
+    # { Health = [-9] }: SPSS/Stata user-missing codes are declared per column)
+    every, per_column = split_na_values(na_values)
     try:
-        frame = _open(path, fmt, columns, blocksize, na_values)
+        frame = _open(path, fmt, columns, blocksize, every or None)
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{path}: cannot be read as {fmt}: {first}") from None
-    if fmt == "parquet" and na_values:
-        frame = frame.replace({v: np.nan for v in na_values})
+    if fmt == "parquet" and every:
+        frame = frame.replace({v: np.nan for v in every})
+    unknown = sorted(set(per_column) - {str(c) for c in frame.columns})
+    if unknown:
+        raise InputError(f"{path}: input.na_values names column `{unknown[0]}`, which is not in the data; "
+                         "name a column of the file.")
+    if per_column:
+        frame = frame.replace({col: {v: np.nan for v in codes} for col, codes in per_column.items()})
     roles = {"key_vars": _as_tuple(key_vars), "numeric_vars": _as_tuple(numeric_vars),
              "weight": weight, "household": household, "strata": _as_tuple(strata),
              "sensitive": _as_tuple(sensitive)}

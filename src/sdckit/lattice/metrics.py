@@ -9,7 +9,10 @@ has the bound "the metric of ``N`` with nothing suppressed":
 * discernibility: a record's cost at ``N'`` is its class size there (which contains its class
   at ``N``, and is at least the smallest size a kept class may have, ``k``) or ``n`` when
   suppressed, so ``DM(N') >= sum_E |E| min(max(|E|, k), n)`` (the classes ``E`` of ``N``);
-* loss, precision, non-uniform entropy: per-record per-QI costs grow with the level;
+* precision, non-uniform entropy: per-record per-QI costs grow with the level;
+* ARX's loss (``loss``, geometric mean over the QIs as ARX aggregates it; ``loss_mean`` the
+  arithmetic mean), DM*, height, ambiguity, normalised non-uniform entropy and the
+  classification metric: :mod:`.metrics_arx`, with their bounds;
 * average class size: the classes of ``N'`` with the suppressed records as one class form a
   partition coarser than ``N``'s, so ``AECS(N') >= n / (classes of N)``.
 
@@ -43,9 +46,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import metrics_arx
 from .models import NodeView
 
-METRICS = ("discernibility", "loss", "precision", "non_uniform_entropy", "aecs", "kl_divergence")
+METRICS = ("discernibility", "loss", "precision", "non_uniform_entropy", "aecs", "kl_divergence",
+           "loss_mean", "dm_star", "height", "ambiguity", "normalised_entropy", "classification")
 
 
 def _gen(view: NodeView) -> np.ndarray:
@@ -60,10 +65,7 @@ def _per_class_qi_cost(view: NodeView, kind: str) -> np.ndarray:
     out = np.zeros(view.table.n_classes)
     for j, col in enumerate(p.columns):
         lvl = int(view.levels[j])
-        if kind == "loss":
-            if col.n_domain > 1:
-                out += (col.leaves[lvl][gen[:, j]] - 1) / (col.n_domain - 1)
-        elif kind == "precision":
+        if kind == "precision":
             if col.height > 0:
                 out += lvl / col.height
         elif kind == "nue":
@@ -87,7 +89,9 @@ def metric_value(name: str, view: NodeView, kept: np.ndarray) -> float:
     if name == "discernibility":
         # DM = sum over kept classes |E|^2 + n for each suppressed record (Bayardo & Agrawal 2005)
         return float((size[kept] ** 2).sum() + n * n_sup)
-    if name in ("loss", "precision"):
+    if name in metrics_arx.ARX_METRICS:
+        return metrics_arx.value(name, view, kept)
+    if name == "precision":
         c = _per_class_qi_cost(view, name)
         return float(((size * c)[kept].sum() + n_sup * q) / (n * q))
     if name == "non_uniform_entropy":
@@ -132,6 +136,8 @@ def lower_bound(name: str, view: NodeView, k_min: int) -> float:
         return float(p.n / t.n_classes)
     if name == "kl_divergence":
         return -np.inf
+    if name in metrics_arx.ARX_METRICS:
+        return metrics_arx.bound(name, view)
     return metric_value(name, view, np.ones(t.n_classes, dtype=bool))
 
 

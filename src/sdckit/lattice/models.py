@@ -189,10 +189,21 @@ class RecursiveCLDiversity(Model):
         return f"recursive-({self.c:g},{self.l})-diversity"
 
 
+def sensitive_order(problem: Problem) -> np.ndarray:
+    """The sensitive attribute's value codes in their order: numeric when every label is a
+    number (ARX's integer and decimal types), else the labels' string order."""
+    labels = [str(v) for v in problem.sens_labels]
+    try:
+        num = np.array([float(v) for v in labels])
+    except ValueError:
+        return np.argsort(np.array(labels, dtype=object), kind="stable")
+    return np.argsort(num, kind="stable")
+
+
 @dataclass(frozen=True)
 class TCloseness(Model):
     """The earth mover's distance between each kept class's sensitive distribution and the
-    whole data's is at most ``t`` (equal or hierarchical ground distance, Li et al. 2007)."""
+    whole data's is at most ``t`` (equal, hierarchical or ordered ground distance, Li et al. 2007)."""
 
     t: float
     distance: str = "equal"
@@ -208,6 +219,14 @@ class TCloseness(Model):
         if self.distance == "equal":
             # equal ground distance: EMD = 1/2 sum_i |p_i - q_i|
             return 0.5 * np.abs(d).sum(axis=1)
+        if self.distance == "ordered":
+            # ordered distance (Li et al. 2007, sec. 4.2): EMD = 1/(m-1) sum_i |sum_{j<=i} (p_j - q_j)|
+            # over the m values in their order (numeric when every label is a number)
+            m = d.shape[1]
+            if m <= 1:
+                return np.zeros(d.shape[0])
+            cum = np.cumsum(d[:, sensitive_order(view.problem)], axis=1)
+            return np.abs(cum).sum(axis=1) / (m - 1)
         col = view.problem.sens_col
         if col is None:
             raise InputError("hierarchical t-closeness needs a hierarchy for the sensitive attribute.")
@@ -308,8 +327,19 @@ class AverageRisk(Model):
 def make_models(*, k: int | None = None, l: float | None = None, l_variant: str = "distinct",
                 c: float | None = None, t: float | None = None, t_distance: str = "equal",
                 delta_min: float | None = None, delta_max: float | None = None,
-                average_risk: float | None = None, max_risk: float | None = None) -> list[Model]:
-    """The models named by the settings that are set (shared by the release step and the CLI)."""
+                average_risk: float | None = None, max_risk: float | None = None,
+                k_map: int | None = None, population_size: float | None = None,
+                k_map_estimator: str | None = None, significance: float = 0.01,
+                beta: float | None = None, beta_variant: str = "basic",
+                delta_disclosure: float | None = None, population_uniqueness: float | None = None,
+                uniqueness_model: str = "dankar") -> list[Model]:
+    """The models named by the settings that are set (shared by the release step and the CLI).
+
+    ARX's further models (:mod:`.models_arx`): ``k_map`` (with a population table, or with
+    ``population_size`` and ``k_map_estimator``), ``beta`` (``beta_variant`` basic or
+    enhanced), ``delta_disclosure`` and ``population_uniqueness`` (with ``population_size``
+    and ``uniqueness_model``).
+    """
     out: list[Model] = []
     if k is not None:
         out.append(KAnonymity(int(k)))
@@ -325,8 +355,9 @@ def make_models(*, k: int | None = None, l: float | None = None, l_variant: str 
         else:
             raise InputError(f"l-diversity variant {l_variant!r} is not known; use distinct, entropy or recursive.")
     if t is not None:
-        if t_distance not in ("equal", "hierarchical"):
-            raise InputError(f"t-closeness distance {t_distance!r} is not known; use equal or hierarchical.")
+        if t_distance not in ("equal", "hierarchical", "ordered"):
+            raise InputError(f"t-closeness distance {t_distance!r} is not known; use equal, hierarchical or "
+                             "ordered.")
         out.append(TCloseness(float(t), t_distance))
     if delta_min is not None or delta_max is not None:
         out.append(DeltaPresence(float(delta_min or 0.0), float(1.0 if delta_max is None else delta_max)))
@@ -334,4 +365,35 @@ def make_models(*, k: int | None = None, l: float | None = None, l_variant: str 
         out.append(MaxRisk(float(max_risk)))
     if average_risk is not None:
         out.append(AverageRisk(float(average_risk)))
+    out.extend(_arx_models(k_map, population_size, k_map_estimator, significance, beta, beta_variant,
+                           delta_disclosure, population_uniqueness, uniqueness_model))
+    return out
+
+
+def _arx_models(k_map, population_size, k_map_estimator, significance, beta, beta_variant,
+                delta_disclosure, population_uniqueness, uniqueness_model) -> list[Model]:
+    from .models_arx import (KMAP_ESTIMATORS, BetaLikeness, DeltaDisclosure, KMap,  # noqa: PLC0415
+                             PopulationUniquenessBound)
+
+    out: list[Model] = []
+    if k_map is not None:
+        if k_map_estimator is not None:
+            if k_map_estimator not in KMAP_ESTIMATORS:
+                raise InputError(f"k-map estimator {k_map_estimator!r} is not known; use "
+                                 f"{' or '.join(KMAP_ESTIMATORS)}.")
+            if population_size is None:
+                raise InputError("k-map with an estimator needs the population size (population_size).")
+        out.append(KMap(int(k_map), None if population_size is None else float(population_size),
+                        k_map_estimator, float(significance)))
+    if beta is not None:
+        if beta_variant not in ("basic", "enhanced"):
+            raise InputError(f"beta-likeness variant {beta_variant!r} is not known; use basic or enhanced.")
+        out.append(BetaLikeness(float(beta), beta_variant == "enhanced"))
+    if delta_disclosure is not None:
+        out.append(DeltaDisclosure(float(delta_disclosure)))
+    if population_uniqueness is not None:
+        if population_size is None:
+            raise InputError("the population uniqueness model needs the population size (population_size).")
+        out.append(PopulationUniquenessBound(float(population_uniqueness), float(population_size),
+                                             uniqueness_model))
     return out

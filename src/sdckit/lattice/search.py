@@ -47,6 +47,7 @@ import numpy as np
 from ..errors import InputError, ParameterError
 from . import _kernels as K
 from .metrics import METRICS, class_count_bound, has_bound, lower_bound, metric_value
+from .metrics_arx import NEEDS_SENSITIVE
 from .models import Model, NodeView
 from .problem import Problem
 
@@ -88,6 +89,9 @@ class Evaluator:
                 raise InputError(f"{m.describe()} needs a sensitive attribute; name it (--sensitive).")
             if m.needs_population and problem.population is None:
                 raise InputError(f"{m.describe()} needs a population table.")
+        if metric in NEEDS_SENSITIVE and problem.sensitive is None:
+            raise InputError(f"the {metric} metric needs a response variable: name the sensitive attribute "
+                             "(--sensitive).")
         self.problem, self.models, self.metric = problem, list(models), metric
         self.suppression = float(suppression)
         # records that may be suppressed: floor(share * n)

@@ -229,8 +229,9 @@ class Generalise:
         frame = md.frame
         problem = Problem(frame, qis, self._hierarchies(qis), sensitive=sens, sensitive_hierarchy=sh)
         ev = Evaluator(problem, models, self.suppression, self.metric)
-        res = search(ev, self.search.variant_name, max_nodes=getattr(self.search, "max_nodes", 2000),
-                     time_limit=self.time_limit)
+        # max_nodes is the heuristic's own setting (the other searches ignore the budget)
+        budget = getattr(self.search, "max_nodes", HeuristicSearch().max_nodes)
+        res = search(ev, self.search.variant_name, max_nodes=budget, time_limit=self.time_limit)
         out, suppressed = generalise_frame(frame, ev, res.levels)
         lv = np.asarray(res.levels)
         view = NodeView(problem, lv, problem.table(lv))

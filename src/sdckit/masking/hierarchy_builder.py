@@ -38,8 +38,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..errors import InputError
-from ..lattice.hierarchies import (date_hierarchy, interval_hierarchy, masking_hierarchy,
-                                   order_hierarchy)
+from ..lattice.hierarchies import date_hierarchy, interval_hierarchy, masking_hierarchy, order_hierarchy
 from .hierarchy import Hierarchy
 
 __all__ = ["HIERARCHY_KINDS", "DATE_LEVELS", "build_hierarchy", "hierarchy_levels", "hierarchy_csv",

@@ -185,6 +185,9 @@ class Session:
         self.outputs: dict[str, OutputRecord] = {}
         self._next = 0
         self._audited = False
+        self._sets: list[dict] = []
+        #: linear-programming systems the last :meth:`audit` solved (one per linked set or pair)
+        self.n_linked_systems = 0
 
     # ------------------------------------------------------------------ bookkeeping
     def _add(self, rec: OutputRecord) -> OutputRecord:
@@ -465,6 +468,7 @@ class Session:
             rec.checks = [c for c in rec.checks if c.name != "LinkedOutputsCheck"]
             rec.audit.pop("linked", None)
         sets: list[dict] = []
+        self.n_linked_systems = 0
         if not self.rules.audit:
             self._audited = True
             return sets
@@ -475,6 +479,7 @@ class Session:
             groups = [comp] if len(comp) <= MAX_LINKED else [[a, b] for i, a in enumerate(comp) for b in comp[i + 1:]
                                                                if _linked(a, b)]
             mode = "joint" if len(comp) <= MAX_LINKED else "pairwise"
+            self.n_linked_systems += len(groups)
             for group in groups:
                 alone = {(d["position"][0], d["position"][1], d["position"][2]) if d["position"] else None
                          for r in group for d in r.audit.get("margins", {}).get("recovered", [])}
@@ -542,7 +547,7 @@ class Session:
         return {"version": ACRO_FORMAT_VERSION,
                 "tool": {"@type": "SoftwareApplication", "name": "sdckit", "version": __version__},
                 "rules": self.rules.acro_config() | {"audit": self.rules.audit},
-                "linked_sets": getattr(self, "_sets", []),
+                "linked_sets": self._sets,
                 "results": results}
 
     def finalise(self, folder: str | Path, *, overwrite: bool = False) -> Path:

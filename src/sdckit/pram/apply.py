@@ -44,7 +44,7 @@ class SamplingTable:
     alias: np.ndarray     # position (into indices) of the alias of entry e
 
     @classmethod
-    def from_matrix(cls, matrix: TransitionMatrix) -> "SamplingTable":
+    def from_matrix(cls, matrix: TransitionMatrix) -> SamplingTable:
         P = sp.csr_matrix(matrix.P if matrix.is_sparse else sp.csr_matrix(matrix.P), copy=True)
         P.sort_indices()
         P.eliminate_zeros()

@@ -163,7 +163,7 @@ def ml_estimate(released_counts: Sequence[float], matrix: TransitionMatrix | Any
     Pi = np.maximum(start, 0.0) + 1e-3 * n / T.shape[0]
     Pi /= Pi.sum(axis=0)
     it, converged = 0, False
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007  (the count is read after the loop)
         Q = np.asarray(P.T @ Pi)                       # (pi P)_l per group
         W = np.divide(T, Q, out=np.zeros_like(T), where=Q > 0)
         new = Pi * np.asarray(P @ W) / n

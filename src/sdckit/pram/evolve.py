@@ -131,7 +131,7 @@ class Problem:
     n: int
 
     @classmethod
-    def from_codes(cls, v: np.ndarray, others: Sequence[np.ndarray], n_categories: int) -> "Problem":
+    def from_codes(cls, v: np.ndarray, others: Sequence[np.ndarray], n_categories: int) -> Problem:
         v = np.asarray(v, dtype=np.int64)
         if (v < 0).any():
             raise InputError("evolved PRAM: the PRAMmed variable has missing values; they are never "

@@ -248,7 +248,7 @@ class TransitionMatrix:
         return p / p.sum()
 
     # ------------------------------------------------------------------ labels
-    def match(self, categories: Sequence[Any], *, variable: str | None = None) -> "TransitionMatrix":
+    def match(self, categories: Sequence[Any], *, variable: str | None = None) -> TransitionMatrix:
         """This matrix with rows and columns in the order of ``categories`` (the data's).
 
         Labels are compared as given, then by their text (a CSV reads every label as text).
@@ -307,7 +307,7 @@ class TransitionMatrix:
         return json.dumps(d)
 
     @classmethod
-    def from_json(cls, text: str, *, name: str = "transition matrix") -> "TransitionMatrix":
+    def from_json(cls, text: str, *, name: str = "transition matrix") -> TransitionMatrix:
         """Read the JSON written by :meth:`to_json`."""
         try:
             d = json.loads(text)
@@ -348,7 +348,7 @@ class TransitionMatrix:
 
     @classmethod
     def from_csv(cls, text: str, *, name: str = "transition matrix",
-                 variables: Sequence[str] = ()) -> "TransitionMatrix":
+                 variables: Sequence[str] = ()) -> TransitionMatrix:
         """Read a matrix written by :meth:`to_csv` (dense or long format).
 
         Labels are read as text; :meth:`match` maps them to the data's categories.
@@ -406,7 +406,7 @@ class TransitionMatrix:
         atomic_write_text(path, text)
 
     @classmethod
-    def read(cls, path, *, variables: Sequence[str] = ()) -> "TransitionMatrix":
+    def read(cls, path, *, variables: Sequence[str] = ()) -> TransitionMatrix:
         """Read a CSV or JSON matrix file (by suffix)."""
         from pathlib import Path
 

@@ -13,6 +13,7 @@ _EXPORTS = {
     "global_risk_threshold": "individual", "household_risk": "individual",
     "individual_risk": "individual", "IntervalDisclosure": "interval",
     "interval_disclosure": "interval", "interval_disclosure_sd": "interval",
+    "intruder_view": "intruder", "linkage_risk": "intruder",
     "LDiversityResult": "ldiversity", "TClosenessResult": "ldiversity",
     "l_diversity": "ldiversity", "t_closeness": "ldiversity", "LinkageRisk": "linkage",
     "distance_linkage": "linkage", "probabilistic_linkage": "linkage",
@@ -26,7 +27,7 @@ _EXPORTS = {
 __all__ = [
     "IntervalDisclosure", "KeyFrequencies", "LDiversityResult", "LinkageRisk", "TrackedRecord",
     "TrackingReport", "TrackingTarget", "distance_linkage", "interval_disclosure",
-    "interval_disclosure_sd", "probabilistic_linkage", "track_records", "RiskComparison",
+    "interval_disclosure_sd", "intruder_view", "linkage_risk", "probabilistic_linkage", "track_records", "RiskComparison",
     "RiskReport", "SudaResult", "TClosenessResult", "combination_codes", "compare_risk",
     "frequencies_from_codes", "global_risk_threshold", "household_risk", "individual_risk",
     "key_frequencies", "l_diversity", "measure_risk", "microdata_frequencies", "microdata_suda2",

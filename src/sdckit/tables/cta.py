@@ -34,6 +34,7 @@ Hundepool, A. et al. (2012). *Statistical Disclosure Control*, section 4.5 (CTA)
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass, field
 
@@ -180,6 +181,20 @@ class CTAResult(ResultDisplay):
                 "n_up": int(np.sum(self.direction > 0)), "n_down": int(np.sum(self.direction < 0)),
                 "seconds": round(self.seconds, 4), "params": self.params, "audit": self.audit.to_dict()}
 
+    def report_html(self) -> str:
+        """Internal report section: the audit's verdict and every changed cell (original and published)."""
+        a = self.table.value
+        changed = np.flatnonzero(np.abs(self.adjusted - a) > 1e-9)
+        rows = "".join(
+            f"<tr><td>{html.escape(' / '.join(self.table.cell_codes(int(c))))}</td><td>{a[c]:g}</td>"
+            f"<td>{self.adjusted[c]:g}</td><td>{'sensitive' if self.primary.sensitive[c] else ''}</td></tr>"
+            for c in changed[:5000])
+        return (f"<p class='{'audit' if self.audit.ok else 'audit not-proven'}'><strong>Audit: {self.audit.status}."
+                f"</strong> {html.escape(self.audit.statement())}.</p>"
+                f"<p>{html.escape(self.describe())}</p>"
+                "<table class='audit'><tr><th>cell</th><th>original</th><th>published</th><th></th></tr>"
+                f"{rows}</table>")
+
     def describe(self) -> str:
         d = self.to_dict()
         return (f"controlled tabular adjustment ({self.method}): {d['n_changed']:,} of {d['n_cells']:,} cells "
@@ -278,7 +293,6 @@ class _Model:
         # rows: M z+ - M z- = 0 ; per sensitive s (4 rows): z+ - upl y >= 0, z+ - U+ y <= 0,
         # z- + lpl y >= lpl, z- + U- y <= U-
         eye = sp.identity(n, format="csr")[self.sens]
-        ky = sp.identity(k, format="csr")
         z0 = sp.csr_matrix((k, n))
         blocks = [[m, -m, sp.csr_matrix((r, k))],
                   [eye, z0, -sp.diags(upl)],

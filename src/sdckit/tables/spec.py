@@ -99,6 +99,8 @@ _SECTIONS = {
                    "base", "rounding", "seed", "zero_restricted", "carry_percent",
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
                    "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit", "audit_certificates",
+                   "cleanup", "cleanup_seconds",  # modular and hypercube: the clean-up pass
+                   "weights", "solver", "integer",  # method "cta" (sdckit.tables.cta)
                    # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
                    "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
                    "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
@@ -167,6 +169,8 @@ class TableRun(ResultDisplay):
             n_sec, cost, st = r.n_secondary, r.cost, r.status
         elif self.method == "rounding":
             n_sec, cost, st = 0, d["sum_abs_deviation"], r.status
+        elif self.method == "cta":  # cost: the adjustment's weighted distance
+            n_sec, cost, st = 0, r.objective, r.status
         else:
             withheld = ~r.published
             prim = np.zeros_like(withheld) if self.primary is None else self.primary.sensitive
@@ -201,7 +205,7 @@ class TableRun(ResultDisplay):
             body = self.result.report_html()
         legend = ("<p>p = primary (sensitive) cell, s = secondary suppression; the audit gives the interval "
                   "[min, max] an attacker can derive for every suppressed cell.</p>"
-                  if self.method not in ("rounding",) else "")
+                  if self.method not in ("rounding", "cta") else "")
         a = self.audit_summary()
         verdict = (f"<p class='audit-status {'audit-ok' if a['audit_ok'] else 'audit-not-proven'}'><strong>Audit: "
                    f"{html.escape(a['audit_status'])}.</strong> {html.escape(a['audit_statement'])}."
@@ -450,6 +454,8 @@ def public_cells(run: TableRun) -> tuple[np.ndarray, np.ndarray]:
     t = run.table
     if run.method == "rounding":
         return np.asarray(run.result.rounded, dtype=float), np.full(t.n_cells, "rounded", dtype=object)
+    if run.method == "cta":
+        return np.asarray(run.result.adjusted, dtype=float), np.full(t.n_cells, "perturbed", dtype=object)
     if run.method == "margins":
         suppressed = ~np.asarray(run.result.published, dtype=bool)
     else:
@@ -465,11 +471,15 @@ def public_report_html(run: TableRun, *, code: str = DEFAULT_CODE) -> str | None
     with a superscript r (see :mod:`sdckit.tables.public`)."""
     values, status = public_cells(run)
     # the hypercube's protection audit proves levels, not [min, max]: no intervals to show then
-    aud = getattr(run.result, "audit", None) if run.method != "rounding" else None
+    aud = getattr(run.result, "audit", None) if run.method not in ("rounding", "cta") else None
     note = ""
     if run.method == "rounding":
         note = (f"<p>Every cell is rounded to a multiple of {run.result.base:g}; rows and columns still add up "
                 "(controlled rounding).</p>")
+    if run.method == "cta":
+        note = ("<p>Every cell is published as adjusted: the closest table in which every total still adds up "
+                "and every sensitive cell lies outside its protection interval (controlled tabular adjustment)."
+                "</p>")
     a = run.audit_summary()
     note += (f"<p class='audit-status'><strong>Protection audit: {html.escape(a['audit_status'])}.</strong> "
              f"{html.escape(a['audit_statement'])}.</p>")
@@ -489,6 +499,9 @@ def published_frame(run: TableRun) -> pd.DataFrame:
     elif run.method == "rounding":
         df["value"] = r.rounded
         df["status"] = f"rounded to base {r.base}"
+    elif run.method == "cta":  # every cell as adjusted: no mark says which cells moved
+        df["value"] = r.adjusted
+        df["status"] = "adjusted (controlled tabular adjustment)"
     else:
         df["value"] = np.where(r.published, t.value, np.nan)
         df["status"] = np.where(r.published, "margin", "withheld")

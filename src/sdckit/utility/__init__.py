@@ -9,6 +9,7 @@ _EXPORTS = {
     "AnalysisComparison": "analyses", "LinearRegression": "analyses",
     "LogisticRegression": "analyses", "PrincipalComponents": "analyses",
     "UserAnalysis": "analyses", "analysis_from_dict": "analyses", "compare_analyses": "analyses",
+    "entropy_utility": "categorical", "pareto_front": "frontier",
     "InformationLoss": "numeric", "eigen_loss": "numeric", "il1": "numeric",
     "il1_primed": "numeric", "il1s": "numeric", "il2": "numeric", "il3": "numeric",
     "il4": "numeric", "il5": "numeric", "information_loss": "numeric",
@@ -17,9 +18,9 @@ _EXPORTS = {
 
 __all__ = [
     "AnalysisComparison", "InformationLoss", "LinearRegression", "LogisticRegression",
-    "PrincipalComponents", "UserAnalysis", "analysis_from_dict", "compare_analyses", "eigen_loss",
+    "PrincipalComponents", "UserAnalysis", "analysis_from_dict", "compare_analyses", "eigen_loss", "entropy_utility",
     "il1", "il1_primed", "il1s", "il2", "il3", "il4", "il5", "information_loss",
-    "nearest_original",
+    "nearest_original", "pareto_front",
 ]
 
 

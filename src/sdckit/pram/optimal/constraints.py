@@ -217,7 +217,9 @@ def full_constraints(counts, shape, combos, alpha_s, gamma):
     n_x, n_y = N * N, len(pairs)
     rows, cols, vals = [], [], []
     # row sums
-    rows.append(np.repeat(np.arange(N), N)); cols.append(np.arange(n_x)); vals.append(np.ones(n_x))
+    rows.append(np.repeat(np.arange(N), N))
+    cols.append(np.arange(n_x))
+    vals.append(np.ones(n_x))
     r0 = N
     members = {}
     for p, pi in enumerate(combos):

@@ -161,7 +161,7 @@ def _frank_wolfe(fun, A, row_lo, row_hi, col_lo, col_hi, *, max_iter, gap_tol, t
         if gap <= gap_tol * max(f, 1e-300):
             break
         d = z - x
-        t = minimize_scalar(lambda t: fun(x + t * d, False)[0], bounds=(0.0, 1.0), method="bounded",
+        t = minimize_scalar(lambda t, x=x, d=d: fun(x + t * d, False)[0], bounds=(0.0, 1.0), method="bounded",
                             options={"xatol": 1e-10}).x
         x = x + t * d
     return x, fun(x, False)[0], it, gap
@@ -230,7 +230,7 @@ def _solve_full(counts, shape, combos, alpha, gamma, *, max_iter, tol, time_limi
     f, gap, z = fw_lp(P)
     iters, rounds, fallbacks = 0, 0, 0
     cap = 1.0 - (gamma or 0.0)
-    for rounds in range(1, 21):
+    for rounds in range(1, 21):  # noqa: B007  (the count is read after the loop)
         # every entry into a column the LP moved records into (the optimum spreads the moves
         # over many rows but into few columns), plus the LP's own support
         zz = (z.reshape(N, N) > 1e-12) & offdiag

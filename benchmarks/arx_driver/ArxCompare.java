@@ -1,0 +1,158 @@
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+
+import org.deidentifier.arx.ARXAnonymizer;
+import org.deidentifier.arx.ARXConfiguration;
+import org.deidentifier.arx.ARXLattice.ARXNode;
+import org.deidentifier.arx.ARXPopulationModel;
+import org.deidentifier.arx.ARXResult;
+import org.deidentifier.arx.AttributeType;
+import org.deidentifier.arx.AttributeType.Hierarchy;
+import org.deidentifier.arx.Data;
+import org.deidentifier.arx.DataDefinition;
+import org.deidentifier.arx.criteria.BasicBLikeness;
+import org.deidentifier.arx.criteria.DDisclosurePrivacy;
+import org.deidentifier.arx.criteria.EnhancedBLikeness;
+import org.deidentifier.arx.criteria.KAnonymity;
+import org.deidentifier.arx.criteria.KMap;
+import org.deidentifier.arx.criteria.OrderedDistanceTCloseness;
+import org.deidentifier.arx.criteria.PopulationUniqueness;
+import org.deidentifier.arx.metric.Metric;
+import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquenessModel;
+
+/**
+ * Benchmark driver: runs ARX on one data file for the cases read from standard input and
+ * prints, per case, one JSON line with the optimum node, its quality value and the CPU time.
+ *
+ * Usage: java ArxCompare DATA.csv HIERARCHY_DIR < cases.txt
+ * A case is one line of key=value tokens: id, qis (comma-separated), sensitive, suppression,
+ * metric (loss, dm, dm_star, height, ambiguity, normalised_entropy, classification), and the
+ * models: k, kmap with population and estimator (poisson or zero_truncated_poisson) and
+ * significance, beta with beta_variant (basic or enhanced), delta, t_ordered, uniqueness with
+ * population and uniqueness_model (zayatz, pitman, snb, dankar).
+ */
+public class ArxCompare {
+
+    public static void main(String[] args) throws Exception {
+        String dataPath = args[0];
+        String hierDir = args[1];
+        ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            line = line.trim();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            Map<String, String> c = new HashMap<>();
+            for (String tok : line.split("\\s+")) {
+                int eq = tok.indexOf('=');
+                c.put(tok.substring(0, eq), tok.substring(eq + 1));
+            }
+            String out;
+            try {
+                out = runCase(dataPath, hierDir, c, bean);
+            } catch (Exception e) {
+                out = "{\"id\": \"" + c.get("id") + "\", \"error\": \"" + String.valueOf(e).replace("\"", "'") + "\"}";
+            }
+            System.out.println(out);
+            System.out.flush();
+        }
+    }
+
+    private static String runCase(String dataPath, String hierDir, Map<String, String> c, ThreadMXBean bean)
+            throws Exception {
+        Data data = Data.create(dataPath, StandardCharsets.UTF_8, ',');
+        DataDefinition def = data.getDefinition();
+        String[] qis = c.get("qis").split(",");
+        String sens = c.get("sensitive");
+        for (int i = 0; i < data.getHandle().getNumColumns(); i++) {
+            def.setAttributeType(data.getHandle().getAttributeName(i), AttributeType.INSENSITIVE_ATTRIBUTE);
+        }
+        for (String q : qis) {
+            File f = new File(hierDir, "adult_hierarchy_" + q + ".csv");
+            def.setAttributeType(q, Hierarchy.create(f, StandardCharsets.UTF_8, ','));
+        }
+        ARXConfiguration config = ARXConfiguration.create();
+        boolean needsSensitive = false;
+        if (c.containsKey("k")) {
+            config.addPrivacyModel(new KAnonymity(Integer.parseInt(c.get("k"))));
+        }
+        if (c.containsKey("kmap")) {
+            ARXPopulationModel pop = ARXPopulationModel.create(Long.parseLong(c.get("population")));
+            KMap.CellSizeEstimator est = "zero_truncated_poisson".equals(c.get("estimator"))
+                    ? KMap.CellSizeEstimator.ZERO_TRUNCATED_POISSON : KMap.CellSizeEstimator.POISSON;
+            config.addPrivacyModel(new KMap(Integer.parseInt(c.get("kmap")),
+                    Double.parseDouble(c.getOrDefault("significance", "0.01")), pop, est));
+        }
+        if (c.containsKey("beta")) {
+            needsSensitive = true;
+            double b = Double.parseDouble(c.get("beta"));
+            config.addPrivacyModel("enhanced".equals(c.get("beta_variant")) ? new EnhancedBLikeness(sens, b)
+                                                                              : new BasicBLikeness(sens, b));
+        }
+        if (c.containsKey("delta")) {
+            needsSensitive = true;
+            config.addPrivacyModel(new DDisclosurePrivacy(sens, Double.parseDouble(c.get("delta"))));
+        }
+        if (c.containsKey("t_ordered")) {
+            needsSensitive = true;
+            config.addPrivacyModel(new OrderedDistanceTCloseness(sens, Double.parseDouble(c.get("t_ordered"))));
+        }
+        if (c.containsKey("uniqueness")) {
+            ARXPopulationModel pop = ARXPopulationModel.create(Long.parseLong(c.get("population")));
+            PopulationUniquenessModel m = PopulationUniquenessModel.valueOf(
+                    c.getOrDefault("uniqueness_model", "dankar").toUpperCase(Locale.ROOT));
+            config.addPrivacyModel(new PopulationUniqueness(Double.parseDouble(c.get("uniqueness")), m, pop));
+        }
+        if (needsSensitive) {
+            def.setAttributeType(sens, AttributeType.SENSITIVE_ATTRIBUTE);
+        }
+        String metric = c.getOrDefault("metric", "dm");
+        switch (metric) {
+            case "loss": config.setQualityModel(Metric.createLossMetric()); break;
+            case "dm": config.setQualityModel(Metric.createDiscernabilityMetric(false)); break;
+            case "dm_star": config.setQualityModel(Metric.createDiscernabilityMetric(true)); break;
+            case "height": config.setQualityModel(Metric.createHeightMetric()); break;
+            case "ambiguity": config.setQualityModel(Metric.createAmbiguityMetric()); break;
+            case "normalised_entropy": config.setQualityModel(Metric.createNormalizedEntropyMetric()); break;
+            case "classification":
+                def.setResponseVariable(sens, true);
+                config.setQualityModel(Metric.createClassificationMetric());
+                break;
+            default: throw new IllegalArgumentException("unknown metric " + metric);
+        }
+        config.setSuppressionLimit(Double.parseDouble(c.getOrDefault("suppression", "0")));
+        ARXAnonymizer anonymizer = new ARXAnonymizer();
+        long cpu0 = bean.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        ARXResult result = anonymizer.anonymize(data, config);
+        double cpu = (bean.getCurrentThreadCpuTime() - cpu0) / 1e9;
+        double wall = (System.nanoTime() - t0) / 1e9;
+        ARXNode opt = result.getGlobalOptimum();
+        StringBuilder sb = new StringBuilder();
+        sb.append("{\"id\": \"").append(c.get("id")).append("\"");
+        if (opt == null) {
+            sb.append(", \"levels\": null, \"value\": null");
+        } else {
+            String[] names = opt.getQuasiIdentifyingAttributes();
+            int[] lv = opt.getTransformation();
+            sb.append(", \"levels\": {");
+            for (int i = 0; i < names.length; i++) {
+                sb.append(i > 0 ? ", " : "").append('"').append(names[i]).append("\": ").append(lv[i]);
+            }
+            sb.append("}, \"value\": ").append(opt.getHighestScore().toString());
+        }
+        sb.append(", \"cpu_seconds\": ").append(String.format(Locale.ROOT, "%.4f", cpu));
+        sb.append(", \"seconds\": ").append(String.format(Locale.ROOT, "%.4f", wall)).append("}");
+        data.getHandle().release();
+        return sb.toString();
+    }
+}

@@ -1,0 +1,212 @@
+"""Side by side with ARX 3.9.2: ARX's privacy models and quality metrics on adult, optimum and value.
+
+For each case (a model or metric at one setting; every model and metric that sdckit has
+from ARX, at two settings each) both tools search ARX's adult data with its hierarchies
+(8 quasi-identifiers, 6,480 nodes) and the script prints one JSON line: the optimum node of
+each tool, the metric value of each, ``same_value`` (relative difference below 1e-8) and
+``same_node``, and each tool's CPU seconds (sdckit: process time of the exact search; ARX: the
+thread's CPU time inside ``ARXAnonymizer.anonymize``, the JVM's start and the data's loading
+not counted). ``load_average`` says how busy the machine was; ``peak_mb`` is the Python process's peak
+resident memory so far (the JVM is a separate process).
+
+ARX is built on demand, never in the tests: ``--arx-git`` names a clone (or bare mirror) of
+github.com/arx-deidentifier/arx; the script takes ``src/main`` and ``lib/ant`` at tag
+``v3.9.2`` into ``--build`` (default ``~/.cache/sdckit-arx``), compiles the classes the
+driver (``benchmarks/arx_driver/ArxCompare.java``) needs with ``javac -sourcepath`` (about a
+minute), with two empty stand-ins for jars of the repository's ``lib`` that ARX's
+certificate and logistic-regression code name but the search never loads
+(``org.apache.pdfbox.pdmodel.font.PDFont``, ``org.apache.hadoop.io.Writable``). It needs
+``git``, ``javac`` and ``java`` (17 works) on the path.
+
+Run from the project root:
+``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies
+from sdckit.lattice.models import make_models
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+QIS8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+SENS = "salary-class"
+TAG = "v3.9.2"
+STUBS = {
+    "org/apache/pdfbox/pdmodel/font/PDFont.java":
+        "package org.apache.pdfbox.pdmodel.font;\npublic class PDFont {}\n",
+    "org/apache/hadoop/io/Writable.java":
+        "package org.apache.hadoop.io;\npublic interface Writable {\n"
+        "  void write(java.io.DataOutput out) throws java.io.IOException;\n"
+        "  void readFields(java.io.DataInput in) throws java.io.IOException;\n}\n",
+}
+
+# (name, settings): the settings name the models as make_models does and the metric; each
+# model with the discernibility metric (ARX's non-monotonic DM), each metric with k-anonymity
+CASES = [
+    ("loss_k5_s0", {"k": 5, "suppression": 0.0, "metric": "loss"}),
+    ("loss_k5_s1", {"k": 5, "suppression": 0.01, "metric": "loss"}),
+    ("dm_star_k5_s0", {"k": 5, "suppression": 0.0, "metric": "dm_star"}),
+    ("dm_star_k10_s2", {"k": 10, "suppression": 0.02, "metric": "dm_star"}),
+    ("height_k5_s0", {"k": 5, "suppression": 0.0, "metric": "height"}),
+    ("height_k10_s2", {"k": 10, "suppression": 0.02, "metric": "height"}),
+    ("ambiguity_k5_s0", {"k": 5, "suppression": 0.0, "metric": "ambiguity"}),
+    ("ambiguity_k5_s1", {"k": 5, "suppression": 0.01, "metric": "ambiguity"}),
+    ("nnue_k5_s0", {"k": 5, "suppression": 0.0, "metric": "normalised_entropy"}),
+    ("nnue_k5_s1", {"k": 5, "suppression": 0.01, "metric": "normalised_entropy"}),
+    ("classification_k5_s0", {"k": 5, "suppression": 0.0, "metric": "classification"}),
+    ("classification_k5_s1", {"k": 5, "suppression": 0.01, "metric": "classification"}),
+    ("kmap_poisson_k5", {"k_map": 5, "population_size": 300_000, "k_map_estimator": "poisson",
+                         "suppression": 0.0, "metric": "discernibility"}),
+    ("kmap_ztp_k10_s1", {"k_map": 10, "population_size": 100_000, "k_map_estimator": "zero_truncated_poisson",
+                         "suppression": 0.01, "metric": "discernibility"}),
+    ("beta_basic_1", {"beta": 1.0, "beta_variant": "basic", "suppression": 0.0, "metric": "discernibility"}),
+    ("beta_enhanced_1", {"beta": 1.0, "beta_variant": "enhanced", "suppression": 0.0, "metric": "discernibility"}),
+    ("beta_basic_05_k5", {"beta": 0.5, "beta_variant": "basic", "k": 5, "suppression": 0.0,
+                          "metric": "discernibility"}),
+    ("delta_1", {"delta_disclosure": 1.0, "suppression": 0.0, "metric": "discernibility"}),
+    ("delta_15_k5", {"delta_disclosure": 1.5, "k": 5, "suppression": 0.0, "metric": "discernibility"}),
+    ("t_ordered_02", {"t": 0.2, "t_distance": "ordered", "suppression": 0.0, "metric": "discernibility"}),
+    ("t_ordered_01_k5", {"t": 0.1, "t_distance": "ordered", "k": 5, "suppression": 0.0, "metric": "discernibility"}),
+    ("uniqueness_zayatz", {"population_uniqueness": 0.001, "population_size": 300_000,
+                           "uniqueness_model": "zayatz", "suppression": 0.0, "metric": "discernibility"}),
+    ("uniqueness_zayatz_loss", {"population_uniqueness": 0.0005, "population_size": 1_000_000,
+                                "uniqueness_model": "zayatz", "suppression": 0.0, "metric": "loss"}),
+]
+QUICK = {"loss_k5_s0", "dm_star_k5_s0", "beta_basic_1", "t_ordered_02"}
+MODEL_KEYS = ("k", "k_map", "population_size", "k_map_estimator", "beta", "beta_variant", "delta_disclosure",
+              "t", "t_distance", "population_uniqueness", "uniqueness_model")
+
+
+def _emit(d: dict) -> None:
+    print(json.dumps(d), flush=True)
+
+
+def build_arx(arx_git: Path, build: Path) -> str:
+    """Compile ARX's classes the driver needs (module notes); returns the class path."""
+    build.mkdir(parents=True, exist_ok=True)
+    git = ["git", "--git-dir", str(arx_git / ".git") if (arx_git / ".git").exists() else str(arx_git)]
+    src = build / "src" / "main"
+    if not src.exists():
+        tar = subprocess.run([*git, "archive", TAG, "src/main"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "x", "-C", str(build)], input=tar, check=True)
+    jars = []
+    names = subprocess.run([*git, "ls-tree", "-r", "--name-only", TAG, "lib/ant"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    for name in names:
+        if not name.endswith(".jar") or any(s in name for s in ("swt", "eclipse", "ojdbc", "mysql", "jtds")):
+            continue
+        dest = build / name
+        if not dest.exists():
+            blob = subprocess.run([*git, "show", f"{TAG}:{name}"], capture_output=True)
+            if blob.returncode != 0:
+                continue   # a jar absent from the clone: the stand-ins cover what the search needs
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(blob.stdout)
+        jars.append(str(dest))
+    stubs = build / "stubs"
+    for rel, text in STUBS.items():
+        (stubs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stubs / rel).write_text(text)
+    classes = build / "classes"
+    driver = ROOT / "benchmarks" / "arx_driver" / "ArxCompare.java"
+    stamp = classes / "ArxCompare.class"
+    cp = ":".join(jars)
+    if not stamp.exists() or stamp.stat().st_mtime < driver.stat().st_mtime:
+        shutil.rmtree(classes, ignore_errors=True)
+        classes.mkdir()
+        subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp", cp,
+                        "-sourcepath", f"{src}:{stubs}", str(driver)], check=True)
+    return f"{classes}:{cp}"
+
+
+def arx_line(name: str, s: dict) -> str:
+    tok = {"id": name, "qis": ",".join(QIS8), "sensitive": SENS, "suppression": s["suppression"],
+           "metric": {"discernibility": "dm"}.get(s["metric"], s["metric"])}
+    if "k" in s:
+        tok["k"] = s["k"]
+    if "k_map" in s:
+        tok.update(kmap=s["k_map"], population=s["population_size"], estimator=s["k_map_estimator"])
+    if "beta" in s:
+        tok.update(beta=s["beta"], beta_variant=s["beta_variant"])
+    if "delta_disclosure" in s:
+        tok["delta"] = s["delta_disclosure"]
+    if s.get("t_distance") == "ordered":
+        tok["t_ordered"] = s["t"]
+    if "population_uniqueness" in s:
+        tok.update(uniqueness=s["population_uniqueness"], population=s["population_size"],
+                   uniqueness_model=s["uniqueness_model"])
+    return " ".join(f"{k}={v}" for k, v in tok.items())
+
+
+def run_arx(classpath: str, cases: list) -> dict:
+    lines = "\n".join(arx_line(n, s) for n, s in cases) + "\n"
+    res = subprocess.run(["java", "-Xmx4g", "-cp", classpath, "ArxCompare", str(SHARED / "arx_adult.csv"),
+                          str(SHARED / "arx_adult_hierarchies")], input=lines, capture_output=True, text=True,
+                         check=True)
+    out = {}
+    for line in res.stdout.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            out[d["id"]] = d
+    return out
+
+
+def run_sdckit(problem: Problem, s: dict) -> dict:
+    models = make_models(**{k: v for k, v in s.items() if k in MODEL_KEYS})
+    problem.clear_cache()
+    t, c = time.perf_counter(), time.process_time()
+    r = exact(Evaluator(problem, models, s["suppression"], s["metric"]))
+    return {"levels": r.level_map(), "value": r.value, "cpu_seconds": round(time.process_time() - c, 4),
+            "seconds": round(time.perf_counter() - t, 4), "nodes_checked": r.nodes_checked, "optimal": r.optimal}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arx-git", type=Path, required=True, help="clone or bare mirror of arx-deidentifier/arx")
+    ap.add_argument("--build", type=Path, default=Path.home() / ".cache" / "sdckit-arx")
+    ap.add_argument("--quick", action="store_true", help="four cases")
+    ap.add_argument("--only", default=None, help="one case by name")
+    args = ap.parse_args(argv)
+    if not (SHARED / "arx_adult.csv").exists():
+        _emit({"case": "adult", "skipped": "the adult data are absent"})
+        return 0
+    cases = [(n, s) for n, s in CASES if (not args.quick or n in QUICK) and (args.only in (None, n))]
+    t = time.perf_counter()
+    classpath = build_arx(args.arx_git, args.build)
+    build_s = time.perf_counter() - t
+    arx = run_arx(classpath, cases)
+    data = pd.read_csv(SHARED / "arx_adult.csv", dtype=str)
+    problem = Problem(data, QIS8, find_hierarchies(SHARED / "arx_adult_hierarchies", QIS8), sensitive=SENS)
+    exact(Evaluator(problem, make_models(k=5), 0.0, "discernibility"))   # warm-up (numba)
+    for name, s in cases:
+        ours = run_sdckit(problem, s)
+        theirs = arx.get(name, {"error": "no output"})
+        tv = theirs.get("value")
+        same_value = tv is not None and abs(ours["value"] - tv) <= 1e-8 * max(1.0, abs(tv))
+        _emit({"case": name, "n": problem.n, "settings": s, "sdckit_levels": ours["levels"],
+               "arx_levels": theirs.get("levels"), "sdckit_value": ours["value"], "arx_value": tv,
+               "same_value": bool(same_value), "same_node": ours["levels"] == theirs.get("levels"),
+               "sdckit_optimal": ours["optimal"], "nodes_checked": ours["nodes_checked"],
+               "cpu_seconds": ours["cpu_seconds"], "seconds": ours["seconds"],
+               "arx_cpu_seconds": theirs.get("cpu_seconds"), "arx_seconds": theirs.get("seconds"),
+               "arx_error": theirs.get("error"), "build_seconds": round(build_s, 1),
+               "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+               "load_average": os.getloadavg()[0]})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
