@@ -16,7 +16,7 @@ import pytest
 
 GUIDES = Path(__file__).resolve().parents[2] / "docs" / "guides"
 ORDER = ["release_census.md", "undo_pram.md", "verify.md", "protect_table.md", "cluster.md", "from_sdcmicro.md",
-         "catalogue_formats.md"]
+         "catalogue_formats.md", "output_checking.md"]
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 
 

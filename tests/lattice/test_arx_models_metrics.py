@@ -197,13 +197,14 @@ def test_kmap_derived_k_by_hand():
 
 
 def test_population_uniqueness_zayatz_share_by_hand():
-    # sizes {1: 2, 2: 1} (n = 4) from N = 8: Zayatz (1991) with hypergeometric P(1 in sample
-    # | size j in population); the share is the estimate over N
+    # sizes {1: 2, 2: 1} (n = 4) from N = 8: Zayatz (1991) as ARX's ModelZayatz writes it, with
+    # P_j = hypergeometric P(1 in the sample | j in the population): the share of sample uniques
+    # that are population uniques is c1 P_1 / sum_j c_j P_j, the uniques c1 times that over pi,
+    # the share those over N
     from scipy import stats
     n, big_n = 4, 8
-    num = stats.hypergeom.pmf(1, big_n, 1, n)
-    den = 2 * stats.hypergeom.pmf(1, big_n, 1, n) + 1 * stats.hypergeom.pmf(1, big_n, 2, n)
-    expect = 2 * (num / den) / (n / big_n) / big_n
+    p1, p2 = stats.hypergeom.pmf(1, big_n, 1, n), stats.hypergeom.pmf(1, big_n, 2, n)
+    expect = 2 * (2 * p1 / (2 * p1 + 1 * p2)) / (n / big_n) / big_n
     got = PopulationUniquenessBound(1.0, big_n, "zayatz").share(np.array([1, 1, 2]))
     assert got == pytest.approx(expect, rel=1e-12)
     assert PopulationUniquenessBound(1.0, big_n, "zayatz").share(np.array([2, 3])) == 0.0

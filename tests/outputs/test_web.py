@@ -74,7 +74,7 @@ def make_app(tmp_path: Path, key=None):
 
 def test_routes_need_the_token_and_csrf(tmp_path):
     app, _ = make_app(tmp_path)
-    client = TestClient(app)
+    client = TestClient(app, base_url="http://127.0.0.1")
     assert client.get("/api/outputs").status_code == 401
     assert client.get("/api/outputs", headers={"X-Sdckit-Token": "wrong"}).status_code == 401
     h = {"X-Sdckit-Token": TOKEN}
@@ -160,3 +160,27 @@ def test_checker_walks_the_queue_in_chromium(tmp_path):
     res = verify_release(folder, key=pub)
     assert res.ok, res.problems
     assert not (folder / "output_2_0.csv").exists()
+
+
+def test_the_workbench_opens_the_queue_with_a_results_folder(tmp_path):
+    # the real workbench (sdckit app --outputs DIR): the page and the queue behind its token
+    from sdckit.app.cli import build
+
+    results = _results(tmp_path / "session")
+    app, token, _ = build(None, host="127.0.0.1", port=0, token="w" * 24, workdir=tmp_path / "work",
+                          outputs=results)
+    client = TestClient(app, base_url="http://127.0.0.1")
+    assert client.get("/api/outputs").status_code == 401
+    q = client.get("/api/outputs", headers={"X-Sdckit-Token": token}).json()
+    assert [o["id"] for o in q["outputs"]] == ["output_0", "output_1", "output_2"]
+    page = client.get(f"/outputs?token={token}")
+    assert page.status_code == 200 and "outputs.js" in page.text
+    assert client.get(f"/static/js/outputs.js?token={token}").status_code == 200
+
+
+def test_the_workbench_without_a_results_folder_says_how_to_open_the_queue(tmp_path):
+    from sdckit.app.cli import build
+
+    app, token, _ = build(None, host="127.0.0.1", port=0, token="w" * 24, workdir=tmp_path / "work")
+    r = TestClient(app, base_url="http://127.0.0.1").get("/api/outputs", headers={"X-Sdckit-Token": token})
+    assert r.status_code == 400 and "results folder" in r.json()["error"]

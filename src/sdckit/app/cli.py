@@ -62,7 +62,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def build(data_file: Path | None, *, host: str, port: int, token: str | None, workdir: Path | None,
-          max_upload_mb: int = 512, output_root: Path | None = None, signing_key: Path | None = None):
+          max_upload_mb: int = 512, output_root: Path | None = None, signing_key: Path | None = None,
+          outputs: Path | None = None):
     """The app, its token and URL for the command's options (refuses unsafe settings).
 
     ``data_file`` is a file to open at start (its folder becomes the file picker's folder) or
@@ -107,6 +108,11 @@ def build(data_file: Path | None, *, host: str, port: int, token: str | None, wo
         from ..report.signing import load_private_key
 
         key = load_private_key(signing_key)  # a wrong file or passphrase stops the start, not a release
+    if outputs is not None:
+        outputs = outputs.expanduser().resolve()
+        if not outputs.is_dir():
+            raise InputError(f"--outputs {outputs}: no such folder; give the results folder of a "
+                             "researcher's outputs (Session.finalise's or ACRO's).")
     roots += [work / "uploads", Path(str(resources.files("sdckit").joinpath("data")))]
     session = Session(work, roots, output_root=out_root)
     if data_file is not None:
@@ -114,7 +120,7 @@ def build(data_file: Path | None, *, host: str, port: int, token: str | None, wo
     token = token or secrets.token_urlsafe(24)
     hosts = None if not is_loopback(host) else {"127.0.0.1", "localhost", "[::1]", host}
     app = create_app(session, token=token, max_upload=max_upload_mb * 2**20, allowed_hosts=hosts,
-                     signing_key=key)
+                     signing_key=key, outputs=outputs)
     shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
     url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/?token={token}"
     return app, token, url
@@ -151,6 +157,7 @@ def app_command(
     max_upload_mb: Annotated[int, typer.Option("--max-upload-mb", help="Largest upload accepted, in MB.")] = 512,
     output_root: Annotated[Path | None, typer.Option("--output-root", help="Folder inside which releases may be written (default: the work folder).")] = None,
     key: Annotated[Path | None, typer.Option("--key", help="The steward's private key file: every release from the workbench is signed with it.")] = None,
+    outputs: Annotated[Path | None, typer.Option("--outputs", help="A results folder of researchers' outputs to check (sdckit.outputs or ACRO): opens the output checker's queue.")] = None,
 ) -> None:
     """Start the workbench: a local web app for the whole release (open, roles, risk, steps,
     undo, explore, gate, release, tables). Needs the token in the URL it prints."""
@@ -165,7 +172,8 @@ def app_command(
     sock = bind_socket(host, port)
     try:
         app, token, url = build(data_file, host=host, port=sock.getsockname()[1], token=token, workdir=workdir,
-                                max_upload_mb=max_upload_mb, output_root=output_root, signing_key=key)
+                                max_upload_mb=max_upload_mb, output_root=output_root, signing_key=key,
+                                outputs=outputs)
     except BaseException:
         sock.close()
         raise

@@ -30,9 +30,13 @@ __all__ = ["MAX_UPLOAD", "PAGE_HEADERS", "SIGNING_MISSING", "create_app", "signi
 
 
 def create_app(session: Session, *, token: str | None = None, max_upload: int = MAX_UPLOAD,
-               allowed_hosts: set[str] | None = None, signing_key=None) -> Starlette:
+               allowed_hosts: set[str] | None = None, signing_key=None, outputs=None) -> Starlette:
     """The workbench for ``session``. ``token`` defaults to a fresh random one (``app.state.token``);
-    with ``signing_key`` (the steward's private key, loaded, or its file) every release is signed."""
+    with ``signing_key`` (the steward's private key, loaded, or its file) every release is signed.
+    ``outputs`` (a results folder of researchers' outputs, :class:`sdckit.outputs.web.OutputQueue`
+    or a path) opens the output checker's queue at ``/outputs``; its releases go into the session's
+    output root and are signed with the same key."""
+    from ..outputs.web import OUTPUT_ROUTES, OutputQueue
     ctx = AppContext(session=session, jobs=JobManager(), token=token or secrets.token_urlsafe(24),
                      csrf=secrets.token_urlsafe(24), max_upload=max_upload, signing_key=signing_key)
 
@@ -47,11 +51,17 @@ def create_app(session: Session, *, token: str | None = None, max_upload: int = 
         yield
         ctx.jobs.shutdown()
 
-    app = Starlette(routes=all_routes(ctx), exception_handlers={404: not_found, 405: not_found, 500: server_error},
+    app = Starlette(routes=[*all_routes(ctx), *OUTPUT_ROUTES], exception_handlers={404: not_found, 405: not_found, 500: server_error},
                     lifespan=lifespan)
     app.add_middleware(TokenMiddleware, token=ctx.token, csrf=ctx.csrf, allowed_hosts=allowed_hosts)
     app.state.token = ctx.token
     app.state.csrf = ctx.csrf
     app.state.session = session
     app.state.jobs = ctx.jobs
+    if outputs is not None and not isinstance(outputs, OutputQueue):
+        from ..report.outputs_release import release_outputs
+
+        outputs = OutputQueue(results=outputs, release_root=session.files.output_root, release=release_outputs,
+                              signing_key=signing_key)
+    app.state.output_queue = outputs
     return app

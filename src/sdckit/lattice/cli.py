@@ -35,7 +35,7 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
                   metric: str, l: float | None = None, l_variant: str = "distinct", c: float | None = None,
                   t: float | None = None, t_distance: str = "equal", sensitive: str | None = None,
                   sensitive_hierarchy: Path | None = None, method: str = "exact", max_nodes: int = 2000,
-                  time_limit: float | None = None, output: Path | None = None) -> dict:
+                  time_limit: float | None = None, output: Path | None = None, arx_models: dict | None = None) -> dict:
     """Run the search on a file; returns the JSON summary (and writes the release if asked)."""
     import numpy as np
 
@@ -56,9 +56,10 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     data = _read(Path(file))
     if not qis:
         raise InputError("--qis: name the quasi-identifiers, comma-separated.")
-    models = make_models(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance)
-    if (l is not None or t is not None) and sensitive is None:
-        raise InputError("--l and --t need --sensitive (the sensitive attribute).")
+    arx = {key: v for key, v in (arx_models or {}).items() if v is not None}
+    models = make_models(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, **arx)
+    if any(m.needs_sensitive for m in models) and sensitive is None:
+        raise InputError("--l, --t, --beta and --delta-disclosure need --sensitive (the sensitive attribute).")
     hier = find_hierarchies(hierarchies, qis)
     sh = read_hierarchy(sensitive_hierarchy) if sensitive_hierarchy else None
     problem = Problem(data, qis, hier, sensitive=sensitive, sensitive_hierarchy=sh)
@@ -90,13 +91,30 @@ def anonymise_command(
     qis: Annotated[str, typer.Option("--qis", help="Quasi-identifiers, comma-separated.")],
     k: Annotated[int | None, typer.Option("--k", help="k of k-anonymity.")] = None,
     suppression: Annotated[float, typer.Option("--suppression", help="Largest share of records suppressed.")] = 0.0,
-    metric: Annotated[str, typer.Option("--metric", help="discernibility, loss, precision, "
-                                        "non_uniform_entropy, aecs or kl_divergence.")] = "discernibility",
+    metric: Annotated[str, typer.Option("--metric", help="discernibility, loss (ARX's), loss_mean, precision, "
+                                        "non_uniform_entropy, normalised_entropy, aecs, kl_divergence, dm_star, "
+                                        "height, ambiguity or classification (needs --sensitive).")
+                      ] = "discernibility",
     l: Annotated[float | None, typer.Option("--l", help="l of l-diversity (needs --sensitive).")] = None,
     l_variant: Annotated[str, typer.Option("--l-variant", help="distinct, entropy or recursive.")] = "distinct",
     c: Annotated[float | None, typer.Option("--c", help="c of recursive-(c,l)-diversity.")] = None,
     t: Annotated[float | None, typer.Option("--t", help="t of t-closeness (needs --sensitive).")] = None,
-    t_distance: Annotated[str, typer.Option("--t-distance", help="equal or hierarchical.")] = "equal",
+    t_distance: Annotated[str, typer.Option("--t-distance", help="equal, hierarchical or ordered.")] = "equal",
+    k_map: Annotated[int | None, typer.Option("--k-map", help="k of k-map (needs --population-size).")] = None,
+    k_map_estimator: Annotated[str, typer.Option("--k-map-estimator",
+                               help="poisson or zero_truncated_poisson.")] = "poisson",
+    significance: Annotated[float, typer.Option("--significance", help="Significance of the k-map estimate.")
+                            ] = 0.01,
+    population_size: Annotated[float | None, typer.Option("--population-size",
+                               help="Population size N (k-map, population uniqueness).")] = None,
+    beta: Annotated[float | None, typer.Option("--beta", help="beta of beta-likeness (needs --sensitive).")] = None,
+    beta_variant: Annotated[str, typer.Option("--beta-variant", help="basic or enhanced.")] = "basic",
+    delta_disclosure: Annotated[float | None, typer.Option("--delta-disclosure",
+                                help="delta of delta-disclosure privacy (needs --sensitive).")] = None,
+    population_uniqueness: Annotated[float | None, typer.Option("--population-uniqueness",
+                                     help="Largest estimated share of population uniques.")] = None,
+    uniqueness_model: Annotated[str, typer.Option("--uniqueness-model",
+                                help="zayatz, pitman, snb or dankar.")] = "dankar",
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive attribute.")] = None,
     sensitive_hierarchy: Annotated[Path | None, typer.Option("--sensitive-hierarchy",
                                    help="Hierarchy of the sensitive attribute.")] = None,
@@ -107,15 +125,22 @@ def anonymise_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""
-    if k is None and l is None and t is None:
-        raise InputError("give a privacy model: --k, --l or --t.")
+    if all(v is None for v in (k, l, t, k_map, beta, delta_disclosure, population_uniqueness)):
+        raise InputError("give a privacy model: --k, --l, --t, --k-map, --beta, --delta-disclosure or "
+                         "--population-uniqueness.")
     if k is not None and k < 2:  # as the generalise step declares it: k = 1 protects nobody
         raise InputError(f"--k must be a whole number >= 2 (k of k-anonymity); got {k}.")
     qi_list = [v.strip() for v in qis.split(",") if v.strip()]
     out = run_anonymise(file, hierarchies, qi_list, k=k, suppression=suppression, metric=metric, l=l,
                         l_variant=l_variant, c=c, t=t, t_distance=t_distance, sensitive=sensitive,
                         sensitive_hierarchy=sensitive_hierarchy, method=method, max_nodes=max_nodes,
-                        time_limit=time_limit, output=output)
+                        time_limit=time_limit, output=output,
+                        arx_models={"k_map": k_map, "population_size": population_size,
+                                    "k_map_estimator": k_map_estimator if k_map is not None else None,
+                                    "significance": significance, "beta": beta, "beta_variant": beta_variant,
+                                    "delta_disclosure": delta_disclosure,
+                                    "population_uniqueness": population_uniqueness,
+                                    "uniqueness_model": uniqueness_model})
     if as_json:
         from ..result import jsonable  # noqa: PLC0415
 

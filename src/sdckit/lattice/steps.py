@@ -22,8 +22,10 @@ from ..microdata import Microdata
 from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee, StepResult
+from .checks_arx import arx_guarantees
 from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
 from .metrics import METRICS, metric_value
+from .metrics_arx import NEEDS_SENSITIVE
 from .models import NodeView, make_models
 from .problem import Problem
 from .search import Evaluator, search
@@ -161,7 +163,7 @@ class Generalise:
                            help="l-diversity variant, with its own settings (c of recursive-(c,l))")
     t: float | None = param(None, kind="float", low=0, high=1, nullable=True,
                             help="t of t-closeness on the sensitive attribute", symbol="t")
-    t_distance: str = param("equal", kind="choice", choices=("equal", "hierarchical"),
+    t_distance: str = param("equal", kind="choice", choices=("equal", "hierarchical", "ordered"),
                             help="ground distance of t-closeness", advanced=True)
     sensitive: str | None = param(None, kind="column", nullable=True,
                                   help="sensitive attribute (default: the first sensitive variable)")
@@ -171,6 +173,28 @@ class Generalise:
                                        help="largest average re-identification risk of the kept records")
     max_risk: float | None = param(None, kind="float", low=0, high=1, low_open=True, nullable=True,
                                    help="largest re-identification risk of any kept record")
+    k_map: int | None = param(None, kind="int", low=2, nullable=True, symbol="k",
+                              help="k of k-map: each class matches >= k population records (estimated from "
+                                   "population_size)")
+    k_map_estimator: str = param("poisson", kind="choice", choices=("poisson", "zero_truncated_poisson"),
+                                 advanced=True, help="ARX's estimator of the population class sizes for k-map")
+    significance: float = param(0.01, kind="float", low=0, high=1, low_open=True, high_open=True, advanced=True,
+                                help="significance level of the k-map estimate")
+    population_size: float | None = param(None, kind="float", low=1, nullable=True, unit="records",
+                                          help="size N of the population the data were drawn from (k-map, "
+                                               "population uniqueness)")
+    beta: float | None = param(None, kind="float", low=0, low_open=True, nullable=True, symbol="beta",
+                               help="beta of beta-likeness on the sensitive attribute")
+    beta_variant: str = param("basic", kind="choice", choices=("basic", "enhanced"), advanced=True,
+                              help="beta-likeness variant (enhanced bounds by min(beta, -ln q))")
+    delta_disclosure: float | None = param(None, kind="float", low=0, low_open=True, nullable=True,
+                                           symbol="delta", help="delta of delta-disclosure privacy on the "
+                                                                "sensitive attribute")
+    population_uniqueness: float | None = param(None, kind="float", low=0, high=1, nullable=True,
+                                                help="largest estimated share of population uniques "
+                                                     "(needs population_size)")
+    uniqueness_model: str = param("dankar", kind="choice", choices=("zayatz", "pitman", "snb", "dankar"),
+                                  advanced=True, help="estimator of the population uniques")
     suppression: float = param(0.0, kind="float", low=0, high=1, unit="share of n",
                                help="largest share of records that may be suppressed", grid=(0.0, 0.01, 0.02))
     metric: str = param("discernibility", kind="choice", choices=METRICS, help="utility metric to minimise")
@@ -190,7 +214,8 @@ class Generalise:
         if self.hierarchy_dir is None and not self.hierarchy_files:
             raise InputError("Generalise needs hierarchies: set hierarchy_dir (files *_<qi>.csv) or hierarchy_files.")
         if not self.models():
-            raise InputError("Generalise needs a privacy model: set k, l, t, average_risk or max_risk.")
+            raise InputError("Generalise needs a privacy model: set k, l, t, average_risk, max_risk, k_map, "
+                             "beta, delta_disclosure or population_uniqueness.")
 
     @classmethod
     def spec_form_problem(cls, params: dict) -> str | None:
@@ -207,6 +232,11 @@ class Generalise:
         variant = self.l_variant
         return make_models(k=self.k, l=self.l, l_variant=variant.variant_name, c=getattr(variant, "c", None),
                            t=self.t, t_distance=self.t_distance, average_risk=self.average_risk,
+                           k_map=self.k_map, population_size=self.population_size,
+                           k_map_estimator=None if self.k_map is None else self.k_map_estimator,
+                           significance=self.significance, beta=self.beta, beta_variant=self.beta_variant,
+                           delta_disclosure=self.delta_disclosure, population_uniqueness=self.population_uniqueness,
+                           uniqueness_model=self.uniqueness_model,
                            max_risk=self.max_risk)
 
     def _hierarchies(self, qis: list[str]) -> dict:
@@ -224,7 +254,8 @@ class Generalise:
         if not qis:
             raise InputError("Generalise: no quasi-identifiers; set qis or give the data key variables.")
         models = self.models()
-        sens = self.sensitive or (md.sensitive[0] if any(m.needs_sensitive for m in models) and md.sensitive else None)
+        wants_sens = any(m.needs_sensitive for m in models) or self.metric in NEEDS_SENSITIVE
+        sens = self.sensitive or (md.sensitive[0] if wants_sens and md.sensitive else None)
         sh = read_hierarchy(self.sensitive_hierarchy) if self.sensitive_hierarchy else None
         frame = md.frame
         problem = Problem(frame, qis, self._hierarchies(qis), sensitive=sens, sensitive_hierarchy=sh)
@@ -253,6 +284,8 @@ class Generalise:
             new = md.with_data(out)
         params = {f: variant_value(getattr(self, f)) for f in ("qis", "k", "l", "l_variant", "t", "t_distance",
                                                                 "sensitive", "average_risk", "max_risk",
+                                                                "k_map", "population_size", "beta",
+                                                                "delta_disclosure", "population_uniqueness",
                                                                 "suppression", "metric", "search")}
         return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
 
@@ -312,4 +345,5 @@ def check_release(out: pd.DataFrame, qis: list[str], suppressed: np.ndarray, *, 
             emd = 0.5 * (tab - overall.to_numpy()[None, :]).abs().sum(axis=1)
             g.append(Guarantee("t_closeness", f"every released class is within EMD {s.t:g} of the overall "
                                f"distribution of {sensitive}", float(emd.max()), float(emd.max()) <= s.t + 1e-9))
+    g.extend(arx_guarantees(out, kept, qis, s, sensitive))
     return g
