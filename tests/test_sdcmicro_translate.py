@@ -83,7 +83,7 @@ def test_constants_round_trip_into_the_spec(values, k, aggr):
               f'd <- localSuppression(d, k = {k})\n')
     (t,) = translate(script)
     ma, ls = t.spec["steps"]
-    assert ma == {"method": "microaggregation", "k": aggr, "algorithm": "pca", "variables": names}
+    assert ma == {"method": "microaggregation", "k": aggr, "algorithm": {"type": "pca"}, "variables": names}
     assert ls == {"method": "local_suppression", "k": k} and t.spec["gate"] == {"k_anonymity": k}
 
 

@@ -82,6 +82,13 @@ class StepCache:
         with self._lock:
             self._items.clear()
 
+    def discard_longer_than(self, n_steps: int) -> None:
+        """Drop the results of prefixes of more than ``n_steps`` steps (keep the first
+        ``n_steps`` steps' results, as they stand before a step is added after them)."""
+        with self._lock:
+            for key in [k for k in self._items if len(k[-1]) > n_steps]:
+                del self._items[key]
+
     def __len__(self) -> int:
         return len(self._items)
 

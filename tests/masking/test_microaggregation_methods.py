@@ -11,10 +11,19 @@ from hypothesis import strategies as st
 from sdckit import Microdata
 from sdckit.masking.ma_methods import consecutive_labels, rmd_labels
 from sdckit.masking.mdav_kernels import aggregate_groups
-from sdckit.masking.microaggregation import Microaggregation, microaggregate_array
+from sdckit.masking.microaggregation import (
+    Microaggregation,
+    Onedims,
+    Pca,
+    Rmd,
+    Simple,
+    Single,
+    microaggregate_array,
+)
 from tests.masking.sdcmicro_r import run_r, sdcmicro_missing
 
 NEW = ("simple", "single", "onedims", "pca", "rmd")
+TYPES = {"simple": Simple, "single": Single, "onedims": Onedims, "pca": Pca, "rmd": Rmd}
 
 
 def test_consecutive_labels_by_hand():
@@ -40,7 +49,7 @@ def test_groups_have_k_to_2k_minus_1_records_and_values_are_group_means(n, k, p,
         n = 2 * k
     frame = pd.DataFrame(rng.lognormal(2, 1, size=(n, p)), columns=[f"x{j}" for j in range(p)])
     md = Microdata(frame, numeric_vars=list(frame.columns))
-    res = Microaggregation(k=k, algorithm=method).apply(md, rng=np.random.default_rng(seed))
+    res = Microaggregation(k=k, algorithm=TYPES[method]()).apply(md, rng=np.random.default_rng(seed))
     assert all(g.holds for g in res.guarantees), [g.to_dict() for g in res.guarantees]
     for lab in res.labels:
         sizes = np.bincount(lab)
@@ -52,11 +61,11 @@ def test_rmd_is_reproducible_from_the_seed_and_recorded():
     rng = np.random.default_rng(4)
     frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
     md = Microdata(frame, numeric_vars=["a", "b", "c"])
-    r1 = Microaggregation(k=3, algorithm="rmd").apply(md, rng=9)
-    r2 = Microaggregation(k=3, algorithm="rmd").apply(md, rng=9)
+    r1 = Microaggregation(k=3, algorithm=Rmd()).apply(md, rng=9)
+    r2 = Microaggregation(k=3, algorithm=Rmd()).apply(md, rng=9)
     assert r1.microdata.frame.equals(r2.microdata.frame)
     assert r1.seed is not None
-    assert Microaggregation(k=3, algorithm="pca").apply(md).seed is None    # deterministic
+    assert Microaggregation(k=3, algorithm=Pca()).apply(md).seed is None    # deterministic
 
 
 @pytest.mark.skipif(sdcmicro_missing() is not None, reason=str(sdcmicro_missing()))

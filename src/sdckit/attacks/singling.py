@@ -47,6 +47,7 @@ Giomi, M. et al. (2023). A unified framework for quantifying privacy risk in syn
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Sequence
 
@@ -279,7 +280,7 @@ def _value_code(enc: EncodedFrames, name: str, value, where: str) -> float:
                              "number.") from None
     labels = enc.categories[name]
     lab = label_of(value)
-    pos = int(np.searchsorted(np.array(labels, dtype=object), lab)) if labels else 0
+    pos = bisect.bisect_left(labels, lab)        # the labels are sorted as text
     if pos < len(labels) and labels[pos] == lab:
         return float(pos)
     return pos - 0.5
@@ -416,8 +417,8 @@ def singling_out_queries(original: FrameLike, released: FrameLike, control: Fram
                          max_attempts: int = 10_000_000, columns: Sequence[str] | None = None,
                          numeric: Sequence[str] | None = None, categorical: Sequence[str] | None = None,
                          rng=None, encoded: EncodedFrames | None = None) -> list[tuple]:
-    """The predicates :func:`singling_out` writes from the release with the same arguments (an
-    int or None-free seed as ``rng``), in the public form of its ``queries``.
+    """The predicates :func:`singling_out` writes from the release with the same arguments
+    (the same int seed as ``rng``), in the public form of its ``queries``.
 
     Returns
     -------

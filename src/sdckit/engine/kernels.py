@@ -124,7 +124,7 @@ KERNELS: dict[str, Kernel] = {
                         lambda pmd, s, st, ss: fit_rank_swap(pmd, s, moments=st),
                         rank_swap_partitioned, _rank_swap_summary),
     "microaggregation": Kernel(lambda step, plan, roles: BlockMicroaggregation(plan.writes, int(step.k),
-                                                                               cell=int(step.block)),
+                                                                               cell=int(step.cell_size)),
                                lambda pmd, s: noise_moments(pmd, s.variables, False),
                                lambda pmd, s, st, ss: fit_microaggregation(pmd, s, moments=st),
                                lambda pmd, fitted, ss: microaggregate_partitioned(pmd, fitted),

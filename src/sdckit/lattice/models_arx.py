@@ -103,6 +103,10 @@ class KMap(Model):
     def monotone(self, with_suppression):
         return True
 
+    def min_class_size_for(self, problem) -> int:
+        """k' with the estimator (a kept class needs that many sample records), else 1."""
+        return 1 if self.estimator is None else self.k_prime(problem.n)
+
     def k_prime(self, n: int) -> int:
         return derived_k(int(self.k), n, float(self.population_size), self.estimator, self.significance)
 

@@ -55,6 +55,12 @@ from .problem import Problem
 MAX_EXACT_NODES = 50_000_000
 
 
+def _min_size(model: Model, problem: Problem) -> int:
+    """The smallest size a kept class may have under ``model`` on this problem's data."""
+    fn = getattr(model, "min_class_size_for", None)
+    return int(fn(problem)) if fn is not None else int(model.min_class_size())
+
+
 @dataclass(frozen=True)
 class NodeEval:
     """One checked node: does it satisfy the models, what it suppresses, its metric and bound."""
@@ -96,7 +102,7 @@ class Evaluator:
         self.suppression = float(suppression)
         # records that may be suppressed: floor(share * n)
         self.max_suppressed = int(math.floor(self.suppression * problem.n + 1e-9))
-        self.k_min = max([m.min_class_size() for m in models if m.class_based] or [1])
+        self.k_min = max([_min_size(m, problem) for m in models if m.class_based] or [1])
         self.monotone = all(m.monotone(self.max_suppressed > 0) for m in models)
         self._names = [m.describe() for m in models]
         self.evals: dict[int, NodeEval] = {}
@@ -388,8 +394,14 @@ def _dive(ev: Evaluator, best: NodeEval | None, deadline: float, max_nodes: int 
 
 
 def _branch_and_bound(ev: Evaluator, starts: list[tuple[float, int]], best: NodeEval | None,
-                      expand_any: bool, deadline: float, max_nodes: int | None) -> tuple[NodeEval | None, bool, float]:
-    """Phase B: best-first branch and bound from ``starts``; returns (best, proven, bound)."""
+                      expand_any: bool, deadline: float, max_nodes: int | None,
+                      failing: np.ndarray | None = None) -> tuple[NodeEval | None, bool, float]:
+    """Phase B: best-first branch and bound from ``starts``; returns (best, proven, bound).
+
+    ``failing`` marks nodes known to fail (from projections): they are passed through
+    without a check, their successors inheriting the bound they were reached with (valid for
+    every node above the node that set it).
+    """
     heap = list(starts)
     heapq.heapify(heap)
     done: set[int] = set()
@@ -408,6 +420,11 @@ def _branch_and_bound(ev: Evaluator, starts: list[tuple[float, int]], best: Node
             # a bound inherited from any checked node below prunes without checking
             if any((q in ev.evals and ev.evals[q].bound >= best.metric) for q in ev.predecessors(node)):
                 continue
+        if failing is not None and failing[node] and node not in ev.evals:
+            for s in ev.successors(node):
+                if s not in done:
+                    heapq.heappush(heap, (prio, s))
+            continue
         e = ev.evaluate(node)
         if e.satisfied and _better(e, best):
             best = e
@@ -461,7 +478,13 @@ def exact(ev: Evaluator, *, time_limit: float | None = None) -> SearchResult:
     else:
         bottom = 0
         best = top if top.satisfied else None
-        best, proven, bound = _branch_and_bound(ev, [(-np.inf, bottom)], best, True, deadline, None)
+        # the class-size part of the models still fails nodes by projection (a down-set), which
+        # the branch and bound passes through unchecked
+        failing = None
+        if ev.projection_nodes and ev.k_min > 1:
+            ev.suppressed_bound = p.projection_suppressed_bound(ev.k_min, ev.projection_nodes)
+            failing = ev.suppressed_bound > ev.max_suppressed
+        best, proven, bound = _branch_and_bound(ev, [(-np.inf, bottom)], best, True, deadline, None, failing)
     if best is None:
         raise _no_solution(ev)
     return _result(ev, best, proven, bound, "exact" if proven else "exact (time limit)", t0)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._random import seed_sequence
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_int, param_error
 from ..errors import InputError
 from ..microdata import Microdata
-from ..params import check_params, param
+from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee
 from ._numeric import (
@@ -206,6 +207,108 @@ class MicroaggregationResult(ContinuousResult):
     labels: tuple = ()
 
 
+# ------------------------------------------------------------------ the algorithms (variant types)
+@dataclass(frozen=True)
+class Mdav:
+    """MDAV on the standardised variables (Domingo-Ferrer & Mateo-Sanz 2002): the record
+    farthest from the centroid and its k - 1 nearest neighbours, then the record farthest from
+    that one, repeatedly.
+    """
+
+    variant_name: ClassVar[str] = "mdav"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class MdavPartitioned:
+    """MDAV within principal-axis cells of at most ``block`` records, for millions of records.
+
+    Parameters
+    ----------
+    block : int >= 2k
+        Largest cell; the step checks it against its k.
+    """
+
+    variant_name: ClassVar[str] = "mdav_partitioned"
+
+    block: int = param(50_000, kind="int", low=4, unit="records", advanced=True,
+                       help="largest cell of the partitioned MDAV (at least 2k)")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Univariate:
+    """The optimal univariate partition (Hansen & Mukherjee 2003), each variable on its own."""
+
+    variant_name: ClassVar[str] = "univariate"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Simple:
+    """sdcMicro's ``simple``: groups of k consecutive records in file order."""
+
+    variant_name: ClassVar[str] = "simple"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Single:
+    """sdcMicro's ``single``: groups of k consecutive records in ascending order of the first
+    variable (sdcMicro's ``varsort`` is the variable listed first)."""
+
+    variant_name: ClassVar[str] = "single"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Onedims:
+    """sdcMicro's ``onedims`` (individual ranking): groups of k consecutive records in the
+    order of each variable on its own."""
+
+    variant_name: ClassVar[str] = "onedims"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Pca:
+    """sdcMicro's ``pca``: groups of k consecutive records in the order of the first principal
+    component of the standardised variables."""
+
+    variant_name: ClassVar[str] = "pca"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Rmd:
+    """sdcMicro's ``rmd``: the record farthest from the robust (MCD) centre by Mahalanobis
+    distance with its k - 1 nearest neighbours, repeatedly; random through the MCD's subsets
+    (the seed is recorded)."""
+
+    variant_name: ClassVar[str] = "rmd"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+#: the algorithms ``Microaggregation.algorithm`` takes (one declared type each, in ``METHODS`` order)
+MICROAGGREGATION_ALGORITHMS = (Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca, Rmd)
+
+
 @register_step("microaggregation", engines=("memory", "dask"))
 @dataclass(frozen=True)
 class Microaggregation:
@@ -217,11 +320,14 @@ class Microaggregation:
         Minimum group size; every group has k to 2k - 1 records.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    algorithm : {"mdav", "mdav_partitioned", "univariate", "simple", "single", "onedims", "pca", "rmd"}
-        (``method`` names the step in a release spec, hence ``algorithm``.)
-        MDAV on the standardised variables (all at once or ``variables_per_group`` at a
-        time); MDAV within principal-axis cells of at most ``block`` records, for millions of
-        records; the optimal univariate method (Hansen & Mukherjee) per variable. The other
+    algorithm : Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca or Rmd
+        (``method`` names the step in a release spec, hence ``algorithm``.) A declared type
+        with its own settings; in a spec an inline table, ``algorithm = { type =
+        "mdav_partitioned", block = 10000 }`` or ``algorithm = { type = "pca" }``.
+        MDAV on the standardised variables (``Mdav()``, the default; all at once or
+        ``variables_per_group`` at a time); MDAV within principal-axis cells of at most
+        ``block`` records (``MdavPartitioned(block=50000)``), for millions of records; the
+        optimal univariate method (Hansen & Mukherjee) per variable. The other
         methods of sdcMicro's ``microaggregation(method = ...)``, with its definitions: groups
         of k consecutive records in file order (``simple``), in ascending order of the first
         variable (``single``; sdcMicro's ``varsort`` is the variable listed first), of each
@@ -236,8 +342,6 @@ class Microaggregation:
     missing : {"refuse", "separate"}
         Records with missing values: refused (default), or grouped separately by their
         missingness pattern on the variables they have (NaN stays NaN).
-    block : int
-        Largest cell of ``mdav_partitioned``.
 
     Notes
     -----
@@ -258,21 +362,38 @@ class Microaggregation:
                    help="minimum group size; every group has k to 2k - 1 records")
     variables: Sequence[str] | None = param(None, kind="columns", nullable=True,
                                             help="numeric variables (default: the numeric_vars role)")
-    algorithm: str = param("mdav", kind="choice", choices=METHODS,
+    algorithm: Any = param(Mdav(), kind="variant", variants=MICROAGGREGATION_ALGORITHMS, label="algorithm",
                            help="MDAV, MDAV within principal-axis cells, optimal univariate, or sdcMicro's "
-                                "simple, single, onedims, pca, rmd")
+                                "simple, single, onedims, pca, rmd, with that algorithm's own settings")
     variables_per_group: int | None = param(None, kind="int", low=1, nullable=True, advanced=True,
                                             help="microaggregate the variables this many at a time")
     aggregate: str = param("mean", kind="choice", choices=("mean", "median"),
                            help="value given to every member of a group")
     missing: str = param("refuse", kind="choice", choices=("refuse", "separate"),
                          help="records with missing values: refused, or grouped by missingness pattern")
-    block: int = param(50_000, kind="int", low=4, unit="records", advanced=True,
-                       help="largest cell of mdav_partitioned (at least 2k)")
+
+    #: keys of the flat form of earlier specs (the algorithm's settings beside the step's own)
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("block",)
 
     def __post_init__(self) -> None:
         check_params(self)
-        check_int("Microaggregation", "block", self.block, min_value=2 * self.k)  # needs k
+        if isinstance(self.algorithm, MdavPartitioned) and self.algorithm.block < 2 * self.k:  # needs k
+            raise param_error("Microaggregation", "algorithm.block", f"an int >= {2 * self.k} (2k)",
+                              self.algorithm.block)
+
+    @classmethod
+    def spec_form_problem(cls, params: dict) -> str | None:
+        """Why a spec table of this step is in the flat form of earlier specs (an algorithm name
+        in ``algorithm``, ``block`` beside it), with the table to write instead; None when it
+        is not. The spec reader refuses such a table with this one line."""
+        return flat_form_problem(params, "algorithm", cls.FLAT_KEYS, "mdav")
+
+    @property
+    def cell_size(self) -> int:
+        """Largest cell of the partitioned MDAV: ``algorithm.block``, or its default when the
+        algorithm is plain MDAV (which the Dask engine runs partitioned)."""
+        a = self.algorithm
+        return a.block if isinstance(a, MdavPartitioned) else MdavPartitioned().block
 
     def apply(self, microdata: Microdata, *, rng=None) -> MicroaggregationResult:
         where = "microaggregation"
@@ -280,14 +401,15 @@ class Microaggregation:
                                           allow_nan=(self.missing == "separate"))
         if self.k > X.shape[0]:
             raise InputError(f"{where}: k = {self.k} is larger than the number of records ({X.shape[0]}).")
+        method = self.algorithm.variant_name
         gen, record = None, None
-        if self.algorithm == "rmd":                  # the only random method: its seed is recorded
+        if method == "rmd":                  # the only random method: its seed is recorded
             ss, record = seed_sequence(rng)
             gen = np.random.default_rng(ss)
         out, labels = microaggregate_array(X, self.k, variables_per_group=self.variables_per_group,
-                                           method=self.algorithm, aggregate=self.aggregate, strata=strata,
-                                           missing=self.missing, block=self.block, names=names, rng=gen)
-        blocks = _variable_blocks(len(names), self.variables_per_group, self.algorithm)
+                                           method=method, aggregate=self.aggregate, strata=strata,
+                                           missing=self.missing, block=self.cell_size, names=names, rng=gen)
+        blocks = _variable_blocks(len(names), self.variables_per_group, method)
         Z, _, _ = standardise(X, names, where=where)
         sse = sst = 0.0
         for lab, cols in zip(labels, blocks):
@@ -295,7 +417,7 @@ class Microaggregation:
             sse, sst = sse + s, sst + t
         chk = check_microaggregation(X, out, labels, blocks, self.k, self.aggregate)
         released = microdata.with_columns({v: out[:, j] for j, v in enumerate(names)})
-        summary = {"variables": names, "algorithm": self.algorithm, "k": self.k,
+        summary = {"variables": names, "algorithm": method, "k": self.k,
                    "variable_blocks": [[names[c] for c in cols] for cols in blocks],
                    "groups": int(sum(int(lab.max()) + 1 for lab in labels if (lab >= 0).any())),
                    "min_group": chk["min_group"], "max_group": chk["max_group"],
@@ -308,7 +430,7 @@ class Microaggregation:
             Guarantee("group_values", f"every released value equals its group's {self.aggregate}",
                       chk["values_ok"], chk["values_ok"]),
         )
-        params = {"k": self.k, "variables": names, "algorithm": self.algorithm,
+        params = {"k": self.k, "variables": names, "algorithm": variant_value(self.algorithm),
                   "variables_per_group": self.variables_per_group, "aggregate": self.aggregate,
                   "missing": self.missing}
         return MicroaggregationResult(where, released, params, summary, guarantees, seed=record,
@@ -320,9 +442,9 @@ class Microaggregation:
         from ..errors import SpecError
         from ..registry import DaskPlan, dask_takes_only
 
-        dask_takes_only(self, ("variables", "k", "algorithm", "block"))
-        if self.algorithm not in ("mdav", "mdav_partitioned"):
-            raise SpecError(f"algorithm: the Dask engine runs the scalable MDAV variant only; "
-                            f"got {self.algorithm!r}.")
+        dask_takes_only(self, ("variables", "k", "algorithm"))
+        if not isinstance(self.algorithm, (Mdav, MdavPartitioned)):
+            raise SpecError(f"algorithm: the Dask engine runs the scalable MDAV variant only "
+                            f"(mdav or mdav_partitioned); got {self.algorithm.variant_name!r}.")
         cols = tuple(self.variables or roles.get("numeric_vars", ()))
         return DaskPlan("microaggregation", cols, cols)

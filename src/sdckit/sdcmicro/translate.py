@@ -1077,9 +1077,9 @@ def _rule_microaggregation(a: _Args, _data):
     method = a.get("method", default="mdav", decisive=True)
     if method not in _MA_METHODS:
         raise _NotTranslated(f"method {method!r} (clustering or robust PCA variants) is not in sdckit; "
-                             "use algorithm = \"mdav\" or \"pca\"")
+                             "use algorithm = { type = \"mdav\" } or { type = \"pca\" }")
     k = int(_num(a.get("aggr", default=3), "aggr"))
-    step: dict[str, Any] = {"method": "microaggregation", "k": k, "algorithm": _MA_METHODS[method]}
+    step: dict[str, Any] = {"method": "microaggregation", "k": k, "algorithm": {"type": _MA_METHODS[method]}}
     variables = a.get("variables")
     roles = {}
     if variables is not None:
