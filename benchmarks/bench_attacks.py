@@ -29,7 +29,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import emit, parse_args
 
 from sdckit.attacks import inference, linkability, membership_inference, singling_out  # noqa: E402

@@ -23,8 +23,14 @@ import numpy as np
 import pandas as pd
 from _common import SHARED_DATA, emit, parse_args, peak_mb, timed
 
-from sdckit.masking.microaggregation import (group_sse, mdav, mdav_partitioned, mdav_reference,
-                                             microaggregate_array, optimal_univariate)
+from sdckit.masking.microaggregation import (
+    group_sse,
+    mdav,
+    mdav_partitioned,
+    mdav_reference,
+    microaggregate_array,
+    optimal_univariate,
+)
 from sdckit.masking.noise import add_noise_array
 from sdckit.masking.rank_swap import check_rank_swap, rank_swap_array
 

@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import emit, parse_args
 
 from sdckit.dp.mechanisms import DiscreteGaussianCounts

@@ -36,7 +36,6 @@ import warnings
 from pathlib import Path
 
 import pyarrow.parquet as pq
-
 from _common import ROOT, emit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

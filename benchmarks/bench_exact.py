@@ -47,13 +47,20 @@ import time
 import numpy as np
 from _common import emit, parse_args, peak_mb, timed
 
-from sdckit.tables.count import (CountTimeout, FibreTooLarge, count_bounded, count_rounded, count_tables,
-                                 count_tables_3way, count_tables_exact)
-from sdckit.tables.sis import sis_count
+from sdckit.tables.count import (
+    CountTimeout,
+    FibreTooLarge,
+    count_bounded,
+    count_rounded,
+    count_tables,
+    count_tables_3way,
+    count_tables_exact,
+)
 from sdckit.tables.cyclic import shift_cycles
 from sdckit.tables.markov import design_matrix, markov_basis
 from sdckit.tables.posterior import perturbation_posterior
 from sdckit.tables.sampler import FibreSampler
+from sdckit.tables.sis import sis_count
 
 SEED_PERTURBED = np.array([[16, 0, 2, 2], [21, 11, 9, 14], [2, 11, 11, 1], [11, 13, 8, 3]])
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import emit, parse_args, peak_mb, timed  # noqa: E402
 
 from sdckit.errors import InputWarning  # noqa: E402

@@ -30,7 +30,6 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-
 from _common import emit  # noqa: E402
 
 from sdckit import Microdata  # noqa: E402

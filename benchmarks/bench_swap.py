@@ -13,12 +13,11 @@ import time
 
 import numpy as np
 import pandas as pd
-from _common import emit, parse_args, peak_mb, timed
+from _common import SHARED_DATA, emit, parse_args, peak_mb, timed
 
 from sdckit import Microdata
 from sdckit.masking.local_suppression import GreedySuppression, LocalSuppression, exact_local_suppression
 from sdckit.masking.record_swap import RecordSwap
-from _common import SHARED_DATA
 
 HIER = ["region", "district", "muni"]
 

@@ -44,7 +44,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-
 from _common import emit, parse_args, peak_mb
 
 from sdckit.tables.audit import audit

@@ -29,7 +29,6 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before numpy: see the module notes
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-
 from _common import SHARED_DATA, emit, parse_args, r_available, timed  # noqa: E402
 
 from sdckit.risk.loglinear import METHODS, loglinear_risk  # noqa: E402

@@ -48,7 +48,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import ROOT, SHARED_DATA, emit
 
 from sdckit.synth import Synthesiser, disclosure_measures, propensity_utility  # noqa: E402

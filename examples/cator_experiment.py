@@ -38,7 +38,9 @@ import pandas as pd
 
 from sdckit.pram.optimal import change_evidence, figure1, optimal_matrix, weakest_usual
 from sdckit.pram.recognition import (
-    normalize_combinations, problem_combinations, recognition_check,
+    normalize_combinations,
+    problem_combinations,
+    recognition_check,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from sdckit.pram.evolve import EvolvePRAM, Problem, max_entropy_matrix, random_sdcmicro_baselines

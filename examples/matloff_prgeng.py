@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from sdckit import Microdata  # noqa: E402
-from sdckit.masking.neighbours import check_neighbours  # noqa: E402
+from sdckit.masking.neighbours import Radius, check_neighbours  # noqa: E402
 from sdckit.masking.steps_neighbours import NeighboursStep  # noqa: E402
 from sdckit.utility.analyses import LinearRegression, compare_analyses  # noqa: E402
 
@@ -157,7 +157,7 @@ def coef_table(original: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
 
 
 def step(eps: float, weights: dict[str, float]) -> NeighboursStep:
-    return NeighboursStep(eps=eps, variables=COLUMNS, categorical=CATEGORICAL, weights=weights,
+    return NeighboursStep(Radius(eps=eps), variables=COLUMNS, categorical=CATEGORICAL, weights=weights,
                           analyses=[LinearRegression("wageinc", REGRESSORS, name="wageinc")],
                           track=[QUERY])
 

@@ -121,7 +121,7 @@ REQUIRED = {
     "record_swap": lambda draw: {"hierarchy": ["region"], "risk_variables": ["sex", "age"]},
     "postmask": lambda draw: {"masking": {"method": "noise", "level": 0.1}, "variables": NUMERIC},
     "remove": lambda draw: {"variables": ["note"]},
-    "neighbours": lambda draw: {"neighbourhood": "knn", "k": 3},
+    "neighbours": lambda draw: {"neighbourhood": {"type": "knn", "k": 3}},
     "pram": lambda draw: {"variables": draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=2,
                                                      unique=True))},
 }

@@ -16,15 +16,35 @@ import pytest
 
 from sdckit import InputError, Microdata
 from sdckit.io import read_microdata
-from sdckit.io.atomic import (FILE_POINTS, KILL_EXIT, RELEASE_MARK, SWITCH_POINTS, atomic_write_text, clean_stale,
-                              staged_folder)
+from sdckit.io.atomic import (
+    FILE_POINTS,
+    KILL_EXIT,
+    RELEASE_MARK,
+    SWITCH_POINTS,
+    atomic_write_text,
+    clean_stale,
+    staged_folder,
+)
 from sdckit.masking.recode import Recode
 from sdckit.masking.remove import RemoveVariables
 from sdckit.release import Release
-from sdckit.risk.identifiers import (identifier_check, linkage_all_columns, name_says_identifier,
-                                     undeclared_scan)
-from tests.release_helpers import (LOOK_ALIKE_FILES, keypair, mark_id, plant, planted_snapshot, run_id,
-                                   small_run, snapshot, write_in_child)
+from sdckit.risk.identifiers import (
+    identifier_check,
+    linkage_all_columns,
+    name_says_identifier,
+    undeclared_scan,
+)
+from tests.release_helpers import (
+    LOOK_ALIKE_FILES,
+    keypair,
+    mark_id,
+    plant,
+    planted_snapshot,
+    run_id,
+    small_run,
+    snapshot,
+    write_in_child,
+)
 
 SEED = 4242424242
 

@@ -26,8 +26,7 @@ from ._validation import param_error
 from .errors import SpecError
 from .microdata import Microdata
 from .params import ROLES, check_params, param
-from .registry import (GateCheck, GateOutcome, build_gate_check, discover, gate_check_class,
-                       known_gate_checks)
+from .registry import GateCheck, GateOutcome, build_gate_check, discover, gate_check_class, known_gate_checks
 from .result import StepResult
 from .risk.steps import check_k_anonymity  # noqa: F401  (its former home)
 

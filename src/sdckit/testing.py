@@ -44,7 +44,8 @@ __all__ = ["EXAMPLE_PARAMS", "GATE_EXAMPLE_PARAMS", "bad_values", "check_gate_ch
 #: example values of sdckit's own steps' required parameters (and settings that keep a step
 #: small and fast on :func:`example_microdata`)
 EXAMPLE_PARAMS: dict[str, dict] = {
-    "neighbours": {"eps": 0.5, "variables": ["age", "sex", "income", "hours"]},
+    "neighbours": {"neighbourhood": {"type": "radius", "eps": 0.5},
+                   "variables": ["age", "sex", "income", "hours"]},
     # p = 0.9 of the masking's IL'1 is reached well within 100 000 steps on these data, so the
     # step's own band guarantee can be asked to hold (it fails honestly when a limit stops it)
     "postmask": {"masking": {"method": "rank_swap", "p": 10}, "p": 0.9, "max_steps": 100_000},

@@ -9,8 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdckit.dp.accountant import (Accountant, ApproxDP, Charge, MaxEpsilon, MaxRho, PureDP, ZCDP, zcdp_to_delta,
-                                  zcdp_to_epsilon)
+from sdckit.dp.accountant import (
+    ZCDP,
+    Accountant,
+    ApproxDP,
+    Charge,
+    MaxEpsilon,
+    MaxRho,
+    PureDP,
+    zcdp_to_delta,
+    zcdp_to_epsilon,
+)
 from sdckit.errors import ParameterError
 
 rhos = st.floats(min_value=1e-4, max_value=5.0, allow_nan=False)

@@ -14,8 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdckit.dp.mechanisms import (DiscreteGaussianCounts, DiscreteGaussianSums, DiscreteLaplaceCounts,
-                                  DiscreteLaplaceSums, clipped_table, table_sensitivity)
+from sdckit.dp.mechanisms import (
+    DiscreteGaussianCounts,
+    DiscreteGaussianSums,
+    DiscreteLaplaceCounts,
+    DiscreteLaplaceSums,
+    clipped_table,
+    table_sensitivity,
+)
 from sdckit.dp.postprocess import TopDownLayout
 from sdckit.dp.synthetic import synthetic_counts
 from sdckit.errors import InputError, ParameterError

@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from sdckit.dp.accountant import (Accountant, ApproxDP, Charge, PureDP, ZCDP, zcdp_to_delta, zcdp_to_epsilon)
+from sdckit.dp.accountant import ZCDP, Accountant, ApproxDP, Charge, PureDP, zcdp_to_delta, zcdp_to_epsilon
 
 dp = pytest.importorskip("opendp.prelude", reason="opendp is not installed (it is in the test extra)")
 dp.enable_features("contrib")

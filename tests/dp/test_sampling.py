@@ -12,10 +12,20 @@ import pytest
 from scipy import stats
 
 from sdckit.dp import sampling as S
-from sdckit.dp.sampling import (BitReader, BitSource, discrete_gaussian, discrete_gaussian_pmf, discrete_laplace,
-                                discrete_laplace_pmf, gaussian_parameters, laplace_parameters,
-                                reference_bernoulli_exp, reference_discrete_gaussian, reference_discrete_laplace,
-                                symmetric_quantile)
+from sdckit.dp.sampling import (
+    BitReader,
+    BitSource,
+    discrete_gaussian,
+    discrete_gaussian_pmf,
+    discrete_laplace,
+    discrete_laplace_pmf,
+    gaussian_parameters,
+    laplace_parameters,
+    reference_bernoulli_exp,
+    reference_discrete_gaussian,
+    reference_discrete_laplace,
+    symmetric_quantile,
+)
 
 #: significance level of every distributional test here (seeds fixed: the tests cannot flake;
 #: a correct sampler fails one with probability 0.001 for a new seed)

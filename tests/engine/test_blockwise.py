@@ -7,10 +7,18 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from sdckit.engine.blockwise import (BlockMicroaggregation, BlockRankSwap, GroupedStep,
-                                     _rank_swap_parts, fit_microaggregation, fit_rank_swap,
-                                     grouped_partitioned, microaggregate_partitioned,
-                                     rank_swap_partitioned, run_blocks_in_memory)
+from sdckit.engine.blockwise import (
+    BlockMicroaggregation,
+    BlockRankSwap,
+    GroupedStep,
+    _rank_swap_parts,
+    fit_microaggregation,
+    fit_rank_swap,
+    grouped_partitioned,
+    microaggregate_partitioned,
+    rank_swap_partitioned,
+    run_blocks_in_memory,
+)
 from sdckit.engine.frame import from_pandas, same_values
 from sdckit.engine.masking import child_stream
 from sdckit.masking.local_suppression import LocalSuppression

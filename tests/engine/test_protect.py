@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdckit.engine.frame import from_pandas, same_values
+from sdckit.engine.frame import same_values
 from sdckit.engine.masking import run_in_memory
 from sdckit.engine.run import EngineError, protect_with_dask
 from sdckit.errors import GateError, InputError, SpecError

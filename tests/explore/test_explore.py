@@ -1,7 +1,7 @@
-import pathlib
 """Sweeps, measures, the R-U map, the search and the explore command."""
 
 import json
+import pathlib
 import subprocess
 import sys
 from collections import Counter

@@ -4,10 +4,9 @@
 import tomllib
 
 import numpy as np
+import tomli_w
 
 from sdckit.explore.run import _toml_ready
-
-import tomli_w
 
 
 def test_toml_ready_round_trips_numpy_tuples_and_drops_none():

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from sdckit.errors import InputError, InputWarning, SpecError
 from sdckit.io.files import read_data, write_data
-from sdckit.io.formulas import (formula_cells, guard_csv_text, is_formula_like, neutralise_formulas)
+from sdckit.io.formulas import formula_cells, guard_csv_text, is_formula_like, neutralise_formulas
 
 NASTY = ["=cmd|' /C calc'!A0", "@SUM(A1:A9)", "+SUM(1,2)", "-2+3", "\tx", "\r=1", "=HYPERLINK(\"x\")"]
 PLAIN = ["-2", "+3.5", "-1e-05", "ok", "", "a=b", " =x", "2-3", "'=already"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata, ParameterError
-from sdckit.masking.neighbours import MixedMetric, NeighbourResampling
+from sdckit.masking.neighbours import Knn, MixedMetric, NeighbourResampling, Radius
 from sdckit.masking.steps_neighbours import NeighboursStep
 from sdckit.registry import build_step
 
@@ -57,9 +57,9 @@ def test_values_come_from_neighbours_within_eps(n, seed, eps, q, bern, policy, w
     df = mixed(n, seed)
     cont, cat = ["x", "y"], ["c0", "c1"]
     weights = {"c0": w, "y": 0.7}
-    step = NeighbourResampling(eps=eps, q=q, selection="bernoulli" if bern else "exact",
-                               categorical=cat, weights=weights, no_neighbour=policy, k=k,
-                               max_groups=max_groups, probe=3)
+    step = NeighbourResampling(Radius(eps=eps, no_neighbour=policy, k=k), q=q,
+                               selection="bernoulli" if bern else "exact",
+                               categorical=cat, weights=weights, max_groups=max_groups, probe=3)
     try:
         res = step.apply(Microdata(df), rng=seed)
     except InputError as exc:  # every selected record alone: refused with a suggested eps
@@ -94,7 +94,7 @@ def test_values_come_from_neighbours_within_eps(n, seed, eps, q, bern, policy, w
 @given(n=st.integers(10, 80), seed=st.integers(0, 10**6), k=st.integers(1, 6))
 def test_knn_neighbourhood_takes_values_from_the_k_nearest(n, seed, k):
     df = mixed(n, seed, n_cat_levels=(3,))
-    res = NeighbourResampling(neighbourhood="knn", k=k, categorical=["c0"]).apply(Microdata(df), rng=seed)
+    res = NeighbourResampling(Knn(k=k), categorical=["c0"]).apply(Microdata(df), rng=seed)
     d = brute_distances(df, ["x", "y"], ["c0"], {})
     np.fill_diagonal(d, np.inf)
     out = res.microdata.frame
@@ -109,13 +109,13 @@ def test_knn_neighbourhood_takes_values_from_the_k_nearest(n, seed, k):
 def test_same_rng_same_output_and_search_settings_do_not_matter():
     df = mixed(2000, 3, n_cat_levels=(2, 4))
     md = Microdata(df, key_vars=["c1"])
-    base = NeighbourResampling(eps=0.6).apply(md, rng=11).microdata.frame
-    again = NeighbourResampling(eps=0.6).apply(md, rng=11).microdata.frame
+    base = NeighbourResampling(Radius(eps=0.6)).apply(md, rng=11).microdata.frame
+    again = NeighbourResampling(Radius(eps=0.6)).apply(md, rng=11).microdata.frame
     pd.testing.assert_frame_equal(base, again)
     for kw in ({"probe": 2}, {"chunk_size": 97}, {"max_groups": 0}, {"workers": 2}):
-        other = NeighbourResampling(eps=0.6, **kw).apply(md, rng=11).microdata.frame
+        other = NeighbourResampling(Radius(eps=0.6), **kw).apply(md, rng=11).microdata.frame
         pd.testing.assert_frame_equal(base, other)
-    assert not base.equals(NeighbourResampling(eps=0.6).apply(md, rng=12).microdata.frame)
+    assert not base.equals(NeighbourResampling(Radius(eps=0.6)).apply(md, rng=12).microdata.frame)
 
 
 def test_distance_of_binary_and_multicategory_variables_by_hand():
@@ -138,20 +138,22 @@ def test_paper_example_isolated_record_is_suppressed_or_resampled_from_knn():
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"age": rng.normal(40, 5, 300), "phd": np.r_[1, np.zeros(299, int)]})
     md = Microdata(df)
-    r = NeighbourResampling(eps=0.3, categorical=["phd"]).apply(md, rng=1)
+    r = NeighbourResampling(Radius(eps=0.3), categorical=["phd"]).apply(md, rng=1)
     assert r.suppressed[0] and r.microdata.frame.iloc[0].isna().all()  # the lone PhD: record NA
-    r2 = NeighbourResampling(eps=0.3, categorical=["phd"], no_neighbour="knn", k=3).apply(md, rng=1)
+    r2 = NeighbourResampling(Radius(eps=0.3, no_neighbour="knn", k=3), categorical=["phd"]).apply(md, rng=1)
     assert not r2.suppressed.any() and r2.fallback[0]
     assert r2.summary["records_knn_fallback"] >= 1
 
 
 def test_per_record_eps_gives_every_record_min_neighbours():
     df = mixed(500, 8)
-    r = NeighbourResampling(eps=0.05, min_neighbours=4, categorical=["c0", "c1"]).apply(Microdata(df), rng=2)
+    r = NeighbourResampling(Radius(eps=0.05, min_neighbours=4),
+                            categorical=["c0", "c1"]).apply(Microdata(df), rng=2)
     assert r.n_neighbours[r.selected].min() >= 4 and not r.suppressed.any()
     assert all(g.holds for g in r.guarantees)
     df["radius"] = 0.8
-    r2 = NeighbourResampling(eps_column="radius", categorical=["c0", "c1"]).apply(Microdata(df), rng=2)
+    r2 = NeighbourResampling(Radius(eps_column="radius"),
+                             categorical=["c0", "c1"]).apply(Microdata(df), rng=2)
     assert (r2.microdata.frame["radius"] == 0.8).all()  # not resampled
     assert all(g.holds for g in r2.guarantees)
 
@@ -160,7 +162,7 @@ def test_keys_keep_their_categories_and_dtype():
     df = mixed(400, 2)
     df["c1"] = pd.Categorical(df["c1"], categories=["k0", "k1", "k2", "unused"])
     md = Microdata(df, key_vars=["c1"], numeric_vars=["x"])
-    r = NeighbourResampling(eps=0.4).apply(md, rng=0)
+    r = NeighbourResampling(Radius(eps=0.4)).apply(md, rng=0)
     out = r.microdata
     assert out.frame["c1"].dtype == df["c1"].dtype
     assert list(out.categories("c1")) == ["k0", "k1", "k2", "unused"]
@@ -172,31 +174,39 @@ def test_bivariate_dependence_is_kept_at_small_eps():
     rng = np.random.default_rng(0)
     z = rng.multivariate_normal([0, 0], [[1, 0.8], [0.8, 1]], 5000)
     df = pd.DataFrame({"a": z[:, 0], "b": z[:, 1]})
-    r = NeighbourResampling(eps=0.1, no_neighbour="knn").apply(Microdata(df), rng=0)
+    r = NeighbourResampling(Radius(eps=0.1, no_neighbour="knn")).apply(Microdata(df), rng=0)
     out = r.microdata.frame
     assert abs(out["a"].corr(out["b"]) - 0.8) < 0.03
     assert r.summary["records_changed"] > 4900
 
 
 def test_bad_input():
-    for kw, name in [({"eps": 0}, "eps"), ({"eps": -1}, "eps"), ({"eps": 0.3, "q": 0}, "q"),
-                     ({"eps": 0.3, "q": 1.5}, "q"), ({}, "eps"), ({"eps": 0.3, "k": 0}, "k"),
-                     ({"eps": 0.3, "selection": "some"}, "selection"),
-                     ({"eps": 0.3, "weights": {"x": -1}}, "weights['x']")]:
+    # the neighbourhood's settings fail in its own type, the step's in the step
+    for kw, name in [({"eps": 0}, "eps"), ({"eps": -1}, "eps"), ({}, "eps"), ({"eps": 0.3, "k": 0}, "k"),
+                     ({"eps": 0.3, "no_neighbour": "drop"}, "no_neighbour")]:
         with pytest.raises(ParameterError) as e:
-            NeighbourResampling(**kw)
+            Radius(**kw)
+        assert e.value.param == name
+    with pytest.raises(ParameterError) as e:
+        Knn(k=0)
+    assert e.value.param == "k"
+    for kw, name in [({"q": 0}, "q"), ({"q": 1.5}, "q"), ({"selection": "some"}, "selection"),
+                     ({"weights": {"x": -1}}, "weights['x']"),
+                     ({"neighbourhood": "radius"}, "neighbourhood")]:
+        with pytest.raises(ParameterError) as e:
+            NeighbourResampling(**{"neighbourhood": Radius(eps=0.3), **kw})
         assert e.value.param == name
     md = Microdata(mixed(50, 1))
     with pytest.raises(InputError, match="'xx'.*does not exist"):
-        NeighbourResampling(eps=0.3, weights={"xx": 0.2}).apply(md)
+        NeighbourResampling(Radius(eps=0.3), weights={"xx": 0.2}).apply(md)
     with pytest.raises(InputError, match="not numeric; list it in 'categorical'"):
-        NeighbourResampling(eps=0.3, categorical=[]).apply(md)
+        NeighbourResampling(Radius(eps=0.3), categorical=[]).apply(md)
 
 
 def test_constant_column_is_left_out_with_a_note():
     df = mixed(200, 4)
     df["const"] = 7.0
-    r = NeighbourResampling(eps=0.5).apply(Microdata(df), rng=1)
+    r = NeighbourResampling(Radius(eps=0.5)).apply(Microdata(df), rng=1)
     assert any("'const'" in n and "constant" in n for n in r.summary["notes"])
     assert set(r.microdata.frame["const"].dropna()) == {7.0}
 
@@ -204,7 +214,7 @@ def test_constant_column_is_left_out_with_a_note():
 def test_all_records_alone_is_refused_with_a_suggested_eps():
     df = pd.DataFrame({"x": np.arange(50.0) * 10})
     with pytest.raises(InputError, match=r"none of the 50 selected records.*try eps = "):
-        NeighbourResampling(eps=0.001).apply(Microdata(df), rng=0)
+        NeighbourResampling(Radius(eps=0.001)).apply(Microdata(df), rng=0)
 
 
 def test_release_step_reports_analyses_and_tracking():
@@ -213,7 +223,8 @@ def test_release_step_reports_analyses_and_tracking():
     df = pd.DataFrame({"age": rng.uniform(20, 60, n), "sex": rng.integers(1, 3, n),
                        "phd": (rng.random(n) < 0.1).astype(int)})
     df["wage"] = 1000 * df["age"] + 5000 * df["phd"] + rng.normal(0, 5000, n)
-    step = build_step("neighbours", {"eps": 0.5, "categorical": ["sex", "phd"],
+    step = build_step("neighbours", {"neighbourhood": {"type": "radius", "eps": 0.5},
+                                     "categorical": ["sex", "phd"],
                                      "weights": {"sex": 0.3, "phd": 0.3},
                                      "analyses": [{"kind": "linear", "outcome": "wage",
                                                    "regressors": ["age", "sex", "phd"]}],

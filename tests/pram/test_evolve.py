@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, ParameterError
-from sdckit.pram import evolve as ev
 from sdckit.pram.evolve import EvolvePRAM, Problem, random_sdcmicro_baselines, sdcmicro_invariant
 
 

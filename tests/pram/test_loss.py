@@ -6,8 +6,7 @@ import pytest
 
 from sdckit import InputError
 from sdckit.pram.builders import invariant_matrix, max_entropy_matrix
-from sdckit.pram.loss import (hellinger, kl_loss_monte_carlo, l2_loss, l2_loss_monte_carlo,
-                              total_variation)
+from sdckit.pram.loss import hellinger, kl_loss_monte_carlo, l2_loss, l2_loss_monte_carlo, total_variation
 from sdckit.pram.matrix import TransitionMatrix
 
 

@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 
 from sdckit.errors import InputError, ParameterError
 from sdckit.pram.recognition import (
-    brute_force_ratios, combination_counts, normalize_combinations, problem_combinations,
-    recognition_check, reduced_check_set, reduced_max_ratio,
+    brute_force_ratios,
+    combination_counts,
+    normalize_combinations,
+    problem_combinations,
+    recognition_check,
+    reduced_check_set,
+    reduced_max_ratio,
 )
 
 
@@ -126,7 +131,7 @@ def test_reduction_bounds_hold(seed, gamma):
     for (m, pi, k0), r in ref.items():
         if (m, pi, k0) not in kept:
             assert r <= alpha + 1e-12
-    for (m, pi, k0), r in ref.items():  # ineq. (2)
+    for (m, _pi, _k0), r in ref.items():  # ineq. (2)
         assert r <= 1 / counts[m] + 1e-12
 
 

@@ -56,10 +56,11 @@ def test_no_bars_when_stderr_is_not_a_tty():
 
 
 def test_release_and_sweep_send_events():
+    from pathlib import Path
+
     from sdckit.explore.sweep import Candidate, Sweep
     from sdckit.release import Release
     from tests.report.demo_release import demo_spec
-    from pathlib import Path
 
     spec, _ = demo_spec(Path("unused"))
     seen = []

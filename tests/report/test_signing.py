@@ -12,8 +12,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError
-from sdckit.report.signing import (PASSPHRASE_ENV, SignatureError, canonical_bytes, fingerprint, generate_keypair,
-                                   load_private_key, load_public_key, sign_certificate, verify_signature)
+from sdckit.report.signing import (
+    PASSPHRASE_ENV,
+    SignatureError,
+    canonical_bytes,
+    fingerprint,
+    generate_keypair,
+    load_private_key,
+    load_public_key,
+    sign_certificate,
+    verify_signature,
+)
 
 
 @pytest.fixture(scope="module")

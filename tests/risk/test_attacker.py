@@ -7,8 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
-from sdckit.risk.attacker import (attacker_risks, journalist_risk, marketer_risk,
-                                  population_counts, prosecutor_risk)
+from sdckit.risk.attacker import (
+    attacker_risks,
+    journalist_risk,
+    marketer_risk,
+    population_counts,
+    prosecutor_risk,
+)
 
 
 def data():

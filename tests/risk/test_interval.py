@@ -4,7 +4,8 @@ max_id gate."""
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.registry import gate_check

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
 from sdckit.risk.ldiversity import l_diversity, t_closeness
-
 from tests.conftest import shared_file
 
 

@@ -4,13 +4,19 @@ DLD' for files of other sizes, PLD and its EM, the max_dld gate."""
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import InputError
 from sdckit.registry import gate_check
-from sdckit.risk.linkage import (distance_linkage, fellegi_sunter_em, intruder_subsets, nearest_link_credit,
-                                 probabilistic_linkage)
+from sdckit.risk.linkage import (
+    distance_linkage,
+    fellegi_sunter_em,
+    intruder_subsets,
+    nearest_link_credit,
+    probabilistic_linkage,
+)
 
 X = np.array([[1, 10], [2, 20], [3, 30], [4, 40]], dtype=float)
 XM = np.array([[2, 10], [2, 20], [3, 30], [3, 40]], dtype=float)

@@ -16,8 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
-from sdckit.risk.loglinear import (METHODS, expected_inverse_population, loglinear_risk,
-                                   microdata_loglinear_risk, parse_formula)
+from sdckit.risk.loglinear import (
+    METHODS,
+    expected_inverse_population,
+    loglinear_risk,
+    microdata_loglinear_risk,
+    parse_formula,
+)
 
 
 def small_sample(seed=3, n=400):

@@ -22,8 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit import InputError, Microdata
-from sdckit.risk.population import (microdata_population_uniques, population_uniques,
-                                    snb_probabilities)
+from sdckit.risk.population import microdata_population_uniques, population_uniques, snb_probabilities
 
 SEEDS = range(1000, 1008)
 
@@ -140,6 +139,7 @@ def test_estimates_are_counts_within_population(sizes, pi):
 
 def test_population_uniques_gate():
     import pandas as pd
+
     from sdckit.gate import run_gate
     from sdckit.registry import discover
     discover()

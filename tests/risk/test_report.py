@@ -11,7 +11,6 @@ from sdckit.gate import run_gate
 from sdckit.registry import discover, gate_check
 from sdckit.risk import compare_risk, measure_risk
 from sdckit.risk.individual import individual_risk
-
 from tests.conftest import shared_file
 
 KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]

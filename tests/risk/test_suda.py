@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata, ParameterError
 from sdckit.risk.suda import microdata_suda2, msu_weights, suda2
-
 from tests.conftest import shared_file
 
 

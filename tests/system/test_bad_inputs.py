@@ -86,7 +86,7 @@ REQUIRED = {
     "microaggregation": {"variables": ["inc"]},
     "noise": {"variables": ["inc"]},
     "rank_swap": {"variables": ["inc"]},
-    "neighbours": {"variables": ["inc"], "eps": 1.0},
+    "neighbours": {"variables": ["inc"], "neighbourhood": {"type": "radius", "eps": 1.0}},
     "generalise": {"qis": ["age"]},
 }
 

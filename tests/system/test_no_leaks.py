@@ -12,8 +12,6 @@ import json
 import pathlib
 import shutil
 
-import pytest
-
 from sdckit.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sdckit.tables.audit import audit
 from sdckit.tables.rules import ThresholdRule, primary_cells
@@ -49,8 +51,6 @@ def test_four_cycle_protects():
     assert res.interval(t.cell_index("r0", "c0")) == (0, 6)
     assert res.ok
 
-
-from hypothesis import given, strategies as st
 
 
 @given(st.integers(0, 10_000))

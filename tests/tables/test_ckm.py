@@ -13,8 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError
-from sdckit.tables.ckm import (FlexParams, PTable, add_record_keys, ckm_frequency, ckm_magnitude,
-                               perturb_frequencies)
+from sdckit.tables.ckm import (
+    FlexParams,
+    PTable,
+    add_record_keys,
+    ckm_frequency,
+    ckm_magnitude,
+    perturb_frequencies,
+)
 from sdckit.tables.table import Hierarchy
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -98,6 +104,7 @@ def test_frequency_table_equals_table_from_microdata(rows, hier):
     # reference: Table.from_microdata expands every record into all its cells; frequency_table sums
     # inner counts up the hierarchies -- both must give the same cells and counts
     import warnings
+
     from sdckit.tables.ckm.cellkey import frequency_table
     df = pd.DataFrame(rows, columns=["r", "s"])
     hs = {"r": Hierarchy(["Total", "ab", "a", "b", "cde", "c", "d", "e"], [-1, 0, 1, 1, 0, 4, 4, 4])} if hier else {}
@@ -190,7 +197,7 @@ def test_generated_row_is_the_exact_max_entropy_solution():
             e = np.exp(-lam * w ** 2)
             return e / e.sum()
 
-        lam = brentq(lambda x: mdist(x) @ w ** 2 - V, 1e-6, 10)
+        lam = brentq(lambda x, w=w, V=V: mdist(x) @ w ** 2 - V, 1e-6, 10)
         g = PTable.generate(D=D, V=V, kind="magnitude", step=2, icat=[1, D]).frame
         assert np.allclose(g[g.i == D]["p_int_ub"].to_numpy(), np.round(np.cumsum(mdist(lam)), 8), atol=1e-12)
 
@@ -263,7 +270,7 @@ def test_magnitude_by_hand_top1():
         i0 = max(r for r in rows if r <= a)
         i1 = min(r for r in rows if r >= a)
 
-        def vrow(i):
+        def vrow(i, f=f, ck=ck):
             g = f[f.i == i].sort_values("p_int_ub")
             return next(v for ub, v in zip(g.p_int_ub, g.v) if Decimal(repr(float(ub))) > ck or ub == g.p_int_ub.max())
 

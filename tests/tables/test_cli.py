@@ -59,7 +59,7 @@ def test_delinquent_example_spec(spec_dir):
 
 @pytest.mark.parametrize("method", ["optimal", "modular", "heuristic", "rounding", "margins"])
 def test_every_method_runs_from_a_spec(spec_dir, method):
-    extra = "\n[protection]\nmethod = '%s'\n" % method + ("base = 3\n" if method == "rounding" else "")
+    extra = f"\n[protection]\nmethod = '{method}'\n" + ("base = 3\n" if method == "rounding" else "")
     summary, run = table_command(_write(spec_dir, BASE + extra))
     assert KEYS <= set(summary) and summary["method"] == method
     if method != "margins":  # the margins of this table include no sensitive cell; inner ones are withheld

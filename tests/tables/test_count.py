@@ -8,9 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError
-from sdckit.tables.count import (CountTimeout, FibreTooLarge, bounded_compositions, count_bounded, count_rounded,
-                                 count_suppressed, count_tables, count_tables_3way, enumerate_bounded,
-                                 enumerate_tables)
+from sdckit.tables.count import (
+    CountTimeout,
+    FibreTooLarge,
+    bounded_compositions,
+    count_bounded,
+    count_rounded,
+    count_suppressed,
+    count_tables,
+    count_tables_3way,
+    enumerate_bounded,
+    enumerate_tables,
+)
 
 ORIGINAL = np.array([[15, 1, 3, 1], [20, 10, 10, 15], [3, 10, 10, 2], [12, 14, 7, 2]])  # seed 002
 
@@ -80,7 +89,10 @@ def test_rounded_count_equals_brute_force(cells, b):
     t = np.array(cells).reshape(2, 2)
     r = (t // b) * b
     full = np.zeros((3, 3), np.int64)
-    full[:2, :2] = r; full[:2, 2] = r.sum(1); full[2, :2] = r.sum(0); full[2, 2] = r.sum()
+    full[:2, :2] = r
+    full[:2, 2] = r.sum(1)
+    full[2, :2] = r.sum(0)
+    full[2, 2] = r.sum()
     w = b - 1
     brute = 0
     for v in itertools.product(*[range(max(0, x - w), x + w + 1) for x in r.ravel()]):

@@ -4,14 +4,22 @@ prediction before the count starts, for every method, with a default time limit.
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit.cli import main
 from sdckit.errors import ParameterError
 from sdckit.tables import count as count_mod
 from sdckit.tables import count_dp, count_ie
-from sdckit.tables.count import (DEFAULT_TIME_LIMIT, CountTimeout, FibreTooLarge, count_tables_exact,
-                                 predict_count_cost, row_dp_count, _bounded_partitions)
+from sdckit.tables.count import (
+    DEFAULT_TIME_LIMIT,
+    CountTimeout,
+    FibreTooLarge,
+    _bounded_partitions,
+    count_tables_exact,
+    predict_count_cost,
+    row_dp_count,
+)
 from sdckit.tables.exact_cli import count_command
 
 TEN = [10] * 10  # 10 x 10 at total 100

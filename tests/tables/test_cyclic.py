@@ -8,8 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError, ParameterError
-from sdckit.tables.cyclic import (CyclicPerturbation, check_cyclic, coverage, cycle_design, shift_cycles,
-                                  shift_cycles_3way)
+from sdckit.tables.cyclic import (
+    CyclicPerturbation,
+    check_cyclic,
+    coverage,
+    cycle_design,
+    shift_cycles,
+    shift_cycles_3way,
+)
 
 ORIGINAL = np.array([[15, 1, 3, 1], [20, 10, 10, 15], [3, 10, 10, 2], [12, 14, 7, 2]])    # seed 002
 PERTURBED = np.array([[16, 0, 2, 2], [21, 11, 9, 14], [2, 11, 11, 1], [11, 13, 8, 3]])   # seed 002

@@ -10,8 +10,13 @@ from hypothesis import strategies as st
 from sdckit.errors import InputError, SDCError
 from sdckit.tables.count import FibreTooLarge, count_tables
 from sdckit.tables.cyclic import perturb_once, shift_cycles
-from sdckit.tables.posterior import (margins_posterior, perturbation_posterior, prior_at_least, prior_from_table,
-                                     rounding_posterior)
+from sdckit.tables.posterior import (
+    margins_posterior,
+    perturbation_posterior,
+    prior_at_least,
+    prior_from_table,
+    rounding_posterior,
+)
 
 PERTURBED = np.array([[16, 0, 2, 2], [21, 11, 9, 14], [2, 11, 11, 1], [11, 13, 8, 3]])  # seed 002
 
@@ -117,9 +122,15 @@ def deterministic_rounder(t, b):
     for ups in itertools.product((0, 1), repeat=t.size):
         r = lo + b * np.array(ups).reshape(t.shape) * (t % b != 0)
         full = np.zeros((t.shape[0] + 1, t.shape[1] + 1), np.int64)
-        full[:-1, :-1] = r; full[:-1, -1] = r.sum(1); full[-1, :-1] = r.sum(0); full[-1, -1] = r.sum()
+        full[:-1, :-1] = r
+        full[:-1, -1] = r.sum(1)
+        full[-1, :-1] = r.sum(0)
+        full[-1, -1] = r.sum()
         tf = np.zeros_like(full)
-        tf[:-1, :-1] = t; tf[:-1, -1] = t.sum(1); tf[-1, :-1] = t.sum(0); tf[-1, -1] = t.sum()
+        tf[:-1, :-1] = t
+        tf[:-1, -1] = t.sum(1)
+        tf[-1, :-1] = t.sum(0)
+        tf[-1, -1] = t.sum()
         if (np.abs(full - tf) >= b).any():
             continue
         cost = np.abs(full - tf).sum()
@@ -186,7 +197,7 @@ SEED_POSTERIOR = {(1, 2): [0.71, 0.25, 0.04, 0.00, 0.00, 0.00],
 
 def _rounded_cells(post):
     out = {}
-    for (i, j), ref in SEED_POSTERIOR.items():
+    for i, j in SEED_POSTERIOR:
         p = np.zeros(6)
         x = post.cell((i - 1, j - 1))
         p[:min(6, x.size)] = x[:6]

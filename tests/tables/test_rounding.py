@@ -1,7 +1,8 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit.errors import InputError, ParameterError
 from sdckit.tables.rounding import ControlledRounding, check_rounding

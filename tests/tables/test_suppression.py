@@ -3,7 +3,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit.errors import ParameterError
 from sdckit.tables.audit import audit
@@ -12,7 +13,7 @@ from sdckit.tables.rules import ThresholdRule, primary_cells
 from sdckit.tables.suppression import HeuristicSuppression, OptimalSuppression, cell_costs
 from sdckit.tables.table import Hierarchy, Table
 
-from .helpers import SEED_COLS, SEED_INNER, SEED_ROWS, seed_table, table_2d
+from .helpers import seed_table, table_2d
 
 
 def _random_table(seed: int, rmax: int = 5, cmax: int = 5) -> Table:

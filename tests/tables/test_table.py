@@ -5,7 +5,7 @@ import pytest
 from sdckit.errors import InputError
 from sdckit.tables.table import Hierarchy, Table
 
-from .helpers import SEED_INNER, seed_table
+from .helpers import seed_table
 
 
 def test_seed_table_totals_and_relations():

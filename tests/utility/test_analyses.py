@@ -7,8 +7,14 @@ import pandas as pd
 import pytest
 
 from sdckit import InputError, Microdata
-from sdckit.utility.analyses import (LinearRegression, LogisticRegression, PrincipalComponents,
-                                     UserAnalysis, analysis_from_dict, compare_analyses)
+from sdckit.utility.analyses import (
+    LinearRegression,
+    LogisticRegression,
+    PrincipalComponents,
+    UserAnalysis,
+    analysis_from_dict,
+    compare_analyses,
+)
 
 
 def data(n=400, seed=0):

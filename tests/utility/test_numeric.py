@@ -4,11 +4,22 @@ nearest-original mapping, zero denominators, bad input."""
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdckit.errors import InputError
-from sdckit.utility.numeric import (eigen_loss, il1, il1_primed, il1s, il2, il3, il4, il5, information_loss,
-                                    nearest_original)
+from sdckit.utility.numeric import (
+    eigen_loss,
+    il1,
+    il1_primed,
+    il1s,
+    il2,
+    il3,
+    il4,
+    il5,
+    information_loss,
+    nearest_original,
+)
 
 # Tiny case computed by hand:
 #   X  = (1,10) (2,20) (3,30) (4,40);   X' = (2,10) (2,20) (3,30) (3,40)

@@ -64,7 +64,8 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     sh = read_hierarchy(sensitive_hierarchy) if sensitive_hierarchy else None
     problem = Problem(data, qis, hier, sensitive=sensitive, sensitive_hierarchy=sh)
     ev = Evaluator(problem, models, suppression, metric)
-    res = search(ev, method, max_nodes=max_nodes, time_limit=time_limit)
+    res = search(ev, method, max_nodes=max_nodes if method != "anytime" or max_nodes != 2000 else None,
+                 time_limit=time_limit)
     lv = np.asarray(res.levels)
     view = NodeView(problem, lv, problem.table(lv))
     kept = np.ones(view.table.n_classes, dtype=bool)
@@ -118,7 +119,8 @@ def anonymise_command(
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive attribute.")] = None,
     sensitive_hierarchy: Annotated[Path | None, typer.Option("--sensitive-hierarchy",
                                    help="Hierarchy of the sensitive attribute.")] = None,
-    method: Annotated[str, typer.Option("--search", help="exact, exhaustive or heuristic.")] = "exact",
+    method: Annotated[str, typer.Option("--search", help="exact, exhaustive, heuristic or anytime (best "
+                                        "within --time-limit CPU seconds).")] = "exact",
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Node budget of the heuristic.")] = 2000,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds for the search.")] = None,
     output: Annotated[Path | None, typer.Option("--output", help="Write the released CSV here.")] = None,

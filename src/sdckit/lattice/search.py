@@ -192,6 +192,8 @@ class SearchResult:
     method: str
     seconds: float
     n_patterns: int
+    #: progress events of the anytime search (best, bound, gap at points of the run)
+    events: tuple = ()
 
     def level_map(self) -> dict[str, int]:
         return dict(zip(self.qis, self.levels))
@@ -201,7 +203,7 @@ class SearchResult:
                 "n_suppressed": self.n_suppressed, "n_classes": self.n_classes,
                 "nodes_checked": self.nodes_checked, "n_nodes": self.n_nodes, "optimal": self.optimal,
                 "bound": self.bound, "method": self.method, "seconds": self.seconds,
-                "n_patterns": self.n_patterns}
+                "n_patterns": self.n_patterns, **({"events": list(self.events)} if self.events else {})}
 
 
 def _result(ev: Evaluator, best: NodeEval, optimal: bool, bound: float, method: str, t0: float) -> SearchResult:
@@ -245,6 +247,11 @@ def _heights(p: Problem) -> np.ndarray:
     for j in range(len(p.qis)):
         h += (ids // p.strides[j]) % p.radix[j]
     return h
+
+
+def node_heights(p: Problem) -> np.ndarray:
+    """The height (sum of levels) of every node id."""
+    return _heights(p)
 
 
 def _satisfying_region(ev: Evaluator, deadline: float, best: NodeEval | None,
@@ -356,6 +363,15 @@ def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
         s_lo = ev.suppressed_bound if ev.suppressed_bound is not None else 0
         node_bound = np.maximum(node_bound, class_count_bound(p.n, ev.k_min, ev.max_suppressed, c_max, s_lo))
     return float(min(best, node_bound[open_nodes].min()))
+
+
+def open_region_bound(ev: Evaluator, status: np.ndarray, pruned: np.ndarray,
+                      best: NodeEval | None) -> float:
+    """A lower bound of the optimum when a search stops early with ``status`` (2: known to
+    fail) and ``pruned`` (1: no node there can improve on ``best``) over the node ids: the
+    least, over the nodes still open, of the bounds :func:`_interrupted_bound` describes, or
+    the best found."""
+    return _interrupted_bound(ev, _Interrupted(status, pruned, best))
 
 
 def _dive(ev: Evaluator, best: NodeEval | None, deadline: float, max_nodes: int | None) -> NodeEval | None:
@@ -519,17 +535,23 @@ def heuristic(ev: Evaluator, *, max_nodes: int = 2000, time_limit: float | None 
     return _result(ev, best, proven, bound, "heuristic", t0)
 
 
-def search(ev: Evaluator, method: str = "exact", *, max_nodes: int = 2000,
-           time_limit: float | None = None) -> SearchResult:
-    """Run ``exact``, ``exhaustive`` or ``heuristic`` search."""
+def search(ev: Evaluator, method: str = "exact", *, max_nodes: int | None = None,
+           time_limit: float | None = None, progress=None) -> SearchResult:
+    """Run ``exact``, ``exhaustive``, ``heuristic`` (node budget ``max_nodes``, default 2000)
+    or ``anytime`` search (:mod:`.anytime`: ``time_limit`` CPU seconds, default 60, and an
+    optional node budget; ``progress`` receives its events)."""
     if method == "exact":
         return exact(ev, time_limit=time_limit)
     if method == "exhaustive":
         return exhaustive(ev)
     if method == "heuristic":
-        return heuristic(ev, max_nodes=max_nodes, time_limit=time_limit or 60.0)
-    raise ParameterError(f"search {method!r} is not known; use exact, exhaustive or heuristic.",
-                         param="search", rule="one of 'exact', 'exhaustive', 'heuristic'", value=method)
+        return heuristic(ev, max_nodes=max_nodes or 2000, time_limit=time_limit or 60.0)
+    if method == "anytime":
+        from .anytime import anytime  # noqa: PLC0415 (anytime imports this module)
+
+        return anytime(ev, time_limit=time_limit or 60.0, max_nodes=max_nodes, progress=progress)
+    raise ParameterError(f"search {method!r} is not known; use exact, exhaustive, heuristic or anytime.",
+                         param="search", rule="one of 'exact', 'exhaustive', 'heuristic', 'anytime'", value=method)
 
 
 def pareto(ev: Evaluator, risk: str = "average", nodes: Sequence[int] | None = None) -> list[NodeEval]:

@@ -73,8 +73,29 @@ class HeuristicSearch:
         check_params(self)
 
 
+@dataclass(frozen=True)
+class AnytimeSearch:
+    """The best node found within the step's time limit (CPU seconds, default 60) and an
+    optional node budget: a best-first local search around the best nodes found, with the
+    best, the bound and the gap reported (:mod:`sdckit.lattice.anytime`).
+
+    Parameters
+    ----------
+    max_nodes : int >= 1, optional
+        Node budget (none by default).
+    """
+
+    variant_name: ClassVar[str] = "anytime"
+
+    max_nodes: int | None = param(None, kind="int", low=1, nullable=True, advanced=True,
+                                  help="node budget of the anytime search")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
 #: the searches ``Generalise.search`` takes
-SEARCHES = (ExactSearch, ExhaustiveSearch, HeuristicSearch)
+SEARCHES = (ExactSearch, ExhaustiveSearch, HeuristicSearch, AnytimeSearch)
 
 
 # --------------------------------------------------------------------------- the l-diversity variants

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ from .._random import seed_sequence
 from .._validation import check_float, close_names, param_error
 from ..errors import InputError
 from ..microdata import Microdata
-from ..params import check_params, param
+from ..params import REQUIRED, check_params, flat_form_problem, param, variant_value
 from ..result import StepResult
 from ..risk.metric import MixedMetric, values_equal  # noqa: F401 - re-exported (the metric M)
 
@@ -93,6 +93,79 @@ class NeighbourResult(StepResult):
     metric: MixedMetric | None = None
 
 
+# ---------------------------------------------------------------------------------- neighbourhoods
+@dataclass(frozen=True)
+class Radius:
+    """S_i = the records within distance eps_i of record i (Matloff & Tendick 2018, section 2),
+    with a per-record radius (section 8) and a policy for a record whose S_i is empty.
+
+    Parameters
+    ----------
+    eps : float > 0, optional
+        Neighbourhood radius epsilon on the standardised, weighted scale (required unless
+        ``eps_column`` is given).
+    eps_column : str, optional
+        Per-record radius read from this numeric column (it takes no part in the distance and
+        is not resampled); with ``eps`` the smaller of the two; combined with
+        ``min_neighbours`` when both are given.
+    min_neighbours : int >= 1, optional
+        Per-record radius (section 8): eps_i = max(eps, distance to the m-th nearest other
+        record), so every neighbourhood holds at least m records.
+    no_neighbour : {"suppress", "knn"}
+        A selected record with no neighbour within eps_i: ``"suppress"`` sets all its
+        ``variables`` to missing (the paper's NA record); ``"knn"`` resamples it from its k
+        nearest records instead.
+    k : int >= 1
+        Neighbourhood size of the ``no_neighbour="knn"`` fallback.
+    """
+
+    variant_name: ClassVar[str] = "radius"
+
+    eps: float | None = param(None, kind="float", low=0.0, low_open=True, nullable=True,
+                              symbol="epsilon", grid=(0.1, 0.2, 0.3, 0.5),
+                              unit="standardised, weighted distance",
+                              help="neighbourhood radius (required without eps_column)")
+    eps_column: str | None = param(None, kind="column", nullable=True, advanced=True,
+                                   help="numeric column holding a per-record radius")
+    min_neighbours: int | None = param(None, kind="int", low=1, nullable=True, symbol="m",
+                                       unit="records",
+                                       help="per-record radius reaching at least this many records")
+    no_neighbour: str = param("suppress", kind="choice", choices=("suppress", "knn"),
+                              help="a selected record with no neighbour within eps: set missing, "
+                                   "or resample from its k nearest")
+    k: int = param(10, kind="int", low=1, unit="records", symbol="k", advanced=True,
+                   help="neighbourhood size of the no_neighbour='knn' fallback")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+        if self.eps is None and self.eps_column is None:
+            raise param_error("Radius", "eps", "a number > 0 (the neighbourhood radius) when eps_column "
+                              "is not given", self.eps)
+
+
+@dataclass(frozen=True)
+class Knn:
+    """S_i = the k nearest other records (Matloff & Tendick 2018, section 8), never empty.
+
+    Parameters
+    ----------
+    k : int >= 1
+        Neighbourhood size.
+    """
+
+    variant_name: ClassVar[str] = "knn"
+
+    k: int = param(10, kind="int", low=1, unit="records", symbol="k",
+                   help="neighbourhood size: the k nearest other records")
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+#: the neighbourhoods ``NeighbourResampling.neighbourhood`` takes (one declared type each)
+NEIGHBOURHOODS = (Radius, Knn)
+
+
 # ---------------------------------------------------------------------------------- method
 @dataclass(frozen=True)
 class NeighbourResampling:
@@ -100,9 +173,12 @@ class NeighbourResampling:
 
     Parameters
     ----------
-    eps : float > 0, optional
-        Neighbourhood radius epsilon on the standardised, weighted scale (required unless
-        ``neighbourhood="knn"`` or ``eps_column`` is given).
+    neighbourhood : Radius or Knn
+        The neighbourhood S_i, a declared type with its own settings: ``Radius(eps=0.3)``
+        (records within eps, section 2; with ``eps_column``, ``min_neighbours``, and the
+        ``no_neighbour`` policy with its fallback ``k``), or ``Knn(k=10)`` (the k nearest
+        other records, section 8). In a spec an inline table: ``neighbourhood = { type =
+        "radius", eps = 0.3 }`` or ``neighbourhood = { type = "knn", k = 5 }``.
     q : float in (0, 1]
         Share of records modified (``modprop``).
     selection : {"exact", "bernoulli"}
@@ -118,21 +194,6 @@ class NeighbourResampling:
     weights : mapping column -> float >= 0
         Per-variable weight of the standardised coordinate (``wts``); default 1. Weight 0
         leaves a variable out of the distance (it is still resampled).
-    neighbourhood : {"radius", "knn"}
-        ``"radius"``: S_i = records within eps_i (section 2). ``"knn"``: the k nearest other
-        records (section 8), never empty.
-    k : int >= 1
-        Neighbourhood size for ``"knn"`` and for the ``no_neighbour="knn"`` fallback.
-    no_neighbour : {"suppress", "knn"}
-        A selected record with no neighbour within eps: ``"suppress"`` sets all its
-        ``variables`` to missing (the paper's NA record); ``"knn"`` resamples it from its k
-        nearest records instead.
-    min_neighbours : int >= 1, optional
-        Per-record radius (section 8): eps_i = max(eps, distance to the m-th nearest other
-        record), so every neighbourhood holds at least m records.
-    eps_column : str, optional
-        Per-record radius read from this numeric column (it takes no part in the distance and
-        is not resampled); combined with ``min_neighbours`` when both are given.
     probe : int >= 1
         Ball members read from the bounded k-NN query before ``query_ball_point`` lists a
         ball; changes speed only, never the output.
@@ -163,11 +224,9 @@ class NeighbourResampling:
     github.com/matloff/statdb (Neighbors.R).
     """
 
-    eps: float | None = param(None, kind="float", low=0.0, low_open=True, nullable=True,
-                              symbol="epsilon", grid=(0.1, 0.2, 0.3, 0.5),
-                              unit="standardised, weighted distance",
-                              help="neighbourhood radius (required for radius neighbourhoods "
-                                   "without eps_column)")
+    neighbourhood: Any = param(REQUIRED, kind="variant", variants=NEIGHBOURHOODS, label="neighbourhood",
+                               help="records within eps (with a per-record radius and a policy for "
+                                    "records without neighbours), or the k nearest other records")
     q: float = param(1.0, kind="float", low=0.0, high=1.0, low_open=True, symbol="q",
                      unit="share of records", grid=(0.25, 0.5, 1.0),
                      help="share of records modified (modprop)")
@@ -182,18 +241,6 @@ class NeighbourResampling:
     weights: Mapping[str, float] = param({}, kind="mapping",
                                          help="per-variable weight >= 0 of the standardised "
                                               "coordinate (wts); default 1")
-    neighbourhood: str = param("radius", kind="choice", choices=("radius", "knn"),
-                               help="records within eps, or the k nearest other records")
-    k: int = param(10, kind="int", low=1, unit="records", symbol="k",
-                   help="neighbourhood size for knn and for the no_neighbour='knn' fallback")
-    no_neighbour: str = param("suppress", kind="choice", choices=("suppress", "knn"),
-                              help="a selected record with no neighbour within eps: set missing, "
-                                   "or resample from its k nearest")
-    min_neighbours: int | None = param(None, kind="int", low=1, nullable=True, symbol="m",
-                                       unit="records",
-                                       help="per-record radius reaching at least this many records")
-    eps_column: str | None = param(None, kind="column", nullable=True, advanced=True,
-                                   help="numeric column holding a per-record radius")
     probe: int = param(32, kind="int", low=1, advanced=True,
                        help="ball members read by the bounded k-NN query (speed only)")
     max_groups: int = param(4096, kind="int", low=0, advanced=True,
@@ -204,32 +251,44 @@ class NeighbourResampling:
     workers: int = param(1, kind="int", low=-1, advanced=True,
                          help="threads of the KD-tree queries, -1 = all cores (speed only)")
 
+    #: keys of the flat form of earlier specs (the neighbourhood's settings beside the step's own)
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("eps", "eps_column", "min_neighbours", "no_neighbour", "k")
+
     def __post_init__(self) -> None:
         check_params(self)
         owner = type(self).__name__
-        if self.eps is None and self.neighbourhood == "radius" and self.eps_column is None:
-            raise param_error(owner, "eps", "a number > 0 (the neighbourhood radius) for "
-                              "neighbourhood 'radius' without eps_column", self.eps)
         for name, w in self.weights.items():
             check_float(owner, f"weights[{name!r}]", w, low=0.0)
         object.__setattr__(self, "weights", {str(k): float(v) for k, v in self.weights.items()})
         if self.workers == 0:
             raise param_error(owner, "workers", "an int >= 1 or -1 (all cores)", self.workers)
 
+    @classmethod
+    def spec_form_problem(cls, params: dict) -> str | None:
+        """Why a spec table of this step is in the flat form of earlier specs (a neighbourhood
+        name in ``neighbourhood``, ``eps``, ``k`` ... beside it), with the table to write
+        instead; None when it is not. The spec reader refuses such a table with this one line."""
+        return flat_form_problem(params, "neighbourhood", cls.FLAT_KEYS, "radius")
+
+    @property
+    def _eps_column(self) -> str | None:
+        return getattr(self.neighbourhood, "eps_column", None)
+
     # ------------------------------------------------------------------ set-up
     def _variables(self, md: Microdata) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         cols = md.columns
-        skip = {md.weight, md.household, self.eps_column} - {None}
+        eps_column = self._eps_column
+        skip = {md.weight, md.household, eps_column} - {None}
         variables = self.variables or tuple(c for c in cols if c not in skip)
         for v in variables:
             if v not in cols:
                 raise InputError(f"neighbours: variable {v!r} does not exist; {close_names(v, cols)}")
-        if self.eps_column is not None:
-            if self.eps_column not in cols:
-                raise InputError(f"neighbours: eps_column {self.eps_column!r} does not exist; "
-                                 f"{close_names(self.eps_column, cols)}")
-            if self.eps_column in variables:
-                raise InputError(f"neighbours: eps_column {self.eps_column!r} cannot also be a "
+        if eps_column is not None:
+            if eps_column not in cols:
+                raise InputError(f"neighbours: eps_column {eps_column!r} does not exist; "
+                                 f"{close_names(eps_column, cols)}")
+            if eps_column in variables:
+                raise InputError(f"neighbours: eps_column {eps_column!r} cannot also be a "
                                  "resampled variable; take it out of 'variables'.")
         for name in self.weights:
             if name not in variables:
@@ -254,23 +313,25 @@ class NeighbourResampling:
         return tuple(variables), cont, cat
 
     def _radius(self, md: Microdata, x: np.ndarray, tree) -> np.ndarray:
+        nb: Radius = self.neighbourhood
         n = md.n_records
-        radius = np.full(n, np.inf if self.eps is None else float(self.eps))
-        if self.eps_column is not None:
-            col = pd.to_numeric(md.frame[self.eps_column], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        radius = np.full(n, np.inf if nb.eps is None else float(nb.eps))
+        if nb.eps_column is not None:
+            col = pd.to_numeric(md.frame[nb.eps_column], errors="coerce").to_numpy(np.float64,
+                                                                                    na_value=np.nan)
             bad = np.flatnonzero(~(col > 0) | ~np.isfinite(col))
             if bad.size:
-                raise InputError(f"neighbours: eps_column {self.eps_column!r} must hold finite numbers "
+                raise InputError(f"neighbours: eps_column {nb.eps_column!r} must hold finite numbers "
                                  f"> 0; {bad.size} records do not (first row {md.frame.index[bad[0]]!r}).")
-            radius = np.minimum(radius, col) if self.eps is not None else col
-        if self.min_neighbours is not None:
-            m = min(self.min_neighbours, n - 1)
+            radius = np.minimum(radius, col) if nb.eps is not None else col
+        if nb.min_neighbours is not None:
+            m = min(nb.min_neighbours, n - 1)
             dm = np.empty(n)
             for s in range(0, n, self.chunk_size):  # eps_i = max(eps, d_m(i))  (section 8)
                 rows = np.arange(s, min(n, s + self.chunk_size))
                 _, d = knn_search(tree(), x[rows], rows, m, self.workers)
                 dm[rows] = d[:, -1]
-            radius = dm if (self.eps is None and self.eps_column is None) else np.maximum(radius, dm)
+            radius = dm if (nb.eps is None and nb.eps_column is None) else np.maximum(radius, dm)
         return radius
 
     # ------------------------------------------------------------------ apply
@@ -303,13 +364,14 @@ class NeighbourResampling:
             sel = np.flatnonzero(gsel.random(n) < self.q)
         u = np.random.default_rng(draw_ss).random((sel.size, p))  # one uniform per (i, j)
 
-        k = min(self.k, n - 1)
+        nb = self.neighbourhood
+        k = min(nb.k, n - 1)
         src = np.full((sel.size, p), -1, dtype=np.int64)
         count = np.zeros(sel.size, dtype=np.int64)
         used_radius = np.zeros(sel.size)
         fallback = np.zeros(sel.size, dtype=bool)
         path = "knn"
-        if self.neighbourhood == "knn":
+        if isinstance(nb, Knn):
             for s in range(0, sel.size, self.chunk_size):
                 part = slice(s, min(sel.size, s + self.chunk_size))
                 rows = sel[part]
@@ -334,7 +396,7 @@ class NeighbourResampling:
                                              self.workers)
                     src[part], count[part] = draw_members(offsets, members, u[part])
             lonely = np.flatnonzero(count == 0)
-            if lonely.size and self.no_neighbour == "knn":
+            if lonely.size and nb.no_neighbour == "knn":
                 for s in range(0, lonely.size, self.chunk_size):
                     t = lonely[s:s + self.chunk_size]
                     nbr, d = knn_search(full_tree(), x[sel[t]], sel[t], k, self.workers)
@@ -343,13 +405,13 @@ class NeighbourResampling:
         notes.append(f"neighbour search: {path}"
                      + (f" ({first.size} categorical combinations)" if path == "grouped" else ""))
 
-        if self.neighbourhood == "radius" and self.no_neighbour == "suppress" and sel.size \
+        if isinstance(nb, Radius) and nb.no_neighbour == "suppress" and sel.size \
                 and not count.any():
             ds = distance_summary(x)
             d1 = ds.get("d1", {})
             raise InputError(
                 f"neighbours: none of the {sel.size} selected records has a neighbour within "
-                f"eps = {self.eps}; every one would be suppressed. Distances to the nearest other "
+                f"eps = {nb.eps}; every one would be suppressed. Distances to the nearest other "
                 f"record: median {d1.get('median', float('nan')):.4g}, 90% quantile "
                 f"{d1.get('q90', float('nan')):.4g}; try eps = {d1.get('q90', float('nan')):.3g} "
                 f"(gives 90% of records a neighbour), lower the weights of categorical variables, "
@@ -396,8 +458,8 @@ class NeighbourResampling:
         out = out.with_columns(columns) if columns else out
 
         guarantees = check_neighbours(frame, out.frame, variables, cat, self.weights, source,
-                                      selected, suppressed, rad, fb, knn=(self.neighbourhood == "knn"),
-                                      k=min(self.k, n - 1),
+                                      selected, suppressed, rad, fb, knn=isinstance(self.neighbourhood, Knn),
+                                      k=min(self.neighbourhood.k, n - 1),
                                       expected_selected=(int(math.floor(n * self.q))
                                                          if self.selection == "exact" else None))
         modified = selected & ~suppressed
@@ -420,10 +482,9 @@ class NeighbourResampling:
             "neighbours_min": int(sizes.min()) if sizes.size else 0,
             "notes": notes,
         }
-        params = {"eps": self.eps, "q": self.q, "selection": self.selection,
-                  "variables": list(variables), "categorical": list(cat), "weights": dict(self.weights),
-                  "neighbourhood": self.neighbourhood, "k": self.k, "no_neighbour": self.no_neighbour,
-                  "min_neighbours": self.min_neighbours, "eps_column": self.eps_column}
+        params = {"neighbourhood": variant_value(self.neighbourhood), "q": self.q,
+                  "selection": self.selection,
+                  "variables": list(variables), "categorical": list(cat), "weights": dict(self.weights)}
         return NeighbourResult("neighbours", out, params, summary, tuple(guarantees), record,
                                source=source, selected=selected, suppressed=suppressed,
                                fallback=fb, n_neighbours=n_nb, radius=rad,

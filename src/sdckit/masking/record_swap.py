@@ -83,6 +83,38 @@ def _combine(arrays: Sequence[np.ndarray]) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class _Households:
+    """Households and their geography: the household column (None: one record, one household),
+    each record's household, each household's first record, and per level h the area codes
+    (``geo_codes[h]``) and the dense ids of (geo_1..geo_{h+1}) (``prefix[h]``), per record."""
+
+    column: str | None
+    of_record: np.ndarray
+    first: np.ndarray
+    geo_codes: list[np.ndarray]
+    prefix: list[np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return int(self.first.size)
+
+    @property
+    def levels(self) -> int:
+        return len(self.geo_codes)
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The pairing: which households swapped, each one's partner, and the risky households'
+    counts (swapped, left without a partner)."""
+
+    swapped: np.ndarray
+    partner: np.ndarray
+    n_risky_swapped: int
+    n_risky_unmatched: int
+
+
+@dataclass(frozen=True)
 class SwapResult(StepResult):
     """Record-swap result: the partner of every household and the effect, level by level."""
 
@@ -216,8 +248,24 @@ class RecordSwap:
         ss, record = seed_sequence(rng)
         gen = np.random.default_rng(ss)
         frame = microdata.frame
-        n = microdata.n_records
-        hh_col = self.household or microdata.household
+        homes = self._households(microdata)
+        hh_level, n_risky_top = self._risk_levels(frame, homes)
+        target = int(round(self.swap_rate * homes.n))
+        pairs = self._pair(frame, homes, hh_level, target, gen)
+        out, src_rec = self._exchange(frame, homes, pairs.partner)
+        summary, guarantees, params = self._outcome(frame, out, homes, hh_level, n_risky_top, target,
+                                                    pairs, src_rec)
+        return SwapResult("record_swap", microdata.with_data(out), params, summary, tuple(guarantees), record,
+                          partner=pairs.partner, household_risk_level=hh_level)
+
+    # ------------------------------------------------------------------ the parts of apply
+    def _households(self, md: Microdata) -> _Households:
+        """Household ids per record (one record one household without the household role) and
+        the geography's area prefixes, refusing missing ids or areas and households that span
+        several areas."""
+        frame = md.frame
+        n = md.n_records
+        hh_col = self.household or md.household
         if hh_col is not None:
             if frame[hh_col].isna().any():
                 raise InputError(f"record_swap: household column {hh_col!r} has "
@@ -250,13 +298,18 @@ class RecordSwap:
                 raise InputError(f"record_swap: {bad.size} households span several areas of "
                                  f"{self.hierarchy[h]!r} (household ids must not be shared across "
                                  "geographies); fix the ids or the geography.")
+        return _Households(hh_col, hh, first, geo_codes, prefix)
 
+    def _risk_levels(self, frame: pd.DataFrame, homes: _Households) -> tuple[np.ndarray, int]:
+        """Each household's risk level (the coarsest level at which a member is at risk, ``levels``
+        when none is) and how many households are at risk at the top level."""
+        levels, hh, n_hh = homes.levels, homes.of_record, homes.n
         # risk: record at risk at level h when f(geo_1..geo_h, risk vars) < k  (sdcMicro's rule)
         risk_codes = [pd.factorize(frame[c], sort=True)[0].astype(np.int32) for c in self.risk_variables]
         risk_ncat = [int(c.max()) + 1 for c in risk_codes]
         hh_level = np.full(n_hh, levels, dtype=np.int64)  # `levels` = not at risk
         for h in range(levels - 1, -1, -1):
-            p = prefix[h].astype(np.int32)
+            p = homes.prefix[h].astype(np.int32)
             f = frequencies_from_codes([p, *risk_codes], [int(p.max()) + 1, *risk_ncat]).fk
             risky = f < self.k_anonymity
             lvl = np.where(risky, h, levels)
@@ -266,14 +319,18 @@ class RecordSwap:
             hh_level = np.where(hh_level == 0, 1, hh_level)
         elif not self.allow_across_top and levels == 1:
             hh_level = np.where(hh_level == 0, levels, hh_level)  # nothing allowed: cannot move
+        return hh_level, n_risky_top
 
-        prefix_hh = [p[first] for p in prefix]
+    def _pair(self, frame: pd.DataFrame, homes: _Households, hh_level: np.ndarray, target: int,
+              gen: np.random.Generator) -> _Pairs:
+        """Pair households: every risky household first (differing at its risk level), then
+        random households until ``target`` households are swapped (or no partner is left)."""
+        levels, n_hh, first = homes.levels, homes.n, homes.first
+        prefix_hh = [p[first] for p in homes.prefix]
         profiles_hh = [_combine([pd.factorize(frame[c], sort=True)[0][first] for c in prof])
                        for prof in self._profiles] or [np.zeros(n_hh, dtype=np.int64)]
-
         swapped = np.zeros(n_hh, dtype=np.bool_)
         partner = np.arange(n_hh, dtype=np.int64)
-        target = int(round(self.swap_rate * n_hh))
         risky_hh = np.flatnonzero(hh_level < levels)
         gen.shuffle(risky_hh)
         if not self.swap_all_risky:
@@ -281,23 +338,7 @@ class RecordSwap:
         lowest = 0 if self.allow_across_top else min(1, levels - 1)
 
         def search(receivers: np.ndarray, level_of: np.ndarray) -> None:
-            """Donor search: differ at each receiver's level, share its parent, going up if needed."""
-            pending = receivers
-            for differ_level in range(levels - 1, lowest - 1, -1):
-                for prof in profiles_hh:
-                    todo = pending[(~swapped[pending]) & (level_of[pending] >= differ_level)]
-                    if todo.size == 0:
-                        continue
-                    parent = (prefix_hh[differ_level - 1] if differ_level > 0 and self.donors == "nearby"
-                              else np.zeros(n_hh, np.int64))      # "anywhere": the whole file
-                    group = _combine([parent, prof])
-                    rnd = gen.random(n_hh)
-                    order = np.lexsort((rnd, group)).astype(np.int64)
-                    counts = np.bincount(group, minlength=int(group.max()) + 1)
-                    ends = np.cumsum(counts)
-                    starts_g = ends - counts
-                    _match(todo, order, starts_g, ends, group, prefix_hh[differ_level], swapped, partner,
-                           gen.random(todo.size), self.max_probe)
+            self._search(receivers, level_of, prefix_hh, profiles_hh, lowest, swapped, partner, gen)
 
         # risky households: must differ at their risk level -> search from that level upwards
         search(risky_hh, hh_level)
@@ -324,24 +365,56 @@ class RecordSwap:
                 remaining -= (int(swapped.sum()) - b) // 2
             if int(swapped.sum()) == before:
                 break
+        return _Pairs(swapped, partner, n_risky_swapped, n_risky_unmatched)
 
-        # apply: each record takes the geography (and carry-along values) of its household's partner
-        src_rec = first[partner[hh]]  # the first record of the partner household
+    def _search(self, receivers: np.ndarray, level_of: np.ndarray, prefix_hh: list[np.ndarray],
+                profiles_hh: list[np.ndarray], lowest: int, swapped: np.ndarray, partner: np.ndarray,
+                gen: np.random.Generator) -> None:
+        """Donor search: differ at each receiver's level, share its parent, going up if needed
+        (updates ``swapped`` and ``partner`` in place)."""
+        n_hh = swapped.size
+        pending = receivers
+        for differ_level in range(len(prefix_hh) - 1, lowest - 1, -1):
+            for prof in profiles_hh:
+                todo = pending[(~swapped[pending]) & (level_of[pending] >= differ_level)]
+                if todo.size == 0:
+                    continue
+                parent = (prefix_hh[differ_level - 1] if differ_level > 0 and self.donors == "nearby"
+                          else np.zeros(n_hh, np.int64))      # "anywhere": the whole file
+                group = _combine([parent, prof])
+                rnd = gen.random(n_hh)
+                order = np.lexsort((rnd, group)).astype(np.int64)
+                counts = np.bincount(group, minlength=int(group.max()) + 1)
+                ends = np.cumsum(counts)
+                starts_g = ends - counts
+                _match(todo, order, starts_g, ends, group, prefix_hh[differ_level], swapped, partner,
+                       gen.random(todo.size), self.max_probe)
+
+    def _exchange(self, frame: pd.DataFrame, homes: _Households,
+                  partner: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+        """Each record takes the geography (and carry-along values) of its household's partner;
+        returns the new frame and each record's source record."""
+        src_rec = homes.first[partner[homes.of_record]]  # the first record of the partner household
         out = frame.copy(deep=False)
         moved_cols = list(self.hierarchy) + list(self.carry_along)
         for col in moved_cols:
             values = frame[col].to_numpy()
             out[col] = pd.Series(values[src_rec], index=frame.index).astype(frame[col].dtype)
-        released = microdata.with_data(out)
+        return out, src_rec
 
+    def _outcome(self, frame: pd.DataFrame, out: pd.DataFrame, homes: _Households, hh_level: np.ndarray,
+                 n_risky_top: int, target: int, pairs: _Pairs,
+                 src_rec: np.ndarray) -> tuple[dict, list[Guarantee], dict]:
+        """The summary, the independently checked guarantees and the public parameters."""
+        levels, hh, n_hh, swapped = homes.levels, homes.of_record, homes.n, pairs.swapped
         n_swapped = int(swapped.sum())
         summary = {
             "n_households": n_hh, "swap_rate_requested": self.swap_rate,
             "households_swapped": n_swapped, "swap_rate_realised": n_swapped / n_hh,
             "records_swapped": int(swapped[hh].sum()),
             "risky_households": int((hh_level < levels).sum()),
-            "risky_swapped_share": (n_risky_swapped / max(1, int((hh_level < levels).sum()))),
-            "risky_without_partner": n_risky_unmatched,
+            "risky_swapped_share": (pairs.n_risky_swapped / max(1, int((hh_level < levels).sum()))),
+            "risky_without_partner": pairs.n_risky_unmatched,
             "risky_at_top_level": n_risky_top,
             "margin_change": _margin_changes(frame, out, self.hierarchy),
         }
@@ -350,19 +423,19 @@ class RecordSwap:
                                        risky_fit=int((hh_level < levels).sum()) <= target)
         params = {"hierarchy": list(self.hierarchy), "similar": [list(p) for p in self._profiles],
                   "risk_variables": list(self.risk_variables), "swap_rate": self.swap_rate,
-                  "k_anonymity": self.k_anonymity, "household": hh_col,
+                  "k_anonymity": self.k_anonymity, "household": homes.column,
                   "carry_along": list(self.carry_along), "allow_across_top": self.allow_across_top,
                   "swap_all_risky": self.swap_all_risky, "donors": self.donors}
         if self.donors == "anywhere":
             # the sdcMicro rule, checked: a swapped household's area differs from its old one
             # at the finest level, and the records counted in another top-level area are stated
             moved = swapped[hh]
+            prefix = homes.prefix
             finest_changed = bool((prefix[-1][moved] != prefix[-1][src_rec][moved]).all())
-            summary["records_across_top"] = int((geo_codes[0] != geo_codes[0][src_rec]).sum())
+            summary["records_across_top"] = int((homes.geo_codes[0] != homes.geo_codes[0][src_rec]).sum())
             guarantees.append(Guarantee("area_changed", "every swapped household's area differs from "
                                         "its old one at the finest level", finest_changed, finest_changed))
-        return SwapResult("record_swap", released, params, summary, tuple(guarantees), record,
-                          partner=partner, household_risk_level=hh_level)
+        return summary, guarantees, params
 
     # ---- the Dask engine's protocol (sdckit.registry.DaskPlan)
     def dask_plan(self, roles):

@@ -7,7 +7,7 @@ analyses moved and what became of the rare records (Matloff & Tendick, section 5
 
     [[steps]]
     method = "neighbours"
-    eps = 0.3
+    neighbourhood = { type = "radius", eps = 0.3 }
     variables = ["age", "sex", "wkswrkd", "ms", "phd", "wageinc"]
     categorical = ["sex", "ms", "phd"]
     weights = { sex = 0.2, ms = 0.2, phd = 0.2 }

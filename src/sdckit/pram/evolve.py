@@ -383,7 +383,7 @@ class EvolvePRAM:
         history, best_f, stale = [], np.inf, 0
         front: list[tuple[float, float, np.ndarray]] = []
         g = 0
-        for g in range(1, self.generations + 1):
+        for g in range(1, self.generations + 1):  # noqa: B007 (the count is read after the loop)
             if self.pareto:
                 # multi-objective mode: a fresh random weight per generation scalarises the
                 # selection, and elites come from the non-dominated archive, so the whole

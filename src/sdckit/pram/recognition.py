@@ -254,7 +254,7 @@ def brute_force_ratios(P, counts: np.ndarray, shape: Sequence[int],
     shape = tuple(int(s) for s in shape)
     elements = list(itertools.product(*[range(s) for s in shape]))  # C order
     out = {}
-    for m, xm in enumerate(elements):
+    for m, _xm in enumerate(elements):
         if counts[m] <= 0:
             continue
         for pi in combinations:

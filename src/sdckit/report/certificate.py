@@ -116,7 +116,7 @@ def dependency_versions(*, extras: bool = False) -> dict[str, str]:
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
-def public_spec(run: "ReleaseRun") -> dict | None:
+def public_spec(run: ReleaseRun) -> dict | None:
     if run.spec is None:
         return None
     raw = copy.deepcopy(run.spec.raw)
@@ -144,7 +144,7 @@ def public_spec(run: "ReleaseRun") -> dict | None:
     return jsonable(raw)
 
 
-def _matrix_checks(run: "ReleaseRun") -> list[dict]:
+def _matrix_checks(run: ReleaseRun) -> list[dict]:
     """Per published PRAM matrix: its file, variables, promised minimum diagonal, and the
     frequencies p of an invariant matrix (p P = p)."""
     out = []
@@ -153,7 +153,7 @@ def _matrix_checks(run: "ReleaseRun") -> list[dict]:
         if not matrices:
             continue
         info = (r.summary.get("matrices") or {}) if isinstance(r.summary, dict) else {}
-        for (group, stratum), m in matrices.items():
+        for group, stratum in matrices:
             title = " x ".join(group) + ("" if stratum == "all" else f" | {stratum}")
             meta = info.get(title) or info.get(" x ".join(group)) or {}
             fname = meta.get("file")
@@ -168,7 +168,7 @@ def _matrix_checks(run: "ReleaseRun") -> list[dict]:
     return out
 
 
-def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
+def certificate_dict(run: ReleaseRun, folder: str | os.PathLike, *, public: bool = True,
                      data_file: str | None = None, report_file: str | None = None,
                      run_id: str | None = None) -> dict:
     """The certificate of a written release folder (see the module docstring)."""
@@ -201,7 +201,7 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
               "guarantees": [g.to_dict() for g in r.guarantees]} for r in run.results]
     cert: dict[str, Any] = {
         "format": FORMAT, "kind": "public" if public else "internal", "run_id": run_id,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "sdckit_version": __version__, "dependencies": dependency_versions(),
         "optional_dependencies": dependency_versions(extras=True),
         # "passed" only when a risk threshold was checked and met; a release without one on
@@ -225,7 +225,7 @@ def certificate_dict(run: "ReleaseRun", folder: str | os.PathLike, *, public: bo
     return jsonable(cert)
 
 
-def write_certificate(run: "ReleaseRun", folder: str | os.PathLike, *, public: bool = True,
+def write_certificate(run: ReleaseRun, folder: str | os.PathLike, *, public: bool = True,
                       data_file: str | None = None, report_file: str | None = None,
                       run_id: str | None = None, signing_key: Any = None) -> Path:
     """Write ``certificate.json`` (public) or ``internal_certificate.json`` into ``folder``
@@ -238,7 +238,7 @@ def write_certificate(run: "ReleaseRun", folder: str | os.PathLike, *, public: b
                              json.dumps(cert, indent=2) + "\n")
 
 
-def write_certificates(run: "ReleaseRun", folder: str | os.PathLike, *, data_file: str | None = None,
+def write_certificates(run: ReleaseRun, folder: str | os.PathLike, *, data_file: str | None = None,
                        report_file: str | None = None, run_id: str | None = None,
                        signing_key: Any = None) -> dict[str, Path]:
     """Write the public and the internal certificate into ``folder``; returns

@@ -320,7 +320,7 @@ def linkage_comment(run: ReleaseRun, after: dict) -> str:
     share = float(after.get("correct_link_share", 0.0) or 0.0)
     if share < 0.05 or any(o.name == "max_linkage_all_columns" for o in run.gate):
         return ""
-    verdict = "Passed" if run.passed else "the verdict"
+    verdict = "Passed" if run.verdict == "passed" else "the verdict"
     return (f"<p class='explain' id='linkage-comment'><b>What {verdict} does not cover:</b> "
             f"{fragments.percent(share)} of records are re-identified by an intruder who knows every released "
             "column. The gate judges the key variables, the columns an intruder is assumed to know; this "

@@ -803,9 +803,9 @@ def _check_matrix(res: VerifyResult, folder: Path, m: dict, md) -> float | None:
 
 
 def verify_command(
-    release_dir: "Path",
-    key: "Path | None" = None,
-    internal: "Path | None" = None,
+    release_dir: Path,
+    key: Path | None = None,
+    internal: Path | None = None,
     as_json: bool = False,
 ) -> None:
     """Check a release folder against its certificate: the steward's signature (--key), the
@@ -834,16 +834,16 @@ def verify_command(
 
 def _typer_signature() -> None:
     """Give :func:`verify_command` its command-line options (typer reads the annotations)."""
-    from typing import Annotated, Optional
+    from typing import Annotated
 
     import typer
 
     verify_command.__annotations__.update(
         release_dir=Annotated[Path, typer.Argument(help="A release folder (with certificate.json).")],
-        key=Annotated[Optional[Path], typer.Option(
+        key=Annotated[Path | None, typer.Option(
             "--key", help="The steward's public key (NAME.pub of 'sdckit keygen'): check the certificate's "
                           "signature. Without it, verify checks integrity against the certificate only.")],
-        internal=Annotated[Optional[Path], typer.Option(
+        internal=Annotated[Path | None, typer.Option(
             "--internal", help="The internal folder of the release (default: the sibling NAME-internal when "
                                "present): it must come from the same run.")],
         as_json=Annotated[bool, typer.Option("--json", help="Print one JSON object: ok, problems, checks, "

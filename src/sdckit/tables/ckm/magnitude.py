@@ -39,8 +39,8 @@ sdcTools/cellKey (R package), ``.perturb_cell_flex`` and ``.lookup_v_flex``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

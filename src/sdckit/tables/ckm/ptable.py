@@ -83,7 +83,7 @@ class PTable:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def read(cls, path: str | Path, kind: str | None = None) -> "PTable":
+    def read(cls, path: str | Path, kind: str | None = None) -> PTable:
         """Read a p-table in tau-Argus / ptable format (``;``-separated, header ``i;j;p;v;p_int_ub``;
         ``p_ij_ub`` is accepted for ``p_int_ub``; an optional ``type`` column)."""
         p = Path(path)
@@ -96,7 +96,7 @@ class PTable:
         return cls.from_frame(df, kind=kind, source=str(p))
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, kind: str | None = None, source: str = "p-table") -> "PTable":
+    def from_frame(cls, df: pd.DataFrame, kind: str | None = None, source: str = "p-table") -> PTable:
         """A p-table from a frame with columns ``i, j, p, v`` and ``p_int_ub`` (or ``p_ij_ub``)."""
         df = df.copy()
         df.columns = [str(c).strip().strip('"') for c in df.columns]
@@ -127,7 +127,7 @@ class PTable:
 
     @classmethod
     def generate(cls, D: int, V: float, js: int = 0, *, pstay: float | None = None, mono: bool = True,
-                 kind: str = "counts", step: int = 1, icat=None) -> "PTable":
+                 kind: str = "counts", step: int = 1, icat=None) -> PTable:
         """Generate a p-table from its parameters with the maximum-entropy construction.
 
         Parameters

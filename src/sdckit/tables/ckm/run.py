@@ -89,7 +89,7 @@ def ckm_published_frame(result: CKMResult) -> pd.DataFrame:
     return df
 
 
-def ckm_public_page(run: "CKMRun", *, code: str = DEFAULT_CODE) -> str:
+def ckm_public_page(run: CKMRun, *, code: str = DEFAULT_CODE) -> str:
     """The page to publish with a CKM table (:func:`sdckit.tables.public.public_page`): every
     perturbed cell marked ``p``, with the lost additivity stated."""
     r = run.result
