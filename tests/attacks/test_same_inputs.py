@@ -204,7 +204,12 @@ def test_attack_thresholds_share_one_base_and_keep_the_threshold_first():
         MaxInference(0.2, control_file="c.csv", tie_break="lowest")
 
 
-def test_registry_puts_a_keyword_only_base_after_the_threshold():
+def test_registry_puts_a_keyword_only_base_after_the_threshold(monkeypatch):
+    import sdckit.registry
+
+    # the toy check is registered in a copy of the registry, which the test then drops
+    monkeypatch.setattr(sdckit.registry, "_GATES", dict(sdckit.registry._GATES))
+
     @dataclass(frozen=True, kw_only=True)
     class Shared(GateCheck):
         shared: int = param(1, kind="int", low=0, help="a parameter of several checks")

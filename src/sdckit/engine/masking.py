@@ -420,6 +420,24 @@ def noise_moments(pmd: PartitionedMicrodata, variables: Sequence[str], cross: bo
 
 
 def fit_noise(pmd: PartitionedMicrodata, settings: NoiseSettings, *, moments: dict | None = None) -> NoisePlan:
+    """The noise step's plan for partitioned data: the variables' means and standard deviations
+    (and, for correlated noise, their covariance) from one pass of exact moments over every
+    partition, so each partition draws its noise from the same whole-data figures.
+
+    Parameters
+    ----------
+    pmd : PartitionedMicrodata
+        The partitioned data.
+    settings : NoiseSettings
+        The step's settings (variables, method, level).
+    moments : dict, optional
+        Moments already computed by :func:`noise_moments` (default: computed here).
+
+    Returns
+    -------
+    NoisePlan
+        What every partition needs to draw its noise.
+    """
     correlated = settings.method == "correlated"
     if moments is None:
         moments = noise_moments(pmd, settings.variables, correlated).compute()

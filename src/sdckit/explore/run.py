@@ -21,6 +21,9 @@ from .sweep import Sweep, SweepResult
 
 @dataclass
 class ExploreRun:
+    """What ``sdckit explore`` did: its spec, the sweep's result, the proposed release (or None
+    when no candidate met the threshold) and the files it wrote."""
+
     spec: ExploreSpec
     result: SweepResult
     proposal: Proposal | None
