@@ -316,7 +316,7 @@ def register_gate_check(name: str, *, risk: bool = True, requires: tuple[str, ..
                 raise TypeError(f"gate check {name!r}: unknown role {role!r} (one of {tuple(ROLES)})")
         # threshold-first: keyword-only parameters (a shared base's) after the others, so the
         # first declared parameter is the subclass's threshold (the order __init__ takes too)
-        fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        fields = cls.__dataclass_fields__
         cls.__dataclass_fields__ = dict(sorted(fields.items(), key=lambda kv: kv[1].kw_only is True))
         doc = (cls.__doc__ or "").strip().splitlines()
         cls.gate_name = name

@@ -10,8 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdckit.attacks import (auc_score, inference, linkability, membership_inference, run_attacks,
-                            singling_out, tpr_at_fpr)
+from sdckit.attacks import (
+    auc_score,
+    inference,
+    linkability,
+    membership_inference,
+    run_attacks,
+    singling_out,
+    tpr_at_fpr,
+)
 from sdckit.errors import InputError
 
 

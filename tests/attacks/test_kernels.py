@@ -9,8 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.attacks.encode import encode_frames, missing_as_code
-from sdckit.attacks.kernels import (OP_EQ, OP_GE, OP_GT, OP_ISNULL, OP_LE, OP_LT, OP_NE, OP_NOTNULL,
-                                    count_matches, log_density, nearest)
+from sdckit.attacks.kernels import (
+    OP_EQ,
+    OP_GE,
+    OP_GT,
+    OP_ISNULL,
+    OP_LE,
+    OP_LT,
+    OP_NE,
+    OP_NOTNULL,
+    count_matches,
+    log_density,
+    nearest,
+)
 from sdckit.attacks.neighbours import nearest_released, split_kinds
 from sdckit.attacks.singling import Predicates, expected_singles
 

@@ -65,7 +65,7 @@ def _event(ev: Evaluator, t0: float, best: NodeEval | None, bound: float, kind: 
 
 def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | None = None,
             progress: Callable[[dict], None] | None = None, seed: int = 0,
-            bound_every: float = 60.0) -> SearchResult:
+            bound_every: float = 30.0) -> SearchResult:
     """Best node found within ``time_limit`` CPU seconds and ``max_nodes`` checked nodes.
 
     Parameters

@@ -334,8 +334,10 @@ def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
     for discernibility, at least the class-count bound (:func:`.metrics.class_count_bound`)
     with ``C`` the fewest of its label combinations and the classes of any checked node
     below it (:func:`._kernels.inherited_min`), and with the records it must suppress by
-    its projections (``ev.suppressed_bound``) costing ``n`` each. The optimum is therefore
-    at least the least of these values over those nodes, or the best found.
+    its projections (``ev.suppressed_bound``) and, when every model is class-based and monotone
+    with suppression, by the most any checked node above it suppresses, costing ``n`` each.
+    The optimum is therefore at least the least of these values over those nodes, or the best
+    found.
     """
     p = ev.problem
     e0 = ev.evaluate(0)  # the bottom node's bound holds for every node
@@ -360,7 +362,19 @@ def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
         for j in range(len(p.qis)):
             combos *= p.ncodes[j][(ids // p.strides[j]) % p.radix[j]]
         c_max = np.minimum(combos, K.inherited_min(cls, p.strides, p.radix))
-        s_lo = ev.suppressed_bound if ev.suppressed_bound is not None else 0
+        s_lo = ev.suppressed_bound if ev.suppressed_bound is not None else np.zeros(p.n_nodes, dtype=np.int64)
+        if all(m.class_based and m.monotone(True) for m in ev.models):
+            # with models monotone under suppression a record suppressed at a node is suppressed
+            # at every node below it (its class there is a subset of a failing class, and a
+            # satisfying class keeps satisfying when merged): the records a checked node
+            # suppresses bound those of every node below. The dual lattice (levels h - l, node
+            # id n_nodes - 1 - id) turns "the most of any checked node above" into the kernel's
+            # "the most of any checked node below".
+            sup = np.full(p.n_nodes, -np.inf)
+            for node, e in ev.evals.items():
+                sup[node] = e.n_suppressed
+            above = K.inherited_bounds(sup[::-1].copy(), p.strides, p.radix)[::-1]
+            s_lo = np.maximum(s_lo, np.where(np.isfinite(above), above, 0))
         node_bound = np.maximum(node_bound, class_count_bound(p.n, ev.k_min, ev.max_suppressed, c_max, s_lo))
     return float(min(best, node_bound[open_nodes].min()))
 

@@ -231,12 +231,9 @@ def argus_table_text(table, values: np.ndarray, status: np.ndarray, out_type: in
     if out_type == 5:
         return _intermediate_text(table, v, st, codes, options, extra or {}, quotes, nd, where)
     if out_type == 6:
-        if options.get("trivial", False):
-            raise InputError(f"{where}: output type 6 (JJ) with TR+ (single-child hierarchy levels removed) is not "
-                             "written by sdckit; use TR- (the default)")
         lpl, upl = _levels_of(table, extra or {}, where, 6)
         return jj_text(table, st, lower_protection=lpl, upper_protection=upl, cost=(extra or {}).get("cost"),
-                       decimals=nd)
+                       decimals=nd, trivial=bool(options.get("trivial", False)))
     if out_type == 1:
         cells = [_cell_text(v[i], st[i], nd, resp_type, False, orig[i]) for i in range(table.n_cells)]
         return _matrix(table, cells, quotes)
@@ -332,10 +329,13 @@ def _intermediate_text(table, v, st, codes, options, extra, quotes, nd, where) -
     lpl, upl = _levels_of(table, extra, where, 5)
     value = np.where(st == "R", v, np.asarray(table.value, float))  # rounded: the rounded value
     simple = bool(options.get("status_only", False))
-    if options.get("holding", False):
-        raise InputError(f"{where}: output type 5 with HI+ (holding level) is not written by sdckit; use HI-")
+    # HI+ (holding level): tau-Argus writes the holdings' count and their top-n contributions
+    # (numberOfHoldingTopNNeeded: the n of the holding-level rules). sdckit refuses holding-level
+    # rules and <HOLDING> variables, so every count is 0 (libtauargus DataCell: FreqHolding
+    # starts at 0 and grows only with a holding variable) and no top-n column is written.
+    holding = bool(options.get("holding", False))
     magnitude = table.kind != "frequency"
-    n_top = 0 if simple else int(extra.get("n_top", 0))
+    n_top = 0 if (simple or holding) else int(extra.get("n_top", 0))
     top = None
     if n_top:
         if table.top is None or table.top.shape[1] < n_top:
@@ -363,7 +363,7 @@ def _intermediate_text(table, v, st, codes, options, extra, quotes, nd, where) -
     for i in np.flatnonzero(keep):
         parts = [c[i] for c in cols] + [_fixed(value[i], nd)]
         if magnitude:
-            parts.append(str(int(table.freq[i])))
+            parts.append("0" if holding else str(int(table.freq[i])))
             if not simple:
                 parts.append(_fixed(table.value[i], nd))  # the shadow: the response, before rounding
         parts.append(_fixed(cost[i], nd))
