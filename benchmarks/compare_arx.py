@@ -18,8 +18,16 @@ certificate and logistic-regression code name but the search never loads
 (``org.apache.pdfbox.pdmodel.font.PDFont``, ``org.apache.hadoop.io.Writable``). It needs
 ``git``, ``javac`` and ``java`` (17 works) on the path.
 
+``--scale N`` runs instead the scale case of issue 42: the seeded synthetic data of
+``benchmarks/bench_lattice.py`` (N records, 12 quasi-identifiers, 2,985,984 nodes), k = 5,
+1 % suppression, DM, each tool with ``--limit`` seconds (ARX: its heuristic search's time
+limit, wall clock; sdckit: the anytime search, CPU seconds of the process), written to a
+temporary folder for ARX (CSV and hierarchy files, deleted afterwards). It prints each
+tool's best DM, sdckit's bound and gap, CPU seconds and peak resident memory (sdckit's
+process; the JVM's, as a child process).
+
 Run from the project root:
-``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME]``.
+``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME] [--scale N --limit S]``.
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies
@@ -173,13 +183,61 @@ def run_sdckit(problem: Problem, s: dict) -> dict:
             "seconds": round(time.perf_counter() - t, 4), "nodes_checked": r.nodes_checked, "optimal": r.optimal}
 
 
+def scale_case(classpath: str, n: int, limit: float) -> None:
+    """Issue 42's scale case: anytime search against ARX's time-limited heuristic (module notes)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_lattice import synthetic  # noqa: PLC0415
+
+    from sdckit.lattice import KAnonymity  # noqa: PLC0415
+    from sdckit.lattice.anytime import anytime  # noqa: PLC0415
+
+    data, hier = synthetic(n, False, np.random.default_rng(20261123))
+    qis = list(hier)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        data.to_csv(folder / "data.csv", index=False)
+        for q, h in hier.items():
+            h.table.to_csv(folder / f"h_{q}.csv", index=False, header=False)
+        line = (f"id=scale qis={','.join(qis)} sensitive=x0 k=5 suppression=0.01 metric=dm hier_prefix=h_ "
+                f"time_limit_ms={int(limit * 1000)}\n")
+        res = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "ArxCompare", str(folder / "data.csv"), str(folder)],
+                             input=line, capture_output=True, text=True, check=True)
+    arx = next(json.loads(x) for x in res.stdout.splitlines() if x.startswith("{"))
+    arx_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    load = os.getloadavg()[0]
+    p = Problem(data, qis, hier)
+    ev = Evaluator(p, [KAnonymity(5)], 0.01, "discernibility")
+    events: list[dict] = []
+    t, c = time.perf_counter(), time.process_time()
+    r = anytime(ev, time_limit=limit, progress=events.append)
+    secs, cpu = time.perf_counter() - t, time.process_time() - c
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    arx_dm = arx.get("value")
+    _emit({"case": "synthetic_12qi_anytime", "n": n, "n_nodes": p.n_nodes, "limit": limit,
+           "sdckit_dm": r.value, "sdckit_bound": r.bound, "gap": r.value / r.bound if r.bound > 0 else None,
+           "optimal": r.optimal, "sdckit_levels": list(r.levels), "nodes_checked": r.nodes_checked,
+           "cpu_seconds": round(cpu, 2), "seconds": round(secs, 2), "peak_mb": round(peak, 1),
+           "arx_dm": arx_dm, "arx_levels": list((arx.get("levels") or {}).values()),
+           "arx_cpu_seconds": arx.get("cpu_seconds"), "arx_seconds": arx.get("seconds"),
+           "arx_peak_mb": round(arx_peak, 1), "sdckit_dm_le_arx": arx_dm is not None and r.value <= arx_dm,
+           "first_best_below_arx_cpu_seconds": next((e["cpu_seconds"] for e in events
+                                                     if arx_dm is not None and e["best"] is not None
+                                                     and e["best"] <= arx_dm), None),
+           "events": events, "load_average": [load, os.getloadavg()[0]]})
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arx-git", type=Path, required=True, help="clone or bare mirror of arx-deidentifier/arx")
     ap.add_argument("--build", type=Path, default=Path.home() / ".cache" / "sdckit-arx")
     ap.add_argument("--quick", action="store_true", help="four cases")
     ap.add_argument("--only", default=None, help="one case by name")
+    ap.add_argument("--scale", type=int, default=None, help="records of the synthetic scale case (instead)")
+    ap.add_argument("--limit", type=float, default=300.0, help="seconds each tool gets in the scale case")
     args = ap.parse_args(argv)
+    if args.scale:
+        scale_case(build_arx(args.arx_git, args.build), args.scale, args.limit)
+        return 0
     if not (SHARED / "arx_adult.csv").exists():
         _emit({"case": "adult", "skipped": "the adult data are absent"})
         return 0

@@ -36,7 +36,9 @@ import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquen
  * metric (loss, dm, dm_star, height, ambiguity, normalised_entropy, classification), and the
  * models: k, kmap with population and estimator (poisson or zero_truncated_poisson) and
  * significance, beta with beta_variant (basic or enhanced), delta, t_ordered, uniqueness with
- * population and uniqueness_model (zayatz, pitman, snb, dankar).
+ * population and uniqueness_model (zayatz, pitman, snb, dankar); hier_prefix (hierarchy files
+ * HIERARCHY_DIR/{hier_prefix}{qi}.csv, default adult_hierarchy_) and time_limit_ms (the
+ * heuristic search's time limit, wall clock).
  */
 public class ArxCompare {
 
@@ -77,7 +79,7 @@ public class ArxCompare {
             def.setAttributeType(data.getHandle().getAttributeName(i), AttributeType.INSENSITIVE_ATTRIBUTE);
         }
         for (String q : qis) {
-            File f = new File(hierDir, "adult_hierarchy_" + q + ".csv");
+            File f = new File(hierDir, c.getOrDefault("hier_prefix", "adult_hierarchy_") + q + ".csv");
             def.setAttributeType(q, Hierarchy.create(f, StandardCharsets.UTF_8, ','));
         }
         ARXConfiguration config = ARXConfiguration.create();
@@ -130,6 +132,10 @@ public class ArxCompare {
             default: throw new IllegalArgumentException("unknown metric " + metric);
         }
         config.setSuppressionLimit(Double.parseDouble(c.getOrDefault("suppression", "0")));
+        if (c.containsKey("time_limit_ms")) {
+            // ARX switches to its heuristic search (Lightning) above 100,000 nodes; this bounds it
+            config.setHeuristicSearchTimeLimit(Integer.parseInt(c.get("time_limit_ms")));
+        }
         ARXAnonymizer anonymizer = new ARXAnonymizer();
         long cpu0 = bean.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();

@@ -16,8 +16,13 @@ from sdckit.errors import InputError
 from sdckit.lattice import Evaluator, KAnonymity, Problem, TCloseness, exact, exhaustive, find_hierarchies
 from sdckit.lattice.metrics import metric_value
 from sdckit.lattice.models import NodeView, make_models
-from sdckit.lattice.models_arx import (BetaLikeness, DeltaDisclosure, KMap, PopulationUniquenessBound,
-                                       derived_k)
+from sdckit.lattice.models_arx import (
+    BetaLikeness,
+    DeltaDisclosure,
+    KMap,
+    PopulationUniquenessBound,
+    derived_k,
+)
 
 from .test_search import S_HIER, random_problem
 

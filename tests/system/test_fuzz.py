@@ -219,6 +219,9 @@ REQUIRED_PARAMS = {
     "record_swap": lambda draw: {"hierarchy": ["k1"]},
     "remove": lambda draw: {"variables": [draw(st.sampled_from(["x1", "x2", "k3"]))]},
     "postmask": lambda draw: {"masking": {"method": "noise", "level": 0.1}, "variables": ["x1", "x2"]},
+    "neighbours": lambda draw: {"neighbourhood": draw(st.one_of(
+        st.builds(lambda eps: {"type": "radius", "eps": eps}, st.floats(0.1, 2.0)),
+        st.builds(lambda k: {"type": "knn", "k": k}, st.integers(1, 5))))},
 }
 
 

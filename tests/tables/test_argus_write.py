@@ -120,8 +120,6 @@ def test_intermediate_and_jj_without_protection_levels_are_refused_in_one_line(s
             argus_table_text(t, v, st, out_type, {})
         assert "\n" not in str(info.value)
     levels = {"lower_protection": np.zeros(t.n_cells), "upper_protection": np.zeros(t.n_cells)}
-    with pytest.raises(InputError, match="TR\\+"):
-        argus_table_text(t, v, st, 6, parse_write_options("TR+", "t"), extra=levels)
     with pytest.raises(InputError, match="output type 8 is not a tau-Argus output type"):
         argus_table_text(t, v, st, 8, {}, extra=levels)
 
@@ -215,12 +213,15 @@ def test_types_5_and_6_equal_tau_argus_engine_output():
     prim = primary_cells(t, rules)
     st = table_status(t, primary=prim.sensitive)
     extra = {"lower_protection": prim.lower, "upper_protection": prim.upper, "n_top": top_n_needed(rules)}
-    for opts, name in (("", "savings_intermediate.txt"), ("SO+", "savings_intermediate_so.txt")):
+    for opts, name in (("", "savings_intermediate.txt"), ("SO+", "savings_intermediate_so.txt"),
+                       ("HI+", "savings_intermediate_hi.txt")):
         assert argus_table_text(t, t.value, st, 5, parse_write_options(opts, "t"), extra=extra, decimals=0) == \
             (REFERENCE / name).read_text()
-    raw = jj_text(t, st, lower_protection=prim.lower, upper_protection=prim.upper, decimals=0, cleaned=False)
-    assert raw == (REFERENCE / "savings_raw.jj").read_text()
-    assert jj_frequencies(t) == (REFERENCE / "savings_raw.jj.frq").read_text()
+    for trivial, name in ((False, "savings_raw.jj"), (True, "savings_raw_tr.jj")):
+        raw = jj_text(t, st, lower_protection=prim.lower, upper_protection=prim.upper, decimals=0, cleaned=False,
+                      trivial=trivial)
+        assert raw == (REFERENCE / name).read_text()
+        assert jj_frequencies(t, trivial) == (REFERENCE / f"{name}.frq").read_text()
 
 
 def test_rounded_table_writes_values_and_originals(sex_age):
@@ -263,3 +264,49 @@ def test_jj_relations_hold_on_the_table_and_cover_every_parent(seed, n_dims):
         signs = [int(x.strip("()")) for x in terms[1::2]]
         assert int(head.split()[1]) == len(cells) and signs[0] == -1 and set(signs[1:]) == {1}
         assert t.value[cells[0]] == pytest.approx(sum(t.value[c] for c in cells[1:]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(hst.integers(0, 2**32 - 1), hst.integers(1, 2))
+def test_jj_tr_plus_drops_only_children_and_its_relations_hold(seed, n_dims):
+    """TR+ (libtauargus ``JJFormat.cpp`` ``WriteCells`` / ``GetRange`` with ``WithBogus``;
+    ``Variable.cpp``: a code is bogus when it is its parent's only child): the cells of only
+    children are left out, the rest renumbered in table order, and every relation, read through
+    that numbering, says parent = sum of children on the table's own values; a parent whose only
+    child has children sums those (g3 = d + e below, skipping h)."""
+    from sdckit.tables.table import Hierarchy
+
+    rng = np.random.default_rng(seed)
+    n = 80
+    # Total > g1 > {a, b}; Total > g2 > c (c only child); Total > g3 > h > {d, e} (h only child)
+    hier = {"d0": Hierarchy(["Total", "g1", "a", "b", "g2", "c", "g3", "h", "d", "e"],
+                            [-1, 0, 1, 1, 0, 4, 0, 6, 7, 7])}
+    df = pd.DataFrame({"d0": rng.choice(list("abcde"), n)})
+    if n_dims == 2:
+        df["d1"] = rng.choice(list("xy"), n)
+    df["v"] = rng.integers(1, 50, n).astype(float)
+    t = Table.from_microdata(df, [f"d{k}" for k in range(n_dims)], response="v", hierarchies=hier)
+    h0 = t.hierarchies[0]
+    trivial = np.zeros(len(h0), bool)
+    trivial[[list(h0.codes).index("c"), list(h0.codes).index("h")]] = True  # by hand from the tree above
+    kept = [i for i in range(t.n_cells) if not trivial[np.unravel_index(i, t.shape)[0]]]
+    text = jj_text(t, table_status(t), lower_protection=np.zeros(t.n_cells),
+                   upper_protection=np.zeros(t.n_cells), trivial=True)
+    lines = text.splitlines()
+    assert lines[:2] == ["0", str(len(kept))]
+    for j, i in enumerate(kept):
+        assert lines[2 + j].split()[:2] == [str(j), f"{t.value[i]:.0f}"]
+    rel = lines[3 + len(kept):]
+    assert int(lines[2 + len(kept)]) == len(rel)
+    n_other = 1 if n_dims == 1 else len(t.hierarchies[1])
+    # d0: Total, g1, g2? no (its only child is gone), g3 (-> d, e): 3 per d1 code; d1: one per kept d0 code
+    assert len(rel) == 3 * n_other + (0 if n_dims == 1 else len(h0) - 2)
+    heads = []
+    for r in rel:
+        head, body = r.split(" : ")
+        cells = [kept[int(x)] for x in body.split()[0::2]]
+        heads.append(cells[0])
+        assert t.value[cells[0]] == pytest.approx(sum(t.value[c] for c in cells[1:]))
+    g3 = t.cell_index(*(["g3"] + (["Total"] if n_dims == 2 else [])))
+    assert g3 in heads
+    assert jj_frequencies(t, True).count("\n") == len(kept)

@@ -372,8 +372,7 @@ def make_models(*, k: int | None = None, l: float | None = None, l_variant: str 
 
 def _arx_models(k_map, population_size, k_map_estimator, significance, beta, beta_variant,
                 delta_disclosure, population_uniqueness, uniqueness_model) -> list[Model]:
-    from .models_arx import (KMAP_ESTIMATORS, BetaLikeness, DeltaDisclosure, KMap,  # noqa: PLC0415
-                             PopulationUniquenessBound)
+    from .models_arx import KMAP_ESTIMATORS, BetaLikeness, DeltaDisclosure, KMap, PopulationUniquenessBound  # noqa: PLC0415
 
     out: list[Model] = []
     if k_map is not None:

@@ -191,8 +191,7 @@ class PopulationUniquenessBound(Model):
 
     def share(self, sizes: np.ndarray) -> float:
         """Estimated population uniques / N from the kept class sizes."""
-        from ..risk.population import (class_histogram, population_uniques,  # noqa: PLC0415
-                                       zayatz_uniques)
+        from ..risk.population import class_histogram, population_uniques, zayatz_uniques  # noqa: PLC0415
 
         sizes = np.asarray(sizes, dtype=np.int64)
         if sizes.sum() == 0 or not (sizes == 1).any():

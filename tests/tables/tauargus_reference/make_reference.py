@@ -7,8 +7,12 @@ tau-Argus example microdata (``../shared/data/tauargus_ckm_microdata.csv``) with
 
 * ``savings_intermediate.txt`` / ``savings_intermediate_so.txt``: ``<WRITETABLE> (1,5,,...)`` and
   ``(1,5,SO+,...)``, the intermediate file (pytauargus's port of tau-Argus's ``TableSet.write``);
+* ``savings_intermediate_hi.txt``: ``(1,5,HI+,...)``, the same at the holding level (no holding
+  variable: the holdings' counts are libtauargus's, and no holding-level rule asks for top-n columns);
 * ``savings_raw.jj`` and ``savings_raw.jj.frq``: libtauargus's ``WriteJJFormat`` with tau-Argus's
-  a-priori bounds (0 and 1.5 times the largest cell), before tau-Argus's Java layer rewrites it.
+  a-priori bounds (0 and 1.5 times the largest cell), before tau-Argus's Java layer rewrites it;
+* ``savings_raw_tr.jj`` and ``savings_raw_tr.jj.frq``: the same with ``WithBogus`` (what ``TR+``
+  passes): the cells of codes that are their parent's only child left out.
 
 pytauargus is not a dependency of sdckit: it runs in its own environment, e.g.
 ``uv venv /tmp/pytau --python 3.11 && uv pip install --python /tmp/pytau/bin/python
@@ -45,6 +49,7 @@ ARB = """<OPENMICRODATA> "micro.asc"
 <READMICRODATA>
 <WRITETABLE> (1,5,,"savings_intermediate.txt")
 <WRITETABLE> (1,5,SO+,"savings_intermediate_so.txt")
+<WRITETABLE> (1,5,HI+,"savings_intermediate_hi.txt")
 """
 
 
@@ -64,8 +69,9 @@ def main(shared: Path) -> None:
         x_min = 1.5 * lo if lo < 0 else 0.0
         x_max = 1.5 * hi if hi > 0 else 0.0
         eng._tau.write_jj_format(0, str(work / "savings_raw.jj"), x_min, x_max, False, False, False)
-        for name in ("savings_intermediate.txt", "savings_intermediate_so.txt", "savings_raw.jj",
-                     "savings_raw.jj.frq"):
+        eng._tau.write_jj_format(0, str(work / "savings_raw_tr.jj"), x_min, x_max, True, False, False)
+        for name in ("savings_intermediate.txt", "savings_intermediate_so.txt", "savings_intermediate_hi.txt",
+                     "savings_raw.jj", "savings_raw.jj.frq", "savings_raw_tr.jj", "savings_raw_tr.jj.frq"):
             shutil.copy(work / name, HERE / name)
 
 

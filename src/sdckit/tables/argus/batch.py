@@ -289,6 +289,10 @@ def run_arb(path: str | Path) -> dict:
                 files.append(str(w))
                 log.append({"line": line, "command": "<WRITETABLE>", "table": int(a[0]), "type": out_type,
                             "file": str(w)})
+                if out_type in (5, 7):
+                    log[-1]["note"] = ("the .rda metadata tau-Argus writes beside output types 5 and 7 is not "
+                                       "written (it names the code list and hierarchy files by path)")
+                    notes.append(f"line {line}: {log[-1]['note']}")
         except SDCError as e:
             msg = str(e)
             if p.name not in msg:

@@ -27,7 +27,9 @@ them out (read from tau-Argus's own writer, libtauargus ``TauArgus.cpp``: ``Writ
    ``P`` protected, ``E`` empty); the lower and upper protection levels (tau-Argus keeps at
    least ``10**-decimals`` for every non-zero cell, ``MinLPL``); with ``AR+`` the audit's
    interval, its width and the three widths in percent of the value (``0;0;0`` for safe
-   cells). ``SE+`` leaves empty cells out.
+   cells). ``SE+`` leaves empty cells out. ``HI+`` (holding level) writes the holdings' count
+   in place of the contributors (0: sdckit takes no holding variable) and the top-n of the
+   holding-level rules (none: sdckit refuses them).
 6. JJ file, the input of tau-Argus's solvers (libtauargus ``CJJFormat::WriteCells`` and
    ``WriteRestrictions``, then tau-Argus's ``SaveTable.opschonenJJFileforKomma``): ``0``, the
    number of cells, one line per cell (index from 0, value, the cost scaled so that the
@@ -39,14 +41,17 @@ them out (read from tau-Argus's own writer, libtauargus ``TauArgus.cpp``: ``Writ
    ``0 <n> : <parent> (-1) <child> (1) ...``, for every dimension in turn, over every
    combination of the other dimensions' codes, every code with children in hierarchy order.
    Beside it ``<file>.frq``: the contributors of every cell and ``0`` (holdings). ``TR+``
-   (removing single-child hierarchy levels) is refused.
+   (``WithBogus``) leaves out the cells of every code that is its parent's only child
+   (libtauargus ``Variable.cpp``: ``IsBogus``), renumbers the rest, and a relation sums a
+   parent's first descendants that are not an only child (``JJFormat.cpp`` ``GetRange``).
 7. CKM file (tau-Argus ``TableSet.writeCKM``): the codes, each followed by ``;``, and the
    perturbed value, with the original value (``AO+``), the difference (``AD+``) and the cell
    key (``AC+``, with the record key's decimals), all separated by ``;``; no names line.
 
-tau-Argus also writes a metadata file (``.rda``) beside types 5 and 7 describing the columns;
-sdckit does not write it (its variables' lines depend on tau-Argus's own code lists and
-hierarchy files).
+tau-Argus also writes a metadata file (``.rda``) beside types 5 and 7 describing the columns
+(``Metadata.writeTableMetadata`` / ``writeCKMMetadata``); sdckit does not write it: its
+variables' lines name tau-Argus's code list and hierarchy files by path (``writeVariable``),
+and sdckit's outputs hold no paths. The batch's notes say so.
 
 Cell values are written with the response's decimals (``%.nf``; ``decimals``, default 0 for
 whole numbers), ``x`` for a suppressed cell, ``-`` for an empty one. tau-Argus's numeric
@@ -82,7 +87,7 @@ from ...errors import InputError
 from ...io.atomic import atomic_write_text
 
 __all__ = ["table_status", "write_argus_table", "parse_write_options", "argus_table_text", "status_codes",
-           "ARGUS_STATUS", "jj_text", "jj_bounds", "top_n_needed"]
+           "ARGUS_STATUS", "jj_text", "jj_bounds", "top_n_needed", "trivial_codes"]
 
 _OPTIONS = {"AS": "status", "SE": "suppress_empty", "FL": "names", "QU": "quotes", "HL": "levels",
             "SO": "status_only", "AR": "audit", "HI": "holding", "TR": "trivial", "AO": "original",
@@ -398,8 +403,20 @@ def jj_bounds(table) -> tuple[float, float]:
     return (1.5 * lo if lo < 0 else 0.0), (1.5 * hi if hi > 0 else 0.0)
 
 
+def trivial_codes(h) -> np.ndarray:
+    """The codes tau-Argus's ``TR+`` leaves out of a JJ file: in a hierarchical variable, the only
+    child of its parent (libtauargus ``Variable.cpp``: ``IsBogus`` when a code has one child). A
+    one-level variable is not hierarchical there (its codes are never left out)."""
+    out = np.zeros(len(h), bool)
+    if h.n_levels > 1:
+        for ch in h.children:
+            if len(ch) == 1:
+                out[ch[0]] = True
+    return out
+
+
 def jj_text(table, status, *, lower_protection, upper_protection, cost=None, decimals: int = 0,
-            cleaned: bool = True) -> str:
+            cleaned: bool = True, trivial: bool = False) -> str:
     """The JJ file of a table (tau-Argus output type 6; see the module docstring).
 
     ``status`` holds sdckit's letters (``U`` primary, ``M`` secondary, ``Z`` empty, ``P``
@@ -414,6 +431,11 @@ def jj_text(table, status, *, lower_protection, upper_protection, cost=None, dec
     the levels with ``decimals + 3``, the lower level capped at ``value - bound - 10**-(d+1)``
     (at least 0), the upper level at least ``10**-d``, and the relations without their
     trailing space.
+
+    With ``trivial=True`` (``TR+``, libtauargus ``WriteCells`` / ``WriteRestrictions`` with
+    ``WithBogus``) the cells of every code that is its parent's only child
+    (:func:`trivial_codes`) are left out, the others renumbered in table order, and a parent's
+    relation sums its first descendants that are not an only child.
     """
     st = np.asarray(status, dtype=object)
     resp = np.asarray(table.value, float)
@@ -427,8 +449,9 @@ def jj_text(table, status, *, lower_protection, upper_protection, cost=None, dec
     nd, nd3 = int(decimals), int(decimals) + 3
     round_const = 10.0 ** -nd
     letter = {"U": "u", "M": "m", "Z": "z", "P": "z"}
-    lines = ["0", str(table.n_cells)]
-    for i in range(table.n_cells):
+    kept = _jj_kept_cells(table, trivial)
+    lines = ["0", str(kept.size)]
+    for j, i in enumerate(kept):
         s = letter.get(st[i], "s")
         lpl = upl = 0.0
         if s == "u":
@@ -441,10 +464,10 @@ def jj_text(table, status, *, lower_protection, upper_protection, cost=None, dec
         if resp[i] + upl > ub:
             ub = resp[i] + upl
         if not cleaned:
-            lines.append(f"{i} {resp[i]:.{nd}f} {scaled[i]} {s} {lb:.{nd}f} {ub:.{nd}f} {lpl:.{nd3}f} {upl:.{nd3}f} "
+            lines.append(f"{j} {resp[i]:.{nd}f} {scaled[i]} {s} {lb:.{nd}f} {ub:.{nd}f} {lpl:.{nd3}f} {upl:.{nd3}f} "
                          f"{0.0:.{nd}f}")
             continue
-        head = f"{i} {resp[i]:.{nd}f} {scaled[i]} {s}"
+        head = f"{j} {resp[i]:.{nd}f} {scaled[i]} {s}"
         if s == "z":
             lines.append(f"{head} {lb:.{nd}f} {ub:.{nd}f} {lpl:.{nd3}f} {upl:.{nd3}f} {0.0:.{nd}f}")
             continue
@@ -462,33 +485,62 @@ def jj_text(table, status, *, lower_protection, upper_protection, cost=None, dec
         l2 = max(l2, 0.0)
         u3 = max(u3, 1.0 / 10 ** nd)
         lines.append(f"{head} {b0:.{nd + 1}f} {b1:.{nd + 1}f} {l2:.{nd3}f} {u3:.{nd3}f} {0.0:.{nd}f}")
-    rel = _jj_relations(table)
+    rel = _jj_relations(table, trivial)
     lines.append(str(len(rel)))
     lines += [r if cleaned else r + " " for r in rel]
     return "\n".join(lines) + "\n"
 
 
-def jj_frequencies(table) -> str:
-    """The ``<file>.frq`` beside a JJ file: every cell's contributors and its holdings (0)."""
-    return "".join(f"{int(f)} 0\n" for f in np.asarray(table.freq))
+def jj_frequencies(table, trivial: bool = False) -> str:
+    """The ``<file>.frq`` beside a JJ file: every written cell's contributors and its holdings (0)."""
+    freq = np.asarray(table.freq)
+    return "".join(f"{int(freq[i])} 0\n" for i in _jj_kept_cells(table, trivial))
 
 
-def _jj_relations(table) -> list[str]:
+def _jj_kept_cells(table, trivial: bool) -> np.ndarray:
+    """The table's cells a JJ file holds, in order: all, or with ``TR+`` those of no trivial code."""
+    if not trivial:
+        return np.arange(table.n_cells)
+    keep = np.ones(table.shape, bool)
+    for d, h in enumerate(table.hierarchies):
+        sl = [np.newaxis] * len(table.shape)
+        sl[d] = slice(None)
+        keep &= ~trivial_codes(h)[tuple(sl)]
+    return np.flatnonzero(keep.ravel())
+
+
+def _jj_children(h, p: int, bogus: np.ndarray) -> list:
+    """JJFormat.cpp GetRange: a parent's children, or with ``TR+`` (``bogus`` set) its first
+    descendants that are not an only child (none when the parent is one, or when every descendant is)."""
+    if not bogus.any():
+        return list(h.children[p])
+    if bogus[p]:
+        return []
+    ch = list(h.children[p])
+    while len(ch) == 1:
+        ch = list(h.children[ch[0]])
+    return ch
+
+
+def _jj_relations(table, trivial: bool = False) -> list[str]:
     """JJFormat.cpp WriteRestrictions / WriteRange: for each dimension, over the other
-    dimensions' codes (outer first), every code with children: parent = sum of children."""
-    shape = table.shape
+    dimensions' codes (outer first), every code with children: parent = sum of children; with
+    ``TR+`` over the codes that are not trivial, numbered among them."""
+    bogus = [trivial_codes(h) if trivial else np.zeros(len(h), bool) for h in table.hierarchies]
+    new_index = [np.cumsum(~b) - 1 for b in bogus]
+    shape = tuple(int((~b).sum()) for b in bogus)
     out = []
     for d, h in enumerate(table.hierarchies):
-        parents = [(p, ch) for p, ch in enumerate(h.children) if ch]
+        parents = [(p, ch) for p in range(len(h)) if (ch := _jj_children(h, p, bogus[d]))]
         others = [range(n) if k != d else [0] for k, n in enumerate(shape)]
         for combo in np.ndindex(*[len(o) for o in others]):
             idx = list(combo)
             for p, ch in parents:
-                idx[d] = p
+                idx[d] = int(new_index[d][p])
                 head = int(np.ravel_multi_index(tuple(idx), shape))
                 cells = []
                 for c in ch:
-                    idx[d] = c
+                    idx[d] = int(new_index[d][c])
                     cells.append(f"{int(np.ravel_multi_index(tuple(idx), shape))} (1)")
                 out.append(f"0 {len(ch) + 1} : {head} (-1) " + " ".join(cells))
     return out
@@ -502,5 +554,5 @@ def write_argus_table(path: str | Path, table, values: np.ndarray, status: np.nd
     out = atomic_write_text(Path(path), argus_table_text(table, values, status, out_type, options, where=where,
                                                          extra=extra, response=response, decimals=decimals))
     if out_type == 6:
-        atomic_write_text(Path(str(path) + ".frq"), jj_frequencies(table))
+        atomic_write_text(Path(str(path) + ".frq"), jj_frequencies(table, bool(options.get("trivial", False))))
     return out
