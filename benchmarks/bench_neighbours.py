@@ -21,7 +21,7 @@ import pandas as pd
 from _common import emit, parse_args, peak_mb, timed
 
 from sdckit import Microdata
-from sdckit.masking.neighbours import NeighbourResampling
+from sdckit.masking.neighbours import NeighbourResampling, Radius
 
 CAT = ["sex", "region", "edu"]
 WEIGHTS = {c: 0.3 for c in CAT}
@@ -40,8 +40,8 @@ def calibrate(md: Microdata, target: float = 20.0) -> tuple[float, float]:
     """eps giving about ``target`` neighbours per record (pilots on 1% of the records)."""
     eps, mean = 0.3, 0.0
     for _ in range(4):
-        r = NeighbourResampling(eps=eps, q=0.01, categorical=CAT, weights=WEIGHTS,
-                                no_neighbour="knn").apply(md, rng=0)
+        r = NeighbourResampling(Radius(eps=eps, no_neighbour="knn"), q=0.01, categorical=CAT,
+                                weights=WEIGHTS).apply(md, rng=0)
         mean = r.summary["neighbours_mean"]
         if abs(mean / target - 1) < 0.1:
             break
@@ -52,7 +52,7 @@ def calibrate(md: Microdata, target: float = 20.0) -> tuple[float, float]:
 def bench(n: int, repeat: int) -> None:
     md = Microdata(records(n))
     eps, _ = calibrate(md)
-    step = NeighbourResampling(eps=eps, categorical=CAT, weights=WEIGHTS)
+    step = NeighbourResampling(Radius(eps=eps), categorical=CAT, weights=WEIGHTS)
     seconds, r = timed(lambda: step.apply(md, rng=1), repeat)
     values = md.frame.to_numpy()
 

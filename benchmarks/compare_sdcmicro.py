@@ -95,7 +95,9 @@ from _common import ROOT, SHARED_DATA, emit, r_available  # noqa: E402
 
 from sdckit import Microdata  # noqa: E402
 from sdckit.masking.local_suppression import LocalSuppression, check_k_anonymity_wildcard  # noqa: E402
-from sdckit.masking.microaggregation import Microaggregation  # noqa: E402
+from sdckit.masking.microaggregation import MICROAGGREGATION_ALGORITHMS, Microaggregation  # noqa: E402
+
+ALGORITHMS = {t.variant_name: t for t in MICROAGGREGATION_ALGORITHMS}
 from sdckit.masking.noise import Noise  # noqa: E402
 from sdckit.masking.rank_swap import RankSwap  # noqa: E402
 from sdckit.masking.recode import Recode  # noqa: E402
@@ -574,7 +576,7 @@ def main() -> None:
 
         # MDAV
         if "mdav" in cases:
-            step = Microaggregation(k=3, algorithm="mdav", block=max(4, len(dn)))
+            step = Microaggregation(k=3)  # MDAV on the whole file
             sec, res = warm_timed(lambda: step.apply(Microdata(dn, numeric_vars=NUM_VARS), rng=1), repeat)
             q = {"sdckit_sse": sse_std(X, res.microdata.frame[NUM_VARS].to_numpy(np.float64))}
             if "seconds" in R["mdav"]:
@@ -670,7 +672,7 @@ def main() -> None:
                 continue
             frame = dn if case != "ma_rmd" else dn.iloc[:n_rmd].reset_index(drop=True)
             Xc = frame[NUM_VARS].to_numpy(np.float64)
-            step = Microaggregation(k=3, algorithm=case[3:])
+            step = Microaggregation(k=3, algorithm=ALGORITHMS[case[3:]]())
             sec, res = warm_timed(lambda s=step, fr=frame: s.apply(Microdata(fr, numeric_vars=NUM_VARS), rng=1),
                                   repeat)
             Y = res.microdata.frame[NUM_VARS].to_numpy(np.float64)
