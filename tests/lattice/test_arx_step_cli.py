@@ -81,3 +81,16 @@ def test_step_refuses_uniqueness_without_population_size():
     with pytest.raises(InputError, match="population size"):
         build_step("generalise", {"hierarchy_dir": str(shared_file("arx_adult_hierarchies")), "k": None,
                                   "population_uniqueness": 0.01})
+
+
+def test_step_and_cli_anytime_search(capsys):
+    step = build_step("generalise", {"hierarchy_dir": str(shared_file("arx_adult_hierarchies")), "k": 5,
+                                     "suppression": 0.01, "search": {"type": "anytime"}, "time_limit": 20.0})
+    res = step.apply(_md())
+    assert res.summary["search"] == "anytime" and res.summary["events"][-1]["event"] == "end"
+    assert all(g.holds for g in res.guarantees)
+    rc = main(["anonymise", str(shared_file("arx_adult.csv")), "--hierarchies",
+               str(shared_file("arx_adult_hierarchies")), "--qis", ",".join(QIS), "--k", "5", "--suppression",
+               "0.01", "--search", "anytime", "--time-limit", "20", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0 and doc["search"] == "anytime" and doc["events"][-1]["best"] == doc["value"]

@@ -77,6 +77,8 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
            "optimal": res.optimal, "seconds": round(time.perf_counter() - t0, 4),
            "search_seconds": round(res.seconds, 4), "metric": metric, "value": res.value, "bound": res.bound,
            "n_nodes": res.n_nodes, "n_patterns": res.n_patterns, "search": res.method}
+    if res.events:   # the anytime search's progress: best, bound and gap along the run
+        out["events"] = list(res.events)
     if output is not None:
         from ..io.atomic import atomic_write_text  # noqa: PLC0415
 

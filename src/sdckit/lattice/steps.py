@@ -157,7 +157,8 @@ class Generalise:
     holds the chosen node, the metric value, the nodes checked and whether the optimum is
     proven. Two settings are alternatives as types, each with its own settings:
     ``search`` (:class:`ExactSearch` (default), :class:`ExhaustiveSearch`,
-    ``HeuristicSearch(max_nodes=2000)``) and ``l_variant`` (:class:`DistinctDiversity`
+    ``HeuristicSearch(max_nodes=2000)``, :class:`AnytimeSearch`: the best within ``time_limit``
+    CPU seconds, with progress events) and ``l_variant`` (:class:`DistinctDiversity`
     (default), :class:`EntropyDiversity`, ``RecursiveDiversity(c=...)``); in a spec,
     ``search = { type = "heuristic", max_nodes = 500 }``.
 
@@ -297,6 +298,8 @@ class Generalise:
                    "nodes_checked": res.nodes_checked, "n_nodes": res.n_nodes, "optimal": res.optimal,
                    "bound": res.bound, "search": res.method, "n_patterns": res.n_patterns,
                    "seconds": round(res.seconds, 4)}
+        if res.events:   # the anytime search's progress: best, bound and gap along the run
+            summary["events"] = list(res.events)
         guarantees = check_release(out, qis, suppressed, models_settings=self, sensitive=sens,
                                    max_suppressed=ev.max_suppressed)
         with warnings.catch_warnings():
