@@ -21,7 +21,8 @@ certificate and logistic-regression code name but the search never loads
 ``--scale N`` runs instead the scale case of issue 42: the seeded synthetic data of
 ``benchmarks/bench_lattice.py`` (N records, 12 quasi-identifiers, 2,985,984 nodes), k = 5,
 1 % suppression, DM, each tool with ``--limit`` seconds (ARX: its heuristic search's time
-limit, wall clock; sdckit: the anytime search, CPU seconds of the process), written to a
+limit with its best-effort bottom-up search, Lightning, wall clock; sdckit: the anytime
+search, CPU seconds of the process), written to a
 temporary folder for ARX (CSV and hierarchy files, deleted afterwards). It prints each
 tool's best DM, sdckit's bound and gap, CPU seconds and peak resident memory (sdckit's
 process; the JVM's, as a child process).
@@ -47,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies
-from sdckit.lattice.models import make_models
+from sdckit.lattice.models_arx import make_models
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -199,10 +200,12 @@ def scale_case(classpath: str, n: int, limit: float) -> None:
         for q, h in hier.items():
             h.table.to_csv(folder / f"h_{q}.csv", index=False, header=False)
         line = (f"id=scale qis={','.join(qis)} sensitive=x0 k=5 suppression=0.01 metric=dm hier_prefix=h_ "
-                f"time_limit_ms={int(limit * 1000)}\n")
+                f"algorithm=bottom_up time_limit_ms={int(limit * 1000)}\n")
         res = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "ArxCompare", str(folder / "data.csv"), str(folder)],
                              input=line, capture_output=True, text=True, check=True)
     arx = next(json.loads(x) for x in res.stdout.splitlines() if x.startswith("{"))
+    if arx.get("error"):
+        _emit({"case": "synthetic_12qi_anytime", "n": n, "arx_error": arx["error"]})
     arx_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     load = os.getloadavg()[0]
     p = Problem(data, qis, hier)

@@ -37,8 +37,9 @@ import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquen
  * models: k, kmap with population and estimator (poisson or zero_truncated_poisson) and
  * significance, beta with beta_variant (basic or enhanced), delta, t_ordered, uniqueness with
  * population and uniqueness_model (zayatz, pitman, snb, dankar); hier_prefix (hierarchy files
- * HIERARCHY_DIR/{hier_prefix}{qi}.csv, default adult_hierarchy_) and time_limit_ms (the
- * heuristic search's time limit, wall clock).
+ * HIERARCHY_DIR/{hier_prefix}{qi}.csv, default adult_hierarchy_), algorithm (bottom_up,
+ * top_down, binary or genetic: ARX's best-effort searches) and time_limit_ms (their time
+ * limit, wall clock).
  */
 public class ArxCompare {
 
@@ -132,8 +133,12 @@ public class ArxCompare {
             default: throw new IllegalArgumentException("unknown metric " + metric);
         }
         config.setSuppressionLimit(Double.parseDouble(c.getOrDefault("suppression", "0")));
+        if (c.containsKey("algorithm")) {
+            // bottom_up is ARX's Lightning, the search it offers for lattices above 100,000 nodes
+            config.setAlgorithm(ARXConfiguration.AnonymizationAlgorithm.valueOf(
+                    "BEST_EFFORT_" + c.get("algorithm").toUpperCase(Locale.ROOT)));
+        }
         if (c.containsKey("time_limit_ms")) {
-            // ARX switches to its heuristic search (Lightning) above 100,000 nodes; this bounds it
             config.setHeuristicSearchTimeLimit(Integer.parseInt(c.get("time_limit_ms")));
         }
         ARXAnonymizer anonymizer = new ARXAnonymizer();

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sdckit.errors import InputError
 from sdckit.lattice import Evaluator, KAnonymity, Problem, exhaustive
 from sdckit.lattice.anytime import anytime
-from sdckit.lattice.search import search
+from sdckit.lattice.searches import search
 
 from .test_arx_models_metrics import NEW_MODELS
 from .test_search import MODELS, S_HIER, random_problem

@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 from sdckit.errors import InputError
 from sdckit.lattice import Evaluator, KAnonymity, Problem, TCloseness, exact, exhaustive, find_hierarchies
 from sdckit.lattice.metrics import metric_value
-from sdckit.lattice.models import NodeView, make_models
+from sdckit.lattice.models import NodeView
 from sdckit.lattice.models_arx import (
     BetaLikeness,
     DeltaDisclosure,
     KMap,
     PopulationUniquenessBound,
     derived_k,
+    make_models,
 )
 
 from .test_search import S_HIER, random_problem

@@ -41,9 +41,11 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
 
     from .hierarchies import find_hierarchies, read_hierarchy
     from .metrics import metric_value
-    from .models import NodeView, make_models
+    from .models import NodeView
+    from .models_arx import make_models
     from .problem import Problem
-    from .search import Evaluator, search
+    from .search import Evaluator
+    from .searches import search
     from .transform import generalise_frame
 
     t0 = time.perf_counter()

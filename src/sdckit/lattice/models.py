@@ -327,19 +327,9 @@ class AverageRisk(Model):
 def make_models(*, k: int | None = None, l: float | None = None, l_variant: str = "distinct",
                 c: float | None = None, t: float | None = None, t_distance: str = "equal",
                 delta_min: float | None = None, delta_max: float | None = None,
-                average_risk: float | None = None, max_risk: float | None = None,
-                k_map: int | None = None, population_size: float | None = None,
-                k_map_estimator: str | None = None, significance: float = 0.01,
-                beta: float | None = None, beta_variant: str = "basic",
-                delta_disclosure: float | None = None, population_uniqueness: float | None = None,
-                uniqueness_model: str = "dankar") -> list[Model]:
-    """The models named by the settings that are set (shared by the release step and the CLI).
-
-    ARX's further models (:mod:`.models_arx`): ``k_map`` (with a population table, or with
-    ``population_size`` and ``k_map_estimator``), ``beta`` (``beta_variant`` basic or
-    enhanced), ``delta_disclosure`` and ``population_uniqueness`` (with ``population_size``
-    and ``uniqueness_model``).
-    """
+                average_risk: float | None = None, max_risk: float | None = None) -> list[Model]:
+    """The models named by the settings that are set (ARX's further models:
+    :func:`.models_arx.make_models`, which the release step and the CLI call)."""
     out: list[Model] = []
     if k is not None:
         out.append(KAnonymity(int(k)))
@@ -365,34 +355,4 @@ def make_models(*, k: int | None = None, l: float | None = None, l_variant: str 
         out.append(MaxRisk(float(max_risk)))
     if average_risk is not None:
         out.append(AverageRisk(float(average_risk)))
-    out.extend(_arx_models(k_map, population_size, k_map_estimator, significance, beta, beta_variant,
-                           delta_disclosure, population_uniqueness, uniqueness_model))
-    return out
-
-
-def _arx_models(k_map, population_size, k_map_estimator, significance, beta, beta_variant,
-                delta_disclosure, population_uniqueness, uniqueness_model) -> list[Model]:
-    from .models_arx import KMAP_ESTIMATORS, BetaLikeness, DeltaDisclosure, KMap, PopulationUniquenessBound  # noqa: PLC0415
-
-    out: list[Model] = []
-    if k_map is not None:
-        if k_map_estimator is not None:
-            if k_map_estimator not in KMAP_ESTIMATORS:
-                raise InputError(f"k-map estimator {k_map_estimator!r} is not known; use "
-                                 f"{' or '.join(KMAP_ESTIMATORS)}.")
-            if population_size is None:
-                raise InputError("k-map with an estimator needs the population size (population_size).")
-        out.append(KMap(int(k_map), None if population_size is None else float(population_size),
-                        k_map_estimator, float(significance)))
-    if beta is not None:
-        if beta_variant not in ("basic", "enhanced"):
-            raise InputError(f"beta-likeness variant {beta_variant!r} is not known; use basic or enhanced.")
-        out.append(BetaLikeness(float(beta), beta_variant == "enhanced"))
-    if delta_disclosure is not None:
-        out.append(DeltaDisclosure(float(delta_disclosure)))
-    if population_uniqueness is not None:
-        if population_size is None:
-            raise InputError("the population uniqueness model needs the population size (population_size).")
-        out.append(PopulationUniquenessBound(float(population_uniqueness), float(population_size),
-                                             uniqueness_model))
     return out

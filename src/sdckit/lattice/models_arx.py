@@ -53,6 +53,7 @@ from scipy import stats
 
 from ..errors import InputError
 from .models import Model, NodeView
+from .models import make_models as make_base_models
 
 _EPS = 1e-12
 
@@ -191,7 +192,7 @@ class PopulationUniquenessBound(Model):
 
     def share(self, sizes: np.ndarray) -> float:
         """Estimated population uniques / N from the kept class sizes."""
-        from ..risk.population import class_histogram, population_uniques, zayatz_uniques  # noqa: PLC0415
+        from ..risk.population import population_uniques  # noqa: PLC0415
 
         sizes = np.asarray(sizes, dtype=np.int64)
         if sizes.sum() == 0 or not (sizes == 1).any():
@@ -199,10 +200,19 @@ class PopulationUniquenessBound(Model):
         # N relative to the kept records: the population the kept records were drawn from
         n = int(sizes.sum())
         big_n = max(float(self.population_size), float(n))
-        if self.model == "zayatz":   # the one estimate asked for, without fitting the others
-            hist = class_histogram(sizes)
-            est = zayatz_uniques(hist, n, int(round(big_n))) if big_n > n else float(hist.get(1, 0))
-            return float(est) / int(round(big_n)) if math.isfinite(est) else math.inf
+        if self.model == "zayatz":
+            # the one estimate asked for, in one vectorised call (Zayatz 1991, as ARX's ModelZayatz):
+            # uniques = c_1 (c_1 P_1 / sum_j c_j P_j) / pi, P_j = P(1 in the sample | j in the population)
+            big = int(round(big_n))
+            js, cs = np.unique(sizes[sizes > 0], return_counts=True)
+            c1 = float(cs[0]) if js[0] == 1 else 0.0
+            if big <= n:
+                return c1 / big
+            pj = stats.hypergeom.pmf(1, big, js, n)
+            den = float((cs * pj).sum())
+            if not den > 0:
+                return math.inf
+            return c1 * (c1 * float(pj[0]) / den) / (n / big) / big
         res = population_uniques(sizes, population_size=big_n)
         est = {"zayatz": res.zayatz, "pitman": res.pitman, "snb": res.snb, "dankar": res.dankar}[self.model]
         if not math.isfinite(est):
@@ -215,3 +225,38 @@ class PopulationUniquenessBound(Model):
 
     def describe(self):
         return f"population uniqueness ({self.model}) <= {self.threshold:g}"
+
+
+def make_models(*, k_map: int | None = None, population_size: float | None = None,
+                k_map_estimator: str | None = None, significance: float = 0.01, beta: float | None = None,
+                beta_variant: str = "basic", delta_disclosure: float | None = None,
+                population_uniqueness: float | None = None, uniqueness_model: str = "dankar",
+                **base) -> list[Model]:
+    """Every model the settings name (shared by the release step and the CLI): those of
+    :func:`.models.make_models` (``base``: k, l, l_variant, c, t, t_distance, delta_min,
+    delta_max, average_risk, max_risk) and ARX's further ones: ``k_map`` (with a population
+    table, or with ``population_size`` and ``k_map_estimator``), ``beta`` (``beta_variant``
+    basic or enhanced), ``delta_disclosure`` and ``population_uniqueness`` (with
+    ``population_size`` and ``uniqueness_model``)."""
+    out = make_base_models(**base)
+    if k_map is not None:
+        if k_map_estimator is not None:
+            if k_map_estimator not in KMAP_ESTIMATORS:
+                raise InputError(f"k-map estimator {k_map_estimator!r} is not known; use "
+                                 f"{' or '.join(KMAP_ESTIMATORS)}.")
+            if population_size is None:
+                raise InputError("k-map with an estimator needs the population size (population_size).")
+        out.append(KMap(int(k_map), None if population_size is None else float(population_size),
+                        k_map_estimator, float(significance)))
+    if beta is not None:
+        if beta_variant not in ("basic", "enhanced"):
+            raise InputError(f"beta-likeness variant {beta_variant!r} is not known; use basic or enhanced.")
+        out.append(BetaLikeness(float(beta), beta_variant == "enhanced"))
+    if delta_disclosure is not None:
+        out.append(DeltaDisclosure(float(delta_disclosure)))
+    if population_uniqueness is not None:
+        if population_size is None:
+            raise InputError("the population uniqueness model needs the population size (population_size).")
+        out.append(PopulationUniquenessBound(float(population_uniqueness), float(population_size),
+                                             uniqueness_model))
+    return out

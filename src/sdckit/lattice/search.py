@@ -550,22 +550,17 @@ def heuristic(ev: Evaluator, *, max_nodes: int = 2000, time_limit: float | None 
 
 
 def search(ev: Evaluator, method: str = "exact", *, max_nodes: int | None = None,
-           time_limit: float | None = None, progress=None) -> SearchResult:
-    """Run ``exact``, ``exhaustive``, ``heuristic`` (node budget ``max_nodes``, default 2000)
-    or ``anytime`` search (:mod:`.anytime`: ``time_limit`` CPU seconds, default 60, and an
-    optional node budget; ``progress`` receives its events)."""
+           time_limit: float | None = None) -> SearchResult:
+    """Run ``exact``, ``exhaustive`` or ``heuristic`` search (node budget ``max_nodes``, default
+    2000); :func:`.searches.search` adds the anytime search."""
     if method == "exact":
         return exact(ev, time_limit=time_limit)
     if method == "exhaustive":
         return exhaustive(ev)
     if method == "heuristic":
         return heuristic(ev, max_nodes=max_nodes or 2000, time_limit=time_limit or 60.0)
-    if method == "anytime":
-        from .anytime import anytime  # noqa: PLC0415 (anytime imports this module)
-
-        return anytime(ev, time_limit=time_limit or 60.0, max_nodes=max_nodes, progress=progress)
-    raise ParameterError(f"search {method!r} is not known; use exact, exhaustive, heuristic or anytime.",
-                         param="search", rule="one of 'exact', 'exhaustive', 'heuristic', 'anytime'", value=method)
+    raise ParameterError(f"search {method!r} is not known; use exact, exhaustive or heuristic.",
+                         param="search", rule="one of 'exact', 'exhaustive', 'heuristic'", value=method)
 
 
 def pareto(ev: Evaluator, risk: str = "average", nodes: Sequence[int] | None = None) -> list[NodeEval]:

@@ -26,9 +26,11 @@ from .checks_arx import arx_guarantees
 from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
 from .metrics import METRICS, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
-from .models import NodeView, make_models
+from .models import NodeView
+from .models_arx import make_models
 from .problem import Problem
-from .search import Evaluator, search
+from .search import Evaluator
+from .searches import search
 from .transform import SUPPRESSED, generalise_frame
 
 
