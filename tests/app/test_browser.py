@@ -192,7 +192,10 @@ def test_steward_day_in_chromium(server, tmp_path):
         page.select_option("#ca", "main")
         page.select_option("#cb", "alternative")
         page.click("#docompare")
-        page.wait_for_selector("#cmpout .cmptable")
+        # the page compares the current branch with the other on opening: wait for the answer
+        # to this comparison (main first), not that one
+        page.wait_for_function("(() => { const h = document.querySelectorAll('#cmpout .cmptable tr:first-child th');"
+                               " return h.length === 3 && h[1].textContent === 'main' && h[2].textContent === 'alternative'; })()")
         # the two branches differ in one setting of step 3 (k), and that setting is marked
         # (main keeps the default k = 3, shown beside the alternative's 5)
         differs = page.locator("#cmpout .cmptable li.differs")

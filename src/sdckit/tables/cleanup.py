@@ -32,6 +32,7 @@ import highspy
 import numpy as np
 
 from ..errors import SolverError
+from ..result import ResultDisplay
 from .audit import attacker_model, suppressed_components
 from .rules import Primary
 from .table import Table
@@ -42,7 +43,7 @@ _MAX, _MIN = highspy.ObjSense.kMaximize, highspy.ObjSense.kMinimize
 
 
 @dataclass(frozen=True)
-class CleanupResult:
+class CleanupResult(ResultDisplay):
     """What the clean-up did.
 
     Attributes
