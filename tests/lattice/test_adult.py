@@ -5,8 +5,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sdckit.lattice import (DistinctLDiversity, Evaluator, KAnonymity, Problem, exact, exhaustive,
-                            find_hierarchies, generalise_frame)
+from sdckit.lattice import (
+    DistinctLDiversity,
+    Evaluator,
+    KAnonymity,
+    Problem,
+    exact,
+    exhaustive,
+    find_hierarchies,
+    generalise_frame,
+)
 
 from ..conftest import shared_file
 

@@ -47,7 +47,7 @@ def test_the_alternatives_are_declared_types():
     d = {n: by_name[n].to_dict() for n in ("search", "l_variant")}
     json.dumps(d)
     assert {v["type"]: [q["name"] for q in v["params"]] for v in d["search"]["variants"]} == \
-        {"exact": [], "exhaustive": [], "heuristic": ["max_nodes"]}
+        {"exact": [], "exhaustive": [], "heuristic": ["max_nodes"], "anytime": ["max_nodes"]}
     assert {v["type"]: [q["name"] for q in v["params"]] for v in d["l_variant"]["variants"]} == \
         {"distinct": [], "entropy": [], "recursive": ["c"]}
     assert d["search"]["default"] == {"type": "exact"} and d["l_variant"]["default"] == {"type": "distinct"}

@@ -9,8 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError
-from sdckit.lattice import (Problem, check_hierarchy, date_hierarchy, find_hierarchies, grouping_hierarchy,
-                            interval_hierarchy, masking_hierarchy, order_hierarchy)
+from sdckit.lattice import (
+    Problem,
+    check_hierarchy,
+    date_hierarchy,
+    find_hierarchies,
+    grouping_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    order_hierarchy,
+)
 from sdckit.lattice.hierarchies import Hierarchy
 
 

@@ -11,9 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import InputError, ParameterError
-from sdckit.lattice import (AverageRisk, DeltaPresence, DistinctLDiversity, EntropyLDiversity, Evaluator,
-                            KAnonymity, MaxRisk, Problem, RecursiveCLDiversity, TCloseness, exact,
-                            exhaustive, heuristic, pareto)
+from sdckit.lattice import (
+    AverageRisk,
+    DeltaPresence,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    Evaluator,
+    KAnonymity,
+    MaxRisk,
+    Problem,
+    RecursiveCLDiversity,
+    TCloseness,
+    exact,
+    exhaustive,
+    heuristic,
+    pareto,
+)
 from sdckit.lattice.hierarchies import Hierarchy
 
 S_HIER = Hierarchy(pd.DataFrame({0: [f"s{i}" for i in range(5)], 1: ["sA", "sA", "sB", "sB", "sB"],

@@ -1,6 +1,6 @@
 """Registers the basic categorical steps: recode, remove, record_swap, local_suppression."""
 
-from .recode import Recode  # noqa: F401  (registration happens on import)
-from .remove import RemoveVariables  # noqa: F401
-from .record_swap import RecordSwap  # noqa: F401
 from .local_suppression import LocalSuppression  # noqa: F401
+from .recode import Recode  # noqa: F401  (registration happens on import)
+from .record_swap import RecordSwap  # noqa: F401
+from .remove import RemoveVariables  # noqa: F401
