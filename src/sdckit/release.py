@@ -302,18 +302,9 @@ def signing_key_for(output: OutputSpec, signing_key: Any, *folders: Path) -> Any
     the spec's ``[output] signing_key``, else None. A key file inside an output folder is refused
     (it would be published or replaced with the folder); a file is loaded now, before any work."""
     key = signing_key if signing_key is not None else getattr(output, "signing_key", None)
-    if key is None or not isinstance(key, (str, os.PathLike)):
-        return key
-    path = Path(key)
-    real = Path(os.path.abspath(path)).resolve()
-    for d in folders:
-        top = Path(os.path.abspath(d)).resolve()
-        if real == top or top in real.parents:
-            raise InputError(f"{path}: the signing key is inside the output folder {d}; a private key must never "
-                             "be written into a release: keep it outside the output folders.")
-    from .report.signing import load_private_key
+    from .report.signing import load_key_outside
 
-    return load_private_key(path)
+    return load_key_outside(key, *folders)
 
 
 def release_folders(output: OutputSpec) -> tuple[Path, Path]:

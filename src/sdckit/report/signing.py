@@ -155,6 +155,28 @@ def load_private_key(path: str | os.PathLike, *, passphrase: str | bytes | None 
     return key
 
 
+def load_key_outside(key: Any, *folders: str | os.PathLike) -> Any:
+    """The steward's private key, loaded from ``key`` (a file) after checking that it lies
+    outside every output folder (it would be published or replaced with the folder); a key
+    object or None is returned as it is.
+
+    Raises
+    ------
+    InputError
+        The key file is inside one of ``folders``.
+    """
+    if key is None or not isinstance(key, (str, os.PathLike)):
+        return key
+    path = Path(key)
+    real = Path(os.path.abspath(path)).resolve()
+    for d in folders:
+        top = Path(os.path.abspath(d)).resolve()
+        if real == top or top in real.parents:
+            raise InputError(f"{path}: the signing key is inside the output folder {d}; a private key must never "
+                             "be written into a release: keep it outside the output folders.")
+    return load_private_key(path)
+
+
 def load_public_key(path: str | os.PathLike):
     """The steward's Ed25519 public key from a PEM file (``NAME.pub`` of :func:`generate_keypair`)."""
     from cryptography.hazmat.primitives import serialization

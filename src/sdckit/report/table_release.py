@@ -285,19 +285,6 @@ def _plain_name(name: str, where: str) -> str:
     return name
 
 
-def _key_outside(key: Any, *folders: Path) -> Any:
-    if key is None or not isinstance(key, (str, os.PathLike)):
-        return key
-    real = Path(os.path.abspath(key)).resolve()
-    for d in folders:
-        top = Path(os.path.abspath(d)).resolve()
-        if real == top or top in real.parents:
-            raise InputError(f"{Path(key)}: the signing key is inside the output folder {d}; a private key must "
-                             "never be written into a release: keep it outside the output folders.")
-    from .signing import load_private_key
-
-    return load_private_key(key)
-
 
 def write_table_release(content: TableContent, public: str | os.PathLike, internal: str | os.PathLike | None = None,
                         *, spec: dict | None = None, name: str = "table", code: str = "x",
@@ -328,7 +315,9 @@ def write_table_release(content: TableContent, public: str | os.PathLike, intern
             if d.resolve() == s or d.resolve() in s.parents:
                 raise InputError(f"{d.name}: the output folder holds the input {s.name}; a release replaces its "
                                  "folder whole: choose another output folder")
-    key = _key_outside(signing_key, pub_dir, int_dir)
+    from .signing import load_key_outside
+
+    key = load_key_outside(signing_key, pub_dir, int_dir)
     data_file = _plain_name(f"{name}.csv" if not name.endswith(".csv") else name, "output.table")
     report_file = _plain_name(report_file, "output.public_report")
     from ..catalogue.names import TABLE_CATALOGUE_FILES
