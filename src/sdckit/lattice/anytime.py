@@ -59,7 +59,7 @@ def _event(ev: Evaluator, t0: float, best: NodeEval | None, bound: float, kind: 
     if value is not None and bound > 0 and np.isfinite(bound):
         gap = value / bound
     return {"event": kind, "cpu_seconds": round(time.process_time() - t0, 3), "nodes_checked": ev.nodes_checked,
-            "best": value, "bound": float(bound), "gap": gap,
+            "best": value, "bound": float(bound) if np.isfinite(bound) else None, "gap": gap,
             "levels": None if best is None else list(best.levels)}
 
 
@@ -78,8 +78,8 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
         Largest number of nodes to check (None: no limit).
     progress : callable, optional
         Called with a dict (``event``, ``cpu_seconds``, ``nodes_checked``, ``best``, ``bound``,
-        ``gap`` = best / bound, ``levels``) at every new best node, every
-        :data:`PROGRESS_EVERY` CPU seconds and at the end.
+        ``gap`` = best / bound, ``levels``; ``bound`` and ``gap`` are None before the first
+        bound) at every new best node, every :data:`PROGRESS_EVERY` CPU seconds and at the end.
     seed : int
         Seed of the restarts' random paths (the search is deterministic for a seed; it
         protects nothing, so it is no secret).

@@ -49,7 +49,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ..errors import InputError
 from .models import Model, NodeView
@@ -65,6 +64,8 @@ UNIQUENESS_MODELS = ("zayatz", "pitman", "snb", "dankar")
 
 def derived_k(k: int, n: int, population_size: float, estimator: str, significance: float) -> int:
     """ARX's ``k'`` for k-map without a population table (module notes)."""
+    from scipy import stats  # noqa: PLC0415 (loads only for the models that need it)
+
     lam = (n / float(population_size)) * k
     thr = 1.0 - significance
     pois = stats.poisson(lam)
@@ -192,6 +193,8 @@ class PopulationUniquenessBound(Model):
 
     def share(self, sizes: np.ndarray) -> float:
         """Estimated population uniques / N from the kept class sizes."""
+        from scipy import stats  # noqa: PLC0415
+
         from ..risk.population import population_uniques  # noqa: PLC0415
 
         sizes = np.asarray(sizes, dtype=np.int64)
