@@ -136,7 +136,8 @@ def test_checker_walks_the_queue_in_chromium(tmp_path):
             # the researcher's exception request, then the approval
             box("output_0").locator(".reason").fill("row d is a published category (4 schools)")
             box("output_0").locator("button.exception").click()
-            page.wait_for_selector(".out[data-id='output_0'] .exception")
+            # the recorded request (a div), not the button that records it (which also has the class)
+            page.wait_for_selector(".out[data-id='output_0'] div.exception")
             box("output_0").locator(".reason").fill("accepted: the row is public knowledge")
             box("output_0").locator("button.approve").click()
             page.wait_for_selector(".out[data-id='output_0'] .decision.approved")
