@@ -6,6 +6,7 @@
 line's ``sdckit from-sdcmicro script.R`` runs it.
 """
 
-from .translate import LineNote, Translation, parse_r, translate
+from .reader import parse_r
+from .translate import LineNote, Translation, translate
 
 __all__ = ["LineNote", "Translation", "parse_r", "translate"]
