@@ -283,27 +283,26 @@ def known_table_rules() -> list[str]:
     return sorted(_RULES)
 
 
-def table_method_class(name: str, *, where: str = "protection.method") -> type:
-    """The registered method ``name``; an unknown name is a one-line SpecError with the closest."""
+def _lookup(registry: dict[str, type], name: Any, what: str, where: str) -> type:
+    """The class registered as ``name``; an unknown name is a one-line SpecError with the closest."""
     if isinstance(name, str):
-        _load(name, _METHODS)
+        _load(name, registry)
     else:
         discover()
-    if not isinstance(name, str) or name not in _METHODS:
-        raise SpecError(f"{where}: unknown table method {name!r} ({close_names(str(name), _METHODS)}); "
-                        f"the known ones are {', '.join(sorted(_METHODS))}")
-    return _METHODS[name]
+    if not isinstance(name, str) or name not in registry:
+        raise SpecError(f"{where}: unknown {what} {name!r} ({close_names(str(name), registry)}); "
+                        f"the known ones are {', '.join(sorted(registry))}")
+    return registry[name]
+
+
+def table_method_class(name: str, *, where: str = "protection.method") -> type:
+    """The registered method ``name``; an unknown name is a one-line SpecError with the closest."""
+    return _lookup(_METHODS, name, "table method", where)
 
 
 def table_rule_class(name: str, *, where: str = "rules.type") -> type:
-    if isinstance(name, str):
-        _load(name, _RULES)
-    else:
-        discover()
-    if not isinstance(name, str) or name not in _RULES:
-        raise SpecError(f"{where}: unknown sensitivity rule {name!r} ({close_names(str(name), _RULES)}); "
-                        f"the known ones are {', '.join(sorted(_RULES))}")
-    return _RULES[name]
+    """The registered sensitivity rule ``name``; an unknown name is a one-line SpecError with the closest."""
+    return _lookup(_RULES, name, "sensitivity rule", where)
 
 
 def _build(cls: type, kind: str, name: str, params: Mapping[str, Any], where: str) -> Any:
