@@ -18,13 +18,33 @@ class StepsEpilogCommand(TyperCommand):
 
     @property
     def epilog(self) -> str:  # type: ignore[override]
+        from rich.markup import escape
+
         from ._spec_docs import steps_help_text
 
-        return steps_help_text(markup=True)
+        return escape(spec_sections_help_text()) + "\n\n" + steps_help_text(markup=True)
 
     @epilog.setter
     def epilog(self, value) -> None:  # click sets it in __init__; the listing is computed
         pass
+
+
+def spec_sections_help_text() -> str:
+    """The spec's sections and their keys, from the declarations in :mod:`sdckit.spec` and
+    :mod:`sdckit.explore.spec` (the head of ``sdckit protect --help``)."""
+    from .explore.spec import CANDIDATE_KEYS, EXPLORE_KEYS
+    from .spec import SPEC_SECTIONS
+
+    out = ["Sections of a release spec (TOML), with their keys; 'docs/release_spec.md' explains each:"]
+    for name, (meaning, keys) in SPEC_SECTIONS.items():
+        out.append(f"  [{name}] {meaning}: {', '.join(sorted(keys))}")
+    out.append("  [[steps]] the masking steps in order, each with method = \"...\" and its parameters (below)")
+    out.append("  [gate] the thresholds the release must meet (below)")
+    out.append("Used by 'sdckit explore' on the same spec:")
+    out.append(f"  [explore] what the sweep measures and keeps: {', '.join(sorted(EXPLORE_KEYS))}")
+    out.append(f"  [[candidates]] the settings swept ({', '.join(sorted(CANDIDATE_KEYS))}): method = \"...\", "
+               "grid = a list of values per parameter, fixed = the parameters held")
+    return "\n".join(out)
 
 
 def steps_command(

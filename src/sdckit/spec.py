@@ -65,6 +65,16 @@ _RUN = {"seed"}
 _OUTPUT = {"directory", "data", "report", "internal_report", "internal_directory", "overwrite",
            "keep_order", "csv_formula_guard", "signing_key", "catalogue", "licence", "description"}
 
+#: the sections of a release spec besides ``[[steps]]`` and ``[gate]`` (listed from their own
+#: declarations): name -> (what the section holds, its keys); ``sdckit protect --help`` shows them
+SPEC_SECTIONS = {
+    "input": ("the data file and how to read it", _INPUT),
+    "roles": ("what each column is (keys, numeric, weight, household, strata, sensitive, PRAM)", _ROLES),
+    "run": ("the run's seed (a secret: kept in the internal report only)", _RUN),
+    "output": ("where the public and internal files go and what is written", _OUTPUT),
+    "report": ("the reports' title, organisation, release and the steward's analyses", _REPORT),
+}
+
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,11 @@ from ..registry import step_class
 from ..spec import ReleaseSpec, spec_from_dict
 from .sweep import Candidate, default_grid
 
-_EXPLORE = {"risk", "utility", "threshold", "seeds", "refine", "directory", "n_jobs"}
+#: the keys of ``[explore]`` (``sdckit protect --help`` lists them)
+EXPLORE_KEYS = frozenset({"risk", "utility", "threshold", "seeds", "refine", "directory", "n_jobs"})
+_EXPLORE = EXPLORE_KEYS
+#: the keys of each ``[[candidates]]`` table
+CANDIDATE_KEYS = frozenset({"method", "grid", "fixed"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ def explore_spec_from_dict(raw: dict, *, base_dir: str | os.PathLike = ".", sour
     for i, c in enumerate(cands):
         if not isinstance(c, dict) or "method" not in c:
             raise SpecError(f"candidates[{i}].method: is required")
-        extra = set(c) - {"method", "grid", "fixed"}
+        extra = set(c) - CANDIDATE_KEYS
         if extra:
             raise SpecError(f"candidates[{i}].{sorted(extra)[0]}: unknown key; the valid ones are fixed, grid, method")
         declared = {p.name: p for p in step_params(step_class(c["method"], where=f"candidates[{i}].method"))}
