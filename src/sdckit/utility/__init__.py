@@ -6,7 +6,9 @@ and the operational check that runs the steward's analyses on original and relea
 from .._lazy import attach
 
 _EXPORTS = {
-    "AnalysisComparison": "analyses", "LinearRegression": "analyses",
+    "AnalysisComparison": "analyses", "Classification": "analyses", "LinearRegression": "analyses",
+    "ClassificationAccuracy": "classification", "classification_accuracy": "classification",
+    "cross_validated_accuracy": "classification",
     "LogisticRegression": "analyses", "PrincipalComponents": "analyses",
     "UserAnalysis": "analyses", "analysis_from_dict": "analyses", "compare_analyses": "analyses",
     "entropy_utility": "categorical", "pareto_front": "frontier",
@@ -17,8 +19,9 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "AnalysisComparison", "InformationLoss", "LinearRegression", "LogisticRegression",
-    "PrincipalComponents", "UserAnalysis", "analysis_from_dict", "compare_analyses", "eigen_loss", "entropy_utility",
+    "AnalysisComparison", "Classification", "ClassificationAccuracy", "InformationLoss", "LinearRegression",
+    "LogisticRegression", "PrincipalComponents", "UserAnalysis", "analysis_from_dict", "classification_accuracy", "compare_analyses",
+    "cross_validated_accuracy", "eigen_loss", "entropy_utility",
     "il1", "il1_primed", "il1s", "il2", "il3", "il4", "il5", "information_loss",
     "nearest_original", "pareto_front",
 ]

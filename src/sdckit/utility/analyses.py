@@ -183,25 +183,69 @@ class UserAnalysis:
         return {"estimates": est, "n": int(len(frame))}
 
 
-Analysis = LinearRegression | LogisticRegression | PrincipalComponents | UserAnalysis
+@dataclass(frozen=True)
+class Classification:
+    """Cross-validated accuracy of a classifier predicting ``target`` from ``features`` (ARX's
+    classification analysis; :mod:`sdckit.utility.classification`).
+
+    Quantities: the accuracy of ``classifier`` (``naive_bayes``, ``random_forest`` or
+    ``logistic``) trained and tested on the data itself (k-fold, the same folds on both data
+    sets), and ZeroR's (always the most frequent class). A release that keeps what the
+    classifier uses has the original's accuracy.
+    """
+
+    target: str
+    features: Sequence[str]
+    classifier: str = "naive_bayes"
+    folds: int = 10
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        from .classification import CLASSIFIERS
+
+        check_names("Classification", "target", self.target)
+        object.__setattr__(self, "features", check_names("Classification", "features", self.features))
+        check_choice("Classification", "classifier", self.classifier, tuple(CLASSIFIERS))
+        check_int("Classification", "folds", self.folds, min_value=2)
+
+    @property
+    def label(self) -> str:
+        from .classification import CLASSIFIERS
+
+        return self.name or (f"{CLASSIFIERS[self.classifier]} predicting {self.target} from "
+                             f"{', '.join(self.features)}")
+
+    def run(self, frame: pd.DataFrame, reference: pd.DataFrame | None = None) -> dict:  # noqa: ARG002
+        from .classification import cross_validated_accuracy
+
+        _need(frame, [self.target, *self.features], self.label)
+        r = cross_validated_accuracy(frame, self.target, self.features, classifier=self.classifier,
+                                     folds=self.folds)
+        return {"estimates": {"accuracy": r["accuracy"], "ZeroR accuracy": r["zeror_accuracy"]}, "n": r["n"]}
+
+
+Analysis = LinearRegression | LogisticRegression | PrincipalComponents | Classification | UserAnalysis
 
 
 def analysis_from_dict(spec: Mapping[str, Any]) -> Analysis:
-    """An analysis from a release-spec table: ``{kind = "linear" | "logistic" | "pca", ...}``.
+    """An analysis from a release-spec table: ``{kind = "linear" | "logistic" | "pca" | "classification", ...}``.
 
     ``linear`` / ``logistic``: ``outcome``, ``regressors``; ``pca``: ``variables``,
-    optional ``n_components``; every kind: optional ``name``.
+    optional ``n_components``; ``classification``: ``target``, ``features``, optional
+    ``classifier`` and ``folds``; every kind: optional ``name``.
     """
     if not isinstance(spec, Mapping):
         raise param_error("analyses", "entry", "a table with a 'kind' key", spec)
     spec = dict(spec)
-    kind = check_choice("analyses", "kind", spec.pop("kind", None), ("linear", "logistic", "pca"))
-    cls = {"linear": LinearRegression, "logistic": LogisticRegression, "pca": PrincipalComponents}[kind]
+    kinds = {"linear": LinearRegression, "logistic": LogisticRegression, "pca": PrincipalComponents,
+             "classification": Classification}
+    takes = {"linear": "outcome, regressors", "logistic": "outcome, regressors", "pca": "variables, n_components",
+             "classification": "target, features, classifier, folds"}
+    kind = check_choice("analyses", "kind", spec.pop("kind", None), tuple(kinds))
     try:
-        return cls(**spec)
+        return kinds[kind](**spec)
     except TypeError as exc:
-        raise InputError(f"analyses: a {kind!r} analysis takes "
-                         f"{'outcome, regressors' if kind != 'pca' else 'variables, n_components'} "
+        raise InputError(f"analyses: a {kind!r} analysis takes {takes[kind]} "
                          f"and name; got {sorted(spec)} ({exc}).") from None
 
 
