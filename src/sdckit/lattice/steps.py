@@ -24,6 +24,7 @@ from ..registry import register_step
 from ..result import Guarantee, StepResult
 from .checks_arx import arx_guarantees
 from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
+from .local_recoding import local_recode, refuse_unsupported
 from .metrics import METRICS, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
 from .models import NodeView
@@ -227,6 +228,11 @@ class Generalise:
                              "with its own settings")
     time_limit: float | None = param(None, kind="float", low=0, low_open=True, nullable=True, unit="seconds",
                                      advanced=True, help="time budget of the search")
+    local_recoding: int = param(0, kind="int", low=0, advanced=True, label="passes of local recoding",
+                                unit="passes",
+                                help="passes of local recoding: the search repeated on the records the "
+                                     "previous pass suppressed, released at their own levels (ARX's local "
+                                     "recoding); 0: global recoding only")
 
     global_recode: ClassVar[bool] = True
     #: the flat form of earlier specs: (variant parameter, its settings beside the step's own, default type)
@@ -240,6 +246,8 @@ class Generalise:
         if not self.models():
             raise InputError("Generalise needs a privacy model: set k, l, t, average_risk, max_risk, k_map, "
                              "beta, delta_disclosure or population_uniqueness.")
+        if self.local_recoding:
+            refuse_unsupported(self)
 
     @classmethod
     def spec_form_problem(cls, params: dict) -> str | None:
@@ -282,12 +290,26 @@ class Generalise:
         sens = self.sensitive or (md.sensitive[0] if wants_sens and md.sensitive else None)
         sh = read_hierarchy(self.sensitive_hierarchy) if self.sensitive_hierarchy else None
         frame = md.frame
-        problem = Problem(frame, qis, self._hierarchies(qis), sensitive=sens, sensitive_hierarchy=sh)
+        hierarchies = self._hierarchies(qis)
+        problem = Problem(frame, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh)
         ev = Evaluator(problem, models, self.suppression, self.metric)
         # max_nodes is the heuristic's own setting (the other searches ignore the budget)
         budget = getattr(self.search, "max_nodes", HeuristicSearch().max_nodes)
         res = search(ev, self.search.variant_name, max_nodes=budget, time_limit=self.time_limit)
         out, suppressed = generalise_frame(frame, ev, res.levels)
+        passes = []
+        if self.local_recoding and suppressed.any():
+            def holds(released: pd.DataFrame, sup: np.ndarray) -> bool:
+                return all(g.holds for g in check_release(released, qis, sup, models_settings=self, sensitive=sens,
+                                                          max_suppressed=ev.max_suppressed))
+
+            out, suppressed, passes = local_recode(
+                frame, out, suppressed, qis=qis,
+                make_problem=lambda sub: Problem(sub, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh),
+                models=models, suppression=self.suppression, metric=self.metric,
+                run_search=lambda e: search(e, self.search.variant_name, max_nodes=budget,
+                                            time_limit=self.time_limit),
+                generalise=generalise_frame, passes=self.local_recoding, still_holds=holds)
         lv = np.asarray(res.levels)
         view = NodeView(problem, lv, problem.table(lv))
         kept = ~np.zeros(view.table.n_classes, dtype=bool)
@@ -302,6 +324,10 @@ class Generalise:
                    "seconds": round(res.seconds, 4)}
         if res.events:   # the anytime search's progress: best, bound and gap along the run
             summary["events"] = list(res.events)
+        if self.local_recoding:
+            summary["n_suppressed_global"] = res.n_suppressed
+            summary["n_suppressed"] = int(suppressed.sum())
+            summary["local_recoding"] = [p.to_dict() for p in passes]
         guarantees = check_release(out, qis, suppressed, models_settings=self, sensitive=sens,
                                    max_suppressed=ev.max_suppressed)
         with warnings.catch_warnings():
@@ -312,7 +338,8 @@ class Generalise:
                                                                 "sensitive", "average_risk", "max_risk",
                                                                 "k_map", "population_size", "beta",
                                                                 "delta_disclosure", "population_uniqueness",
-                                                                "suppression", "metric", "search")}
+                                                                "suppression", "metric", "search",
+                                                                "local_recoding")}
         return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
 
 
