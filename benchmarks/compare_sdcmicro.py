@@ -52,6 +52,12 @@ after one untimed call that loads the numba kernels from their cache):
 * ``ma_rmd``: ``microaggregation(method = "rmd")`` vs ``algorithm = "rmd"`` on the first
   ``--rmd-n`` records of the same file (sdcMicro builds the n x n distance matrix); random in
   both (the MCD's subsets): quality: both SSEs;
+* ``ma_clustpca``, ``ma_influence``, ``ma_clustmcdpca``, ``ma_mcdpca`` on the 5 variables,
+  ``ma_clustpppca``, ``ma_pppca`` on the first ``--rmd-n`` records (sdcMicro's ``prcompRob``
+  holds an n x n matrix of projections): ``microaggregation(method = m, aggr = 3)`` (nc = 8,
+  CLARA) vs ``algorithm = { type = m }``; quality: largest relative difference (deterministic:
+  equal to rounding), or for the MCD methods (random in both) both SSEs and the share of
+  records released with equal values;
 * ``addnoise_correlated2``: ``addNoise(method = "correlated2", delta = 0.3)`` vs ``noise(kind =
   "correlated2", level = 0.09)``; quality: the covariance factor on both sides (expected 0.91);
 * ``shuffle``: ``shuffle(form = c1 + c2 + c3 ~ c4, method = "ds")`` vs the ``shuffle`` step;
@@ -201,10 +207,20 @@ run <- function(case) {
     r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = m))
     write.csv(r$out$mx, f(paste0("r_", case, ".csv")), row.names = FALSE)
     emit(case, r$seconds)
-  } else if (case == "ma_rmd") {
+  } else if (case %in% c("ma_rmd", "ma_pppca", "ma_clustpppca")) {
     x <- read.csv(f("num_rmd.csv"))
-    r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = "rmd"))
-    write.csv(r$out$mx, f("r_ma_rmd.csv"), row.names = FALSE)
+    m <- sub("ma_", "", case)
+    set.seed(1)
+    r <- best(function() microaggregation(x, variables = c(@num_vars@), aggr = 3, method = m))
+    write.csv(r$out$mx, f(paste0("r_", case, ".csv")), row.names = FALSE)
+    emit(case, r$seconds)
+  } else if (case %in% c("ma_clustpca", "ma_influence", "ma_clustmcdpca", "ma_mcdpca")) {
+    x <- read.csv(f("num.csv"))
+    m <- sub("ma_", "", case)
+    set.seed(1)
+    r <- best(function() suppressWarnings(suppressMessages(
+      microaggregation(x, variables = c(@num_vars@), aggr = 3, method = m))))
+    write.csv(r$out$mx, f(paste0("r_", case, ".csv")), row.names = FALSE)
     emit(case, r$seconds)
   } else if (case == "addnoise_correlated2") {
     x <- read.csv(f("corr.csv"))
@@ -463,7 +479,13 @@ def line(case: str, n: int, sdk: tuple[float, float], r: dict, **quality) -> Non
 CASES = ["freq_indivrisk", "freq_indivrisk_fresh", "suda2", "pram_1var", "pram_3var", "mdav", "rankswap",
          "addnoise", "addnoise_correlated", "localsupp", "globalrecode", "topbotcoding", "modrisk",
          "ma_simple", "ma_single", "ma_onedims", "ma_pca", "ma_rmd", "addnoise_correlated2", "shuffle",
-         "recordswap_across"]
+         "recordswap_across", "ma_clustpca", "ma_clustpppca", "ma_clustmcdpca", "ma_influence", "ma_pppca",
+         "ma_mcdpca"]
+#: microaggregation cases on the first --rmd-n records (sdcMicro holds an n x n matrix: rmd's distances,
+#: the projections of prcompRob)
+MA_SMALL = ("ma_rmd", "ma_pppca", "ma_clustpppca")
+#: microaggregation cases random in both tools (robust MCD subsets): SSEs and the share of equal records
+MA_RANDOM = ("ma_rmd", "ma_clustmcdpca", "ma_mcdpca")
 
 
 def make_households(workdir: Path, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -667,10 +689,11 @@ def main() -> None:
             line("topbotcoding", len(dk), sec, R["topbotcoding"], **q)
 
         # sdcMicro's other microaggregation methods (deterministic: outputs compared)
-        for case in ("ma_simple", "ma_single", "ma_onedims", "ma_pca", "ma_rmd"):
+        for case in ("ma_simple", "ma_single", "ma_onedims", "ma_pca", "ma_rmd", "ma_clustpca", "ma_clustpppca",
+                     "ma_clustmcdpca", "ma_influence", "ma_pppca", "ma_mcdpca"):
             if case not in cases:
                 continue
-            frame = dn if case != "ma_rmd" else dn.iloc[:n_rmd].reset_index(drop=True)
+            frame = dn if case not in MA_SMALL else dn.iloc[:n_rmd].reset_index(drop=True)
             Xc = frame[NUM_VARS].to_numpy(np.float64)
             step = Microaggregation(k=3, algorithm=ALGORITHMS[case[3:]]())
             sec, res = warm_timed(lambda s=step, fr=frame: s.apply(Microdata(fr, numeric_vars=NUM_VARS), rng=1),
@@ -681,8 +704,10 @@ def main() -> None:
             if "seconds" in r:
                 Yr = pd.read_csv(wd / f"r_{case}.csv")[NUM_VARS].to_numpy(np.float64)
                 q["sdcmicro_sse"] = sse_std(Xc, Yr)
-                if case != "ma_rmd":
+                if case not in MA_RANDOM:
                     q["max_relative_difference"] = float(np.max(np.abs(Y - Yr) / np.abs(Yr)))
+                else:                           # random in both: records released with the same values
+                    q["share_equal_records"] = float(np.mean(np.all(np.abs(Y - Yr) <= 1e-9 * np.abs(Yr), axis=1)))
             line(case, len(frame), sec, r, k=3, variables=len(NUM_VARS), **q)
 
         # correlated2 noise: covariances shrink by 1 - delta^2 = 0.91

@@ -94,7 +94,7 @@ def test_units_are_converted_and_untranslatable_lines_are_named():
               'x <- addNoise(x, variables = c("a", "b"), method = "correlated2", delta = 0.3)\n'
               'x <- rankSwap(x, variables = "a", P = 0.05, TopPercent = 0, BottomPercent = 0)\n'
               'x <- addNoise(x, variables = "a", method = "ROMM")\n'
-              'x <- microaggregation(x, variables = c("a", "b"), method = "clustpca")\n'
+              'x <- microaggregation(x, variables = c("a", "b"), method = "clustpca", clustermethod = "kmeans")\n'
               'y <- mean(x$a)\n')
     (t,) = translate(script)
     steps = t.spec["steps"]
@@ -103,7 +103,7 @@ def test_units_are_converted_and_untranslatable_lines_are_named():
     assert steps[3]["p"] == pytest.approx(5.0)
     missing = {n.line: n.what for n in t.notes if n.status == "not translated"}
     assert set(missing) == {6, 7, 8}
-    assert "ROMM" in missing[6] and "clustpca" in missing[7]
+    assert "ROMM" in missing[6] and "kmeans" in missing[7]
 
 
 def test_guide_session_translates_and_runs(tmp_path):

@@ -48,7 +48,9 @@ def test_the_algorithms_are_declared_types():
     json.dumps(d)
     by_type = {v["type"]: [q["name"] for q in v["params"]] for v in d["variants"]}
     assert by_type == {"mdav": [], "mdav_partitioned": ["block"], "univariate": [], "simple": [],
-                       "single": [], "onedims": [], "pca": [], "rmd": []}
+                       "single": [], "onedims": [], "pca": [], "rmd": [], "clustpca": ["n_clusters"],
+                       "clustpppca": ["n_clusters"], "clustmcdpca": ["n_clusters"], "influence": ["n_clusters"],
+                       "pppca": [], "mcdpca": []}
     assert d["default"] == {"type": "mdav"}
 
 
@@ -140,6 +142,7 @@ def test_the_dask_plan_takes_the_mdav_types_only():
     assert Microaggregation(k=3).cell_size == 50_000
     step = Microaggregation(k=3, algorithm=MdavPartitioned(block=500))
     assert step.dask_plan(roles).writes == ("x", "y") and step.cell_size == 500
-    with pytest.raises(SpecError, match=r"^algorithm: the Dask engine runs the scalable MDAV variant only "
-                                        r"\(mdav or mdav_partitioned\); got 'pca'\.$"):
+    with pytest.raises(SpecError, match=r"^algorithm: 'pca' orders or clusters the whole file at once and runs "
+                                        r"in memory only; run this step with the in-memory engine, or use "
+                                        r"algorithm = \{ type = \"mdav_partitioned\" \} on the Dask engine\.$"):
         Microaggregation(k=3, algorithm=Pca()).dask_plan(roles)

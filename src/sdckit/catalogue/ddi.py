@@ -49,7 +49,7 @@ _XSI = "http://www.w3.org/2001/XMLSchema-instance"
 ROLE_NOTE = "sdckit:role"
 SDC_NOTE = "sdckit:disclosure-control"
 RISK_NOTE = "sdckit:risk-statement"
-_ROLES = ("key_vars", "numeric_vars", "weight", "household", "strata", "sensitive")
+_ROLES = ("key_vars", "numeric_vars", "weight", "household", "strata", "sensitive", "pram_vars")
 
 
 @dataclass(frozen=True)

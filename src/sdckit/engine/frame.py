@@ -48,9 +48,10 @@ class PartitionedMicrodata:
     frame : dask.dataframe.DataFrame
         The records (original labels; codes are derived per partition).
     roles : dict
-        ``key_vars``, ``numeric_vars``, ``weight``, ``household``, ``strata``, ``sensitive``.
+        ``key_vars``, ``numeric_vars``, ``weight``, ``household``, ``strata``, ``sensitive``,
+        ``pram_vars``.
     categories : dict of str -> pandas.Index
-        Category list of each key and stratum column: code ``i`` means ``categories[v][i]``.
+        Category list of each key, PRAM and stratum column: code ``i`` means ``categories[v][i]``.
     offsets : ndarray of int64, shape (npartitions + 1,)
         Global index of the first row of each partition; ``offsets[-1]`` is the row count.
     source : str, optional
@@ -80,6 +81,11 @@ class PartitionedMicrodata:
     @property
     def numeric_vars(self) -> tuple[str, ...]:
         return _as_tuple(self.roles.get("numeric_vars"))
+
+    @property
+    def pram_vars(self) -> tuple[str, ...]:
+        """Categorical variables PRAM may change beside the keys (sdcMicro's ``pramVars``)."""
+        return _as_tuple(self.roles.get("pram_vars"))
 
     @property
     def weight(self) -> str | None:
@@ -186,12 +192,12 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
                      key_vars: Iterable[str] = (), numeric_vars: Iterable[str] = (),
                      weight: str | None = None, household: str | None = None,
                      strata: str | Iterable[str] | None = None, sensitive: Iterable[str] = (),
-                     categories: Mapping[str, Iterable[Any]] | None = None,
+                     pram_vars: Iterable[str] = (), categories: Mapping[str, Iterable[Any]] | None = None,
                      na_values: list[Any] | None = None, blocksize: Any = "64MB",
                      columns: list[str] | None = None, runner: Any = None) -> PartitionedMicrodata:
     """Read a Parquet or CSV file, or a folder of parts, as partitioned microdata.
 
-    One pass over the data collects the categories of the keys and strata (sorted union over
+    One pass over the data collects the categories of the keys, PRAM variables and strata (sorted union over
     partitions, unless ``categories`` gives a list for a column), the row count of every
     partition and the weight checks (numeric, finite, > 0).
 
@@ -236,18 +242,18 @@ def read_partitioned(path: str | os.PathLike, *, file_format: str | None = None,
         frame = frame.replace({col: {v: np.nan for v in codes} for col, codes in per_column.items()})
     roles = {"key_vars": _as_tuple(key_vars), "numeric_vars": _as_tuple(numeric_vars),
              "weight": weight, "household": household, "strata": _as_tuple(strata),
-             "sensitive": _as_tuple(sensitive)}
+             "sensitive": _as_tuple(sensitive), "pram_vars": _as_tuple(pram_vars)}
     names = [str(c) for c in frame.columns]
     for role, value in roles.items():
         for name in _as_tuple(value):
             if name not in names:
                 from .._validation import close_names
                 raise InputError(f"{path}: the {role} column {name!r} does not exist; {close_names(name, names)}")
-    cat_vars = tuple(dict.fromkeys(roles["key_vars"] + roles["strata"]))
+    cat_vars = tuple(dict.fromkeys(roles["key_vars"] + roles["pram_vars"] + roles["strata"]))
     given = {k: pd.Index(list(v)) for k, v in (categories or {}).items()}
     for name in given:
         if name not in cat_vars:
-            raise InputError(f"categories are given for {name!r}, which is not a key or stratum column.")
+            raise InputError(f"categories are given for {name!r}, which is not a key, PRAM or stratum column.")
     import dask
 
     parts = frame[list(cat_vars) + ([weight] if weight else [])].to_delayed() if (cat_vars or weight) \
@@ -285,12 +291,13 @@ def from_pandas(df: pd.DataFrame, *, npartitions: int, categories: Mapping[str, 
     frame = dd.from_pandas(df.reset_index(drop=True), npartitions=npartitions, sort=True)
     sizes = frame.map_partitions(len).compute().to_numpy()
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    cat_vars = tuple(dict.fromkeys(_as_tuple(roles.get("key_vars")) + _as_tuple(roles.get("strata"))))
+    cat_vars = tuple(dict.fromkeys(_as_tuple(roles.get("key_vars")) + _as_tuple(roles.get("pram_vars"))
+                                   + _as_tuple(roles.get("strata"))))
     given = {k: pd.Index(list(v)) for k, v in (categories or {}).items()}
     cats = {v: given[v] if v in given else pd.Index(pd.factorize(df[v].dropna(), sort=True)[1])
             for v in cat_vars}
     full = {"key_vars": (), "numeric_vars": (), "weight": None, "household": None, "strata": (),
-            "sensitive": ()}
+            "sensitive": (), "pram_vars": ()}
     full.update({k: (_as_tuple(v) if k not in ("weight", "household") else v) for k, v in roles.items()})
     return PartitionedMicrodata(frame, full, cats, offsets, None, None)
 

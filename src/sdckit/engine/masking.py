@@ -298,9 +298,9 @@ def fit_pram(pmd: PartitionedMicrodata, settings: PramSettings, rng: np.random.S
     """
     variables = tuple(settings.variables)
     for v in variables:
-        if v not in pmd.key_vars:
-            raise InputError(f"PRAM: {v!r} is not a key variable; PRAM applies to the key variables "
-                             f"({', '.join(pmd.key_vars)}): add it to roles.key_vars.")
+        if v not in pmd.key_vars and v not in pmd.pram_vars:
+            raise InputError(f"PRAM: {v!r} is not a key variable or a PRAM variable; add it to "
+                             "roles.key_vars or roles.pram_vars.")
     scats = _strata_categories(pmd, settings.strata)
     if counts is None:
         counts = pram_counts(pmd, variables, settings.strata).compute()

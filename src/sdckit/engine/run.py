@@ -193,7 +193,10 @@ def load_engine_spec(spec_path: str | os.PathLike) -> tuple[ReleaseSpec, list[En
 
             out.append(EngineStep(built, plan, KERNELS[plan.kernel].settings(built, plan, roles)))
         except SpecError as exc:
-            raise SpecError(f"{where}.{exc}") from None
+            msg = str(exc)
+            if "memory engine" not in msg:        # every refusal says where the step does run
+                msg = f"{msg.rstrip('.')}; or run this {method} step with the in-memory engine."
+            raise SpecError(f"{where}.{msg}") from None
         steps.append(built)
     try:
         spec.gate.require_threshold()

@@ -103,15 +103,37 @@ def fast_mcd(Z: np.ndarray, rng: np.random.Generator, *, n_starts: int = 50, n_b
              max_steps: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """Reweighted minimum covariance determinant estimate (Rousseeuw & Van Driessen 1999).
 
-    FAST-MCD: ``n_starts`` random (p + 1)-subsets, each grown to h = floor((n + p + 1) / 2)
-    records and improved by two C-steps (the h records nearest in Mahalanobis distance under
-    the current estimate: the determinant never grows, their Theorem 1); the ``n_best`` lowest
-    determinants are iterated to convergence. The raw covariance is scaled for consistency
+    The raw subset of :func:`mcd_subset`; its covariance is scaled for consistency
     (median d^2 / chi2_p(0.5)) and the estimate reweighted on the records with
     d^2 <= chi2_p(0.975) (their sec. 2). Returns (centre, covariance).
     """
     from scipy.special import chdtri  # chi2_p(q) = chdtri(p, 1 - q)
 
+    p = Z.shape[1]
+    best = mcd_subset(Z, rng, n_starts=n_starts, n_best=n_best, max_steps=max_steps)
+    if best is None:
+        return Z.mean(axis=0), np.atleast_2d(np.cov(Z, rowvar=False))
+    mu, S = Z[best].mean(axis=0), np.atleast_2d(np.cov(Z[best], rowvar=False))
+    d = _mahalanobis(Z, mu, S)
+    S = S * (np.median(d) / chdtri(p, 0.5))                # consistency
+    d = _mahalanobis(Z, mu, S)
+    keep = d <= chdtri(p, 0.025)                           # reweighting
+    if keep.sum() > p:
+        mu = Z[keep].mean(axis=0)
+        S = np.atleast_2d(np.cov(Z[keep], rowvar=False))
+    return mu, S
+
+
+def mcd_subset(Z: np.ndarray, rng: np.random.Generator, *, n_starts: int = 50, n_best: int = 10,
+               max_steps: int = 100) -> np.ndarray | None:
+    """The raw FAST-MCD subset (Rousseeuw & Van Driessen 1999): row indices of the
+    h = floor((n + p + 1) / 2) records of least covariance determinant found, or None.
+
+    ``n_starts`` random (p + 1)-subsets, each grown to h records and improved by two C-steps
+    (the h records nearest in Mahalanobis distance under the current estimate: the
+    determinant never grows, their Theorem 1); the ``n_best`` lowest determinants are
+    iterated to convergence.
+    """
     n, p = Z.shape
     h = (n + p + 1) // 2
 
@@ -161,17 +183,7 @@ def fast_mcd(Z: np.ndarray, rng: np.random.Generator, *, n_starts: int = 50, n_b
             logdet = new
         if logdet < best_logdet:
             best_logdet, best = logdet, idx
-    if best is None:
-        return Z.mean(axis=0), np.atleast_2d(np.cov(Z, rowvar=False))
-    mu, S, _ = fit(best)
-    d = _mahalanobis(Z, mu, S)
-    S = S * (np.median(d) / chdtri(p, 0.5))                # consistency
-    d = _mahalanobis(Z, mu, S)
-    keep = d <= chdtri(p, 0.025)                           # reweighting
-    if keep.sum() > p:
-        mu = Z[keep].mean(axis=0)
-        S = np.atleast_2d(np.cov(Z[keep], rowvar=False))
-    return mu, S
+    return best
 
 
 def rmd_distances(Z: np.ndarray, center: np.ndarray, cov: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from ._numeric import (
     standardise,
     strata_rows,
 )
+from .ma_clustering import CLUSTER_METHODS, RANDOM_METHODS, ROBUST_PCA_METHODS, clustering_labels
 from .ma_methods import SORTED_METHODS, rmd_labels, robust_distances, sorted_labels
 
 # the algorithms on arrays (MDAV with its k-d tree, the reference and partitioned MDAV, the
@@ -57,7 +58,14 @@ def _variable_blocks(p: int, variables_per_group: int | None, method: str) -> li
 
 
 def _group(Z: np.ndarray, k: int, method: str, block: int, X: np.ndarray | None = None,
-           rng: np.random.Generator | None = None) -> np.ndarray:
+           rng: np.random.Generator | None = None, n_clusters: int = 8) -> np.ndarray:
+    if method in CLUSTER_METHODS + ROBUST_PCA_METHODS:       # on the values in their own units
+        Xv = Z if X is None else X
+        if method in CLUSTER_METHODS and Xv.shape[0] <= n_clusters:
+            raise InputError(f"microaggregation: {method} clusters a stratum of {Xv.shape[0]} records into "
+                             f"n_clusters = {n_clusters}; CLARA needs more records than clusters: lower "
+                             "n_clusters or merge strata.")
+        return clustering_labels(Xv, k, method, n_clusters=n_clusters, rng=rng)
     if method in SORTED_METHODS:
         return sorted_labels(Z if X is None else X, k, method)     # orders on the values themselves
     if method == "rmd":
@@ -73,7 +81,8 @@ def _group(Z: np.ndarray, k: int, method: str, block: int, X: np.ndarray | None 
 def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | None = None,
                          method: str = "mdav", aggregate: str = "mean", strata: np.ndarray | None = None,
                          missing: str = "refuse", block: int = 50_000, names: Sequence[str] | None = None,
-                         rng: np.random.Generator | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+                         rng: np.random.Generator | None = None,
+                         n_clusters: int = 8) -> tuple[np.ndarray, list[np.ndarray]]:
     """Microaggregate the columns of ``X`` on standardised values; returns (masked X, labels).
 
     Parameters
@@ -86,15 +95,20 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
         Microaggregate the variables this many at a time (consecutive columns; e.g. 4 as in
         Sebé et al.'s Table 5.2), each block with its own groups; default: all at once.
         Ignored by ``method="univariate"`` (each variable on its own).
-    method : {"mdav", "mdav_partitioned", "univariate", "simple", "single", "onedims", "pca", "rmd"}
-        MDAV; MDAV within principal-axis cells of at most ``block`` records (millions of
-        records); the optimal univariate method of Hansen & Mukherjee, per variable; and
-        sdcMicro's other methods (:mod:`sdckit.masking.ma_methods`): groups of k consecutive
-        records in file order (``simple``), in the order of the block's first variable
-        (``single``), of each variable on its own (``onedims``), of the first principal
-        component (``pca``); robust Mahalanobis distance (``rmd``, random: ``rng``).
+    method : str
+        One of ``METHODS``. MDAV; MDAV within principal-axis cells of at most ``block``
+        records (millions of records); the optimal univariate method of Hansen & Mukherjee,
+        per variable; and sdcMicro's other methods (:mod:`sdckit.masking.ma_methods`): groups
+        of k consecutive records in file order (``simple``), in the order of the block's first
+        variable (``single``), of each variable on its own (``onedims``), of the first principal
+        component (``pca``); robust Mahalanobis distance (``rmd``, random: ``rng``); CLARA
+        clusters each in its own order (``clustpca``, ``clustpppca``, ``clustmcdpca``,
+        ``influence``) and robust first components (``pppca``, ``mcdpca``), in
+        :mod:`sdckit.masking.ma_clustering`.
     rng : Generator, optional
-        ``rmd`` only: draws the random subsets of the MCD estimate.
+        ``rmd``, ``mcdpca``, ``clustmcdpca`` only: draws the random subsets of the MCD estimate.
+    n_clusters : int
+        Clusters of the CLARA methods (sdcMicro's ``nc``).
     aggregate : {"mean", "median"}
         The value given to a group's members (in original units).
     strata : ndarray of int, optional
@@ -144,7 +158,7 @@ def microaggregate_array(X: np.ndarray, k: int, *, variables_per_group: int | No
                     what = "stratum" if pat == 0 else f"group of records missing {_nan_names(cols, pat, names)}"
                     raise InputError(f"{owner}: a {what} has {rows.size} records, fewer than k = {k}; "
                                      "merge strata, impute, or lower k.")
-                lab = _group(Z[np.ix_(rows, have)], k, method, block, X[np.ix_(rows, have)], rng)
+                lab = _group(Z[np.ix_(rows, have)], k, method, block, X[np.ix_(rows, have)], rng, n_clusters)
                 labels[rows] = lab + offset
                 offset += int(lab.max()) + 1
         out[:, cols] = aggregate_groups(X[:, cols], labels, aggregate)
@@ -157,7 +171,8 @@ def _nan_names(cols: list[int], pattern: int, names: Sequence[str] | None) -> st
     return ", ".join(repr(nm[c]) for i, c in enumerate(cols) if (pattern >> i) & 1)
 
 
-METHODS = ("mdav", "mdav_partitioned", "univariate") + SORTED_METHODS + ("rmd",)
+METHODS = ("mdav", "mdav_partitioned", "univariate") + SORTED_METHODS + ("rmd",) + CLUSTER_METHODS \
+    + ROBUST_PCA_METHODS
 
 
 def _size_counts(labels_list: Sequence[np.ndarray]) -> dict[int, int]:
@@ -305,8 +320,115 @@ class Rmd:
         check_params(self)
 
 
+def _n_clusters():
+    return param(8, kind="int", low=1, unit="clusters", symbol="nc",
+                 help="clusters CLARA forms before ordering (sdcMicro's nc)")
+
+
+@dataclass(frozen=True)
+class Clustpca:
+    """sdcMicro's ``clustpca``: CLARA clusters on the values, each cluster in the order of its
+    first principal component (standardised within the cluster), the clusters one after the
+    other; groups of k consecutive records in that sequence. Deterministic (CLARA's own
+    generator), as sdcMicro's.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Clusters (sdcMicro's ``nc``).
+    """
+
+    variant_name: ClassVar[str] = "clustpca"
+
+    n_clusters: int = _n_clusters()
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Clustpppca:
+    """sdcMicro's ``clustpppca``: as ``clustpca``, each cluster in the order of its first robust
+    projection-pursuit component (MAD scale, candidates the centred records).
+
+    Parameters
+    ----------
+    n_clusters : int
+        Clusters (sdcMicro's ``nc``).
+    """
+
+    variant_name: ClassVar[str] = "clustpppca"
+
+    n_clusters: int = _n_clusters()
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Clustmcdpca:
+    """sdcMicro's ``clustmcdpca``: as ``clustpca``, each cluster in the order of the first
+    principal component of its MCD covariance; random through the MCD's subsets (the seed is
+    recorded).
+
+    Parameters
+    ----------
+    n_clusters : int
+        Clusters (sdcMicro's ``nc``).
+    """
+
+    variant_name: ClassVar[str] = "clustmcdpca"
+
+    n_clusters: int = _n_clusters()
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Influence:
+    """sdcMicro's ``influence``: CLARA clusters, each cluster in the order of the variable on
+    which its medoid has its largest value.
+
+    Parameters
+    ----------
+    n_clusters : int
+        Clusters (sdcMicro's ``nc``).
+    """
+
+    variant_name: ClassVar[str] = "influence"
+
+    n_clusters: int = _n_clusters()
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Pppca:
+    """sdcMicro's ``pppca``: groups of k consecutive records in the order of the first robust
+    projection-pursuit component of the whole file."""
+
+    variant_name: ClassVar[str] = "pppca"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
+@dataclass(frozen=True)
+class Mcdpca:
+    """sdcMicro's ``mcdpca``: groups of k consecutive records in the order of the first
+    principal component of the file's MCD covariance; random through the MCD's subsets."""
+
+    variant_name: ClassVar[str] = "mcdpca"
+
+    def __post_init__(self) -> None:
+        check_params(self)
+
+
 #: the algorithms ``Microaggregation.algorithm`` takes (one declared type each, in ``METHODS`` order)
-MICROAGGREGATION_ALGORITHMS = (Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca, Rmd)
+MICROAGGREGATION_ALGORITHMS = (Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca, Rmd,
+                               Clustpca, Clustpppca, Clustmcdpca, Influence, Pppca, Mcdpca)
 
 
 @register_step("microaggregation", engines=("memory", "dask"))
@@ -320,7 +442,8 @@ class Microaggregation:
         Minimum group size; every group has k to 2k - 1 records.
     variables : list of str, optional
         Numeric variables (default: the numeric_vars role).
-    algorithm : Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca or Rmd
+    algorithm : Mdav, MdavPartitioned, Univariate, Simple, Single, Onedims, Pca, Rmd, Clustpca, Clustpppca, \
+Clustmcdpca, Influence, Pppca or Mcdpca
         (``method`` names the step in a release spec, hence ``algorithm``.) A declared type
         with its own settings; in a spec an inline table, ``algorithm = { type =
         "mdav_partitioned", block = 10000 }`` or ``algorithm = { type = "pca" }``.
@@ -334,7 +457,12 @@ class Microaggregation:
         variable on its own (``onedims``, individual ranking), of the first principal component
         of the standardised variables (``pca``); and robust Mahalanobis distance (``rmd``:
         the record farthest from the robust (MCD) centre with its k - 1 nearest neighbours,
-        repeatedly; random through the MCD's subsets).
+        repeatedly; random through the MCD's subsets); CLARA clusters on the values, the
+        clusters one after the other, each in its own order (``clustpca``: first principal
+        component; ``clustpppca``: first projection-pursuit component; ``clustmcdpca``: first
+        component of the MCD covariance; ``influence``: the medoid's largest variable), each
+        with ``n_clusters`` (default 8, sdcMicro's ``nc``); and the first robust component of
+        the whole file (``pppca``, ``mcdpca``). ``mcdpca`` and ``clustmcdpca`` are random.
     variables_per_group : int, optional
         Microaggregate the variables this many at a time (e.g. 4, Table 5.2 of the post-masking chapter after Sebé et al. 2002).
     aggregate : {"mean", "median"}
@@ -364,7 +492,8 @@ class Microaggregation:
                                             help="numeric variables (default: the numeric_vars role)")
     algorithm: Any = param(Mdav(), kind="variant", variants=MICROAGGREGATION_ALGORITHMS, label="algorithm",
                            help="MDAV, MDAV within principal-axis cells, optimal univariate, or sdcMicro's "
-                                "simple, single, onedims, pca, rmd, with that algorithm's own settings")
+                                "simple, single, onedims, pca, rmd, clustpca, clustpppca, clustmcdpca, "
+                                "influence, pppca, mcdpca, with that algorithm's own settings")
     variables_per_group: int | None = param(None, kind="int", low=1, nullable=True, advanced=True,
                                             help="microaggregate the variables this many at a time")
     aggregate: str = param("mean", kind="choice", choices=("mean", "median"),
@@ -403,12 +532,13 @@ class Microaggregation:
             raise InputError(f"{where}: k = {self.k} is larger than the number of records ({X.shape[0]}).")
         method = self.algorithm.variant_name
         gen, record = None, None
-        if method == "rmd":                  # the only random method: its seed is recorded
+        if method in ("rmd",) + RANDOM_METHODS:       # the random methods: their seed is recorded
             ss, record = seed_sequence(rng)
             gen = np.random.default_rng(ss)
         out, labels = microaggregate_array(X, self.k, variables_per_group=self.variables_per_group,
                                            method=method, aggregate=self.aggregate, strata=strata,
-                                           missing=self.missing, block=self.cell_size, names=names, rng=gen)
+                                           missing=self.missing, block=self.cell_size, names=names, rng=gen,
+                                           n_clusters=getattr(self.algorithm, "n_clusters", 8))
         blocks = _variable_blocks(len(names), self.variables_per_group, method)
         Z, _, _ = standardise(X, names, where=where)
         sse = sst = 0.0
@@ -444,7 +574,8 @@ class Microaggregation:
 
         dask_takes_only(self, ("variables", "k", "algorithm"))
         if not isinstance(self.algorithm, (Mdav, MdavPartitioned)):
-            raise SpecError(f"algorithm: the Dask engine runs the scalable MDAV variant only "
-                            f"(mdav or mdav_partitioned); got {self.algorithm.variant_name!r}.")
+            raise SpecError(f"algorithm: {self.algorithm.variant_name!r} orders or clusters the whole file "
+                            f"at once and runs in memory only; run this step with the in-memory engine, "
+                            f"or use algorithm = {{ type = \"mdav_partitioned\" }} on the Dask engine.")
         cols = tuple(self.variables or roles.get("numeric_vars", ()))
         return DaskPlan("microaggregation", cols, cols)

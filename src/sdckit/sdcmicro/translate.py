@@ -724,16 +724,27 @@ def _rule_pram(a: _Args, _data):
 
 
 _MA_METHODS = {"mdav": "mdav", "simple": "simple", "single": "single", "onedims": "onedims", "pca": "pca",
-               "rmd": "rmd"}
+               "rmd": "rmd", "clustpca": "clustpca", "clustpppca": "clustpppca", "clustmcdpca": "clustmcdpca",
+               "influence": "influence", "pppca": "pppca", "mcdpca": "mcdpca"}
+_MA_CLUSTERED = ("clustpca", "clustpppca", "clustmcdpca", "influence")
 
 
 def _rule_microaggregation(a: _Args, _data):
     method = a.get("method", default="mdav", decisive=True)
     if method not in _MA_METHODS:
-        raise _NotTranslated(f"method {method!r} (clustering or robust PCA variants) is not in sdckit; "
-                             "use algorithm = { type = \"mdav\" } or { type = \"pca\" }")
+        raise _NotTranslated(f"method {method!r} is not a method of sdcMicro 5.8.1's microaggregation; "
+                             f"sdckit has {', '.join(sorted(_MA_METHODS))}")
     k = int(_num(a.get("aggr", default=3), "aggr"))
-    step: dict[str, Any] = {"method": "microaggregation", "k": k, "algorithm": {"type": _MA_METHODS[method]}}
+    algorithm: dict[str, Any] = {"type": _MA_METHODS[method]}
+    if method in _MA_CLUSTERED:
+        clustermethod = a.get("clustermethod", default="clara")
+        if clustermethod != "clara":
+            raise _NotTranslated(f"clustermethod {clustermethod!r}: sdckit clusters with CLARA (sdcMicro's "
+                                 "default, clustermethod = \"clara\") only")
+        nc = int(_num(a.get("nc", default=8), "nc"))
+        if nc != 8:
+            algorithm["n_clusters"] = nc
+    step: dict[str, Any] = {"method": "microaggregation", "k": k, "algorithm": algorithm}
     variables = a.get("variables")
     roles = {}
     if variables is not None:
@@ -746,7 +757,12 @@ def _rule_microaggregation(a: _Args, _data):
         step["aggregate"] = measure
     if a.get("varsort") not in (None, 1, 1.0):
         raise _NotTranslated("varsort: list the sort variable first in variables instead")
-    return step, roles, {}, f"microaggregation step: algorithm {method!r}, k = {k} (aggr)"
+    what = f"microaggregation step: algorithm {method!r}, k = {k} (aggr)"
+    if method in _MA_CLUSTERED:
+        what += f", n_clusters = {algorithm.get('n_clusters', 8)} (nc), CLARA on the untransformed values"
+        if a.has("transf"):
+            what += " (sdcMicro 5.8.1 computes transf but clusters the untransformed values: no effect)"
+    return step, roles, {}, what
 
 
 def _rule_add_noise(a: _Args, _data):
