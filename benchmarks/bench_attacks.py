@@ -8,7 +8,8 @@ that ties the columns together; the release is the original records with every c
 with probability 0.1, by the value of another random record (a lightly masked file). Sampling as
 Anonymeter samples: ``n_attacks = 500`` predicates (singling out, multivariate, 3 columns) and
 500 original and 500 control targets (linkability, 10 + 10 columns; inference of one
-categorical column from the 19 others); membership inference scores 1,000 members and 1,000
+categorical column from the 19 others; the inference once more with ``tie_break="quicksort"``,
+Anonymeter's neighbours: a full distance row and sort per target, timed up to 100,000 records); membership inference scores 1,000 members and 1,000
 non-members (5 disjoint groups behind the interval), the density attack from samples of 20,000
 released and reference records. Every attack reads the whole files: the predicates are counted on all n
 original and control records and the neighbours searched among all n released records.
@@ -35,6 +36,8 @@ from sdckit.attacks import inference, linkability, membership_inference, singlin
 from sdckit.attacks.encode import encode_frames  # noqa: E402
 
 N_CAT, N_NUM = 14, 6
+#: the largest file on which the "quicksort" tie rule (Anonymeter's neighbours) is timed
+QUICKSORT_MAX_N = 100_000
 
 
 def population(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -95,12 +98,17 @@ def run(n: int) -> None:
                                             n_attacks=500, rng=2, encoded=enc), 2000),
         "inference": (lambda: inference(original, released, control, secret="c13",
                                         aux=[c for c in cols if c != "c13"], n_attacks=500, rng=3, encoded=enc), 1000),
+        "inference_quicksort": (lambda: inference(original, released, control, secret="c13",
+                                                  aux=[c for c in cols if c != "c13"], n_attacks=500, rng=3,
+                                                  encoded=enc, tie_break="quicksort"), 1000),
         "mia_distance": (lambda: membership_inference(original, released, control, method="distance",
                                                       n_targets=1000, n_repeats=5, rng=4, encoded=enc), 2000),
         "mia_density": (lambda: membership_inference(original, released, control, method="density",
                                                      n_targets=1000, n_repeats=5, max_sample=20_000, rng=5,
                                                      encoded=enc), 0),
     }
+    if n > QUICKSORT_MAX_N:   # a full distance row and sort per target: not a rule for millions of records
+        del attacks["inference_quicksort"]
     for name, (fn, n_targets) in attacks.items():
         t0, c0 = time.perf_counter(), time.process_time()
         res = fn()

@@ -24,18 +24,35 @@ half are attacked:
     original and control records, as an intruder would.
 
 Both tools get the same files, every column as text (a missing value is the category
-``<missing>``), so both treat every column as categorical. Settings are Anonymeter's defaults:
-``n_attacks = 500``; singling out multivariate with ``n_cols = 3``; linkability with the first 8
-columns in one file and the other 9 in the second, ``n_neighbors = 1``; inference of ``Health``
-from the 16 other columns. For linkability and inference the script draws the 500 original and
-500 control targets (seed s) and gives both tools exactly those records, so the two tools attack
-the same people; singling out needs the whole files. Anonymeter runs with ``seed = s`` (singling
-out) and ``numpy.random.seed(s)`` (its linkability and inference draw from numpy's global
-generator); sdckit with ``rng = s``.
+``<missing>``), so both treat every column as categorical, except in the numeric-secret line.
+Settings are Anonymeter's defaults: ``n_attacks = 500``; singling out multivariate with
+``n_cols = 3``; linkability with the first 8 columns in one file and the other 9 in the second,
+``n_neighbors = 1``; inference of ``Health`` from the 16 other columns, and once more with
+``NUMERIC`` (Health and three other coded columns) as numbers: Anonymeter's evaluator told
+``regression=True``, sdckit with ``numeric=NUMERIC``, both with the tolerance 0.05 relative to
+the guess (Anonymeter's rule, sdckit's ``relative_to="guess"``). For linkability and inference
+the script draws the 500 original and 500 control targets (seed s) and gives both tools exactly
+those records, so the two tools attack the same people; singling out needs the whole files.
+Anonymeter runs with ``seed = s`` (singling out) and ``numpy.random.seed(s)`` (its linkability
+and inference draw from numpy's global generator); sdckit with ``rng = s``.
 
-Three comparisons are printed, one JSON line per seed, release and attack, and a summary line
-for each:
+What the script does not match, and why: (i) given all the records as targets, each tool only
+reorders them (Anonymeter with ``DataFrame.sample``, sdckit with its generator), which changes
+no count; (ii) the naive attacker's draws (Anonymeter: ``syn.sample`` from numpy's global
+generator for inference, an unseeded ``default_rng()`` for linkability) enter only the
+baseline rate, never the risk; (iii) the singling-out predicates are each tool's own writer's
+(reproducing Anonymeter's writer draw for draw would mean re-implementing its code), and its
+correction of the control count to the original's size uses unseeded polars subsamples
+(``anonymeter/evaluators/singling_out_evaluator.py``, ``_measure_queries_success``); so
+singling out is compared on shared predicates (comparison 1).
 
+One JSON line per check, then a summary line per comparison and attack:
+
+0. ``"same neighbours"`` on the census halves: Anonymeter's neighbour search
+   (``MixedTypeKNeighbors``) and sdckit's (``tie_break="quicksort"``, and ``"first"`` for
+   contrast) of every record of one half (5,000; 500 with ``--quick``) among the other half's,
+   ``k`` = 1 and 3, with ``NUMERIC`` as numbers (Hours worked per week's -9 read as missing):
+   the number of queries whose neighbour indices are identical.
 1. ``"same queries"`` (singling out): both tools count the same predicates, twice: those
    Anonymeter wrote (recorded from its evaluator run by wrapping its query writer, unchanged,
    and given to sdckit's ``singling_out(queries=...)``) and those sdckit wrote
@@ -45,16 +62,11 @@ for each:
    when the original and control halves hold different numbers of distinct records: both tools
    then correct the control count to the original's size, sdckit with the exact expected count
    (hypergeometric; a fit of Cohen & Nissim's model when the control is smaller), Anonymeter
-   with that model fitted to counts on random subsamples that its seed does not govern
-   (``anonymeter/evaluators/singling_out_evaluator.py``, ``_measure_queries_success``).
-2. ``"own draws"``: each tool's own predicates and tie-breaks, the three risks side by side.
-3. ``"tie range"`` (linkability, inference): the nearest-neighbour attacks cannot share a tie
-   rule: Anonymeter keeps the first of numba's (unstable) quicksort of the distances
-   (``anonymeter/neighbors/mixed_types_kneighbors.py``, ``_nearest_neighbors``), neither the
-   lowest row nor a seeded draw. An independent brute-force search gives, for the same targets,
-   the fewest and the most successes any tie rule allows and the mean under a random choice;
-   each tool's counts (sdckit with ``tie_break="random"`` and ``"first"``) must lie in that
-   range when the two definitions agree.
+   with that model fitted to counts on random subsamples that its seed does not govern.
+2. ``"own draws"``: each tool's own predicates and tie-breaks (sdckit's default random ties),
+   the risks side by side: two independent estimates of one quantity.
+3. ``"same neighbours"`` (linkability, inference, inference of the numeric secret): sdckit with
+   ``tie_break="quicksort"`` on the same targets: the counts must be identical to Anonymeter's.
 
 Each risk line has both risks with their 95% intervals, ``sdckit_in_anonymeter_ci`` and
 ``anonymeter_in_sdckit_ci``, ``within_combined_error`` (the difference at most 1.96 times the
@@ -80,6 +92,9 @@ ANON_PY = ANON_VENV / "bin" / "python"
 MISSING = "<missing>"
 N_ATTACKS = 500
 SECRET = "Health"
+#: the columns given as numbers in the numeric-secret line and the neighbour check (the others are text);
+#: none of them is recoded or suppressed by the demo release
+NUMERIC = ["Health", "Family Composition", "Hours worked per week", "Approximated Social Grade"]
 
 
 # --------------------------------------------------------------------------- Anonymeter side
@@ -196,7 +211,46 @@ def worker(folder: str, seed: int) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     ev = InferenceEvaluator(ori_t, rel, aux_cols=spec["aux"], secret=SECRET, control=con_t, n_attacks=len(ori_t))
     record("inference", ev.evaluate(n_jobs=1), t0, c0)
+    # a numeric secret: the NUMERIC columns as numbers, Anonymeter told regression=True (its default,
+    # regression=False, would compare the numbers for equality)
+    ori_n, con_n, rel_n = (as_numbers(f, NUMERIC) for f in (ori_t, con_t, rel))
+    np.random.seed(seed)  # noqa: NPY002 - Anonymeter draws its targets from numpy's global generator
+    t0, c0 = time.perf_counter(), time.process_time()
+    ev = InferenceEvaluator(ori_n, rel_n, aux_cols=spec["aux"], secret=SECRET, control=con_n, n_attacks=len(ori_n),
+                            regression=True)
+    record("inference_numeric", ev.evaluate(n_jobs=1), t0, c0)
     print(json.dumps(out))
+
+
+def as_numbers(frame, columns):
+    """``frame`` (text) with ``columns`` as numbers, the category ``<missing>`` as NaN."""
+    import pandas as pd
+
+    out = frame.copy()
+    for c in columns:
+        out[c] = pd.to_numeric(out[c].where(out[c] != MISSING), errors="raise")
+    return out
+
+
+def neighbours_worker(folder: str, k: int) -> None:
+    """Anonymeter's neighbour search (``MixedTypeKNeighbors``, one thread) of every row of
+    ``queries.csv`` among the rows of ``candidates.csv``; the columns named in ``numeric.json``
+    are numbers, the others text. Prints one JSON object: the indices and the times."""
+    import warnings
+
+    import anonymeter.evaluators  # noqa: F401 - imported first: the neighbours module alone hits an import cycle
+    import pandas as pd
+    from anonymeter.neighbors.mixed_types_kneighbors import MixedTypeKNeighbors
+
+    warnings.filterwarnings("ignore")
+    d = Path(folder)
+    numeric = json.loads((d / "numeric.json").read_text())
+    cand, queries = (as_numbers(pd.read_csv(d / f"{name}.csv", dtype=str, keep_default_na=False), numeric)
+                     for name in ("candidates", "queries"))
+    t0, c0 = time.perf_counter(), time.process_time()
+    idx = MixedTypeKNeighbors(n_neighbors=k, n_jobs=1).fit(cand).kneighbors(queries)
+    print(json.dumps({"indices": idx.tolist(), "seconds": time.perf_counter() - t0,
+                      "cpu_seconds": time.process_time() - c0}))
 
 
 def setup() -> None:
@@ -206,6 +260,40 @@ def setup() -> None:
 
 
 # --------------------------------------------------------------------------- sdckit side
+
+def anonymeter_neighbours(candidates, queries, numeric, k):
+    """Anonymeter's ``k`` nearest candidates of every query (text frames; ``numeric`` columns
+    converted to numbers on its side), through :func:`neighbours_worker`."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        candidates.to_csv(d / "candidates.csv", index=False)
+        queries.to_csv(d / "queries.csv", index=False)
+        (d / "numeric.json").write_text(json.dumps(list(numeric)))
+        proc = subprocess.run([str(ANON_PY), str(Path(__file__).resolve()), "--neighbours-worker", tmp, str(k)],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    if proc.returncode != 0:
+        raise RuntimeError(f"Anonymeter neighbour worker failed: {proc.stderr.strip().splitlines()[-1:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return np.asarray(out["indices"], dtype=np.int64), out["seconds"], out["cpu_seconds"]
+
+
+def sdckit_neighbours(candidates, queries, numeric, k, tie_break="quicksort"):
+    """sdckit's ``k`` nearest candidates of every query with ``tie_break`` (same frames as
+    :func:`anonymeter_neighbours`); returns (indices, wall seconds, CPU seconds)."""
+    import numpy as np
+
+    from sdckit.attacks.encode import encode_frames
+    from sdckit.attacks.neighbours import nearest_released
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    cand, qry = as_numbers(candidates, numeric), as_numbers(queries, numeric)
+    enc = encode_frames(cand, qry, None, numeric=list(numeric))
+    idx, _ = nearest_released(enc, enc.original, np.arange(len(enc.columns)), k, np.random.default_rng(0),
+                              tie_break)
+    return idx, time.perf_counter() - t0, time.process_time() - c0
+
 
 def _agreement(sd_risk, sd_ci, sd_raw, sd_err, a):
     """The three agreement tests between an sdckit result and an Anonymeter one."""
@@ -217,52 +305,9 @@ def _agreement(sd_risk, sd_ci, sd_raw, sd_err, a):
     return s_in, a_in, combined
 
 
-def tie_ranges(released, targets, aux_a, aux_b, aux, secret):
-    """What tie-breaking can make of the linkability and inference attacks on ``targets``.
-
-    An independent brute-force search (numpy; every column categorical, as both tools treat
-    these files): for each target the set of released records nearest on ``aux_a``, on
-    ``aux_b`` and on ``aux`` (fewest differing columns). Returns, per attack, the fewest
-    successes any tie rule gives, the most, and the mean under a uniformly random choice among
-    tied records: linkability succeeds for a target when the records chosen on its two parts
-    are the same one (possible when the two nearest sets meet, certain when both are that one
-    record); inference when the chosen record has the target's secret.
-    """
-    import numpy as np
-
-    cols = list(released.columns)
-    codes = {}
-    for c in cols:
-        cats = {v: i for i, v in enumerate(sorted(set(released[c]) | set(targets[c])))}
-        codes[c] = (released[c].map(cats).to_numpy(), targets[c].map(cats).to_numpy())
-
-    def nearest_sets(names):
-        rel = np.stack([codes[c][0] for c in names], axis=1)
-        tgt = np.stack([codes[c][1] for c in names], axis=1)
-        out = []
-        for i in range(0, len(tgt), 50):
-            dist = (tgt[i:i + 50, None, :] != rel[None, :, :]).sum(axis=2)
-            out += [np.flatnonzero(row == row.min()) for row in dist]
-        return out
-
-    sa, sb, sx = nearest_sets(aux_a), nearest_sets(aux_b), nearest_sets(aux)
-    link_lo = sum(len(x) == 1 and len(y) == 1 and x[0] == y[0] for x, y in zip(sa, sb))
-    link_hi = sum(len(np.intersect1d(x, y)) > 0 for x, y in zip(sa, sb))
-    link_mean = sum(len(np.intersect1d(x, y)) / (len(x) * len(y)) for x, y in zip(sa, sb))
-    sec_rel = released[secret].to_numpy()
-    sec_tgt = targets[secret].to_numpy()
-    right = [sec_rel[x] == t for x, t in zip(sx, sec_tgt)]
-    inf_lo = sum(bool(r.all()) for r in right)
-    inf_hi = sum(bool(r.any()) for r in right)
-    inf_mean = sum(float(r.mean()) for r in right)
-    ties = float(np.mean([len(x) for x in sx]))
-    return {"linkability": (int(link_lo), int(link_hi), float(link_mean)),
-            "inference": (int(inf_lo), int(inf_hi), float(inf_mean)),
-            "mean_tied_records_inference": ties}
-
-
 def _sdckit_attack(attack, ori, released, con, ori_t, con_t, aux_a, aux_b, aux, seed, tie_break="random"):
-    """One of sdckit's three attacks with the comparison's settings."""
+    """One of sdckit's attacks with the comparison's settings (``inference_numeric``: the
+    NUMERIC columns as numbers, the tolerance relative to the guess as Anonymeter's)."""
     from sdckit.attacks import inference, linkability, singling_out
 
     if attack == "singling_out":
@@ -270,15 +315,70 @@ def _sdckit_attack(attack, ori, released, con, ori_t, con_t, aux_a, aux_b, aux, 
     if attack == "linkability":
         return linkability(ori_t, released, con_t, aux_a=aux_a, aux_b=aux_b, n_attacks=N_ATTACKS, rng=seed,
                            tie_break=tie_break)
+    if attack == "inference_numeric":
+        return inference(as_numbers(ori_t, NUMERIC), as_numbers(released, NUMERIC), as_numbers(con_t, NUMERIC),
+                         secret=SECRET, aux=aux, n_attacks=N_ATTACKS, rng=seed, tie_break=tie_break,
+                         numeric=NUMERIC, tolerance=0.05, relative_to="guess")
     return inference(ori_t, released, con_t, secret=SECRET, aux=aux, n_attacks=N_ATTACKS, rng=seed,
                      tie_break=tie_break)
+
+
+def neighbour_check(census, quick: bool) -> None:
+    """The neighbours themselves: Anonymeter's and sdckit's (``tie_break="quicksort"``, and
+    ``"first"`` for contrast) of every record of one census half among the other half's, with
+    the NUMERIC columns as numbers (one of them with missing values: -9, "no code required",
+    read as missing in Hours worked per week)."""
+    import numpy as np
+
+    perm = np.random.default_rng(0).permutation(len(census))
+    half = len(census) // 2
+    frame = _text(census.drop(columns=["Person ID"]))
+    frame["Hours worked per week"] = frame["Hours worked per week"].replace("-9", MISSING)
+    cand = frame.iloc[perm[:half]].reset_index(drop=True)
+    queries = frame.iloc[perm[half:]].reset_index(drop=True)
+    if quick:
+        queries = queries.iloc[:500]
+    for k in (1, 3):
+        a_idx, a_wall, a_cpu = anonymeter_neighbours(cand, queries, NUMERIC, k)
+        s_idx, s_wall, s_cpu = sdckit_neighbours(cand, queries, NUMERIC, k)
+        f_idx, f_wall, f_cpu = sdckit_neighbours(cand, queries, NUMERIC, k, tie_break="first")
+        print(json.dumps({
+            "case": "census halves", "comparison": "same neighbours", "n": len(cand), "n_queries": len(queries),
+            "k": k, "numeric_columns": NUMERIC,
+            "queries_identical_quicksort": int((s_idx == a_idx).all(axis=1).sum()),
+            "queries_identical_first": int((f_idx == a_idx).all(axis=1).sum()),
+            "seconds": round(s_wall, 4), "cpu_seconds": round(s_cpu, 4),
+            "first_seconds": round(f_wall, 4), "first_cpu_seconds": round(f_cpu, 4),
+            "anonymeter_seconds": round(a_wall, 4), "anonymeter_cpu_seconds": round(a_cpu, 4)}), flush=True)
+
+
+def _risk_line(head, comparison, attack, res, a, tally, extra=None):
+    """Print one line comparing an sdckit result with an Anonymeter one; add it to ``tally``."""
+    s_in, a_in, combined = _agreement(res.risk, res.ci, res.raw_risk, res.risk_error, a)
+    row = tally.setdefault(attack, {"lines": 0, "sdckit_in_anonymeter_ci": 0, "anonymeter_in_sdckit_ci": 0,
+                                    "within_combined_error": 0, "identical_counts": 0})
+    identical = res.n_success == a["n_success"] and abs(res.n_control - a["n_control"]) < 1e-9
+    for key, v in zip(row, (1, s_in, a_in, combined, identical)):
+        row[key] += int(v)
+    print(json.dumps({
+        **head, "comparison": comparison, "attack": attack,
+        "sdckit_risk": round(res.risk, 6), "sdckit_ci": [round(v, 6) for v in res.ci],
+        "anonymeter_risk": round(a["risk"], 6), "anonymeter_ci": [round(v, 6) for v in a["ci"]],
+        "sdckit_counts": [int(res.n_success), round(float(res.n_control), 4)],
+        "anonymeter_counts": [int(a["n_success"]), round(float(a["n_control"]), 4)], "identical_counts": identical,
+        "sdckit_rates": [round(res.attack_rate, 4), round(res.control_rate, 4), round(res.baseline_rate, 4)],
+        "anonymeter_rates": [round(a["attack_rate"], 4), round(a["control_rate"], 4), round(a["baseline_rate"], 4)],
+        "sdckit_in_anonymeter_ci": s_in, "anonymeter_in_sdckit_ci": a_in, "within_combined_error": combined,
+        "seconds": round(res.seconds, 4), "cpu_seconds": round(res.cpu_seconds, 4),
+        "anonymeter_seconds": round(a["seconds"], 4), "anonymeter_cpu_seconds": round(a["cpu_seconds"], 4),
+        **(extra or {})}), flush=True)
 
 
 def main() -> None:
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="one seed, the synthetic file only")
+    p.add_argument("--quick", action="store_true", help="one seed, the synthetic file only, 500 neighbour queries")
     p.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (default 5)")
     p.add_argument("--setup", action="store_true", help="make .venv-anonymeter first")
     args = p.parse_args()
@@ -295,13 +395,13 @@ def main() -> None:
     from sdckit.attacks import singling_out, singling_out_queries
 
     census = pd.read_csv(ROOT / "src" / "sdckit" / "data" / "uk_census2011_teaching_10k.csv")
+    neighbour_check(census, args.quick)
     seeds = range(1 if args.quick else args.seeds)
     cases = ("synthetic",) if args.quick else ("synthetic", "masked")
     keys = ("lines", "sdckit_in_anonymeter_ci", "anonymeter_in_sdckit_ci", "within_combined_error")
-    own = dict.fromkeys(keys, 0)
-    same = dict.fromkeys(keys + ("identical_counts",), 0)
-    ties = {"lines": 0, "anonymeter_in_tie_range": 0, "sdckit_random_in_tie_range": 0,
-            "sdckit_first_in_tie_range": 0}
+    same = dict.fromkeys(keys[:3] + ("identical_counts",), 0)
+    own: dict = {}
+    quick_sort: dict = {}
     for seed in seeds:
         perm = np.random.default_rng(seed).permutation(len(census))
         half = len(census) // 2
@@ -345,9 +445,8 @@ def main() -> None:
                 s_in, a_in, combined = _agreement(res.risk, res.ci, res.raw_risk, res.risk_error, a)
                 plain = res.settings["n_control_before_size_correction"]
                 identical = res.n_success == a["n_success"] and plain == a["n_control_plain"]
-                for k, v in zip(keys, (1, s_in, a_in, combined)):
+                for k, v in zip(same, (1, s_in, a_in, identical)):
                     same[k] += v
-                same["identical_counts"] += identical
                 print(json.dumps({
                     **head, "comparison": "same queries", "attack": "singling_out", "queries_written_by": writer,
                     "n_queries": res.settings["n_predicates"],
@@ -363,58 +462,24 @@ def main() -> None:
                     "anonymeter_seconds": round(a["seconds"], 4),
                     "anonymeter_cpu_seconds": round(a["cpu_seconds"], 4)}), flush=True)
 
-            # 2. each tool's own draws (predicates, tie-breaks)
+            # 2. each tool's own draws (predicates; sdckit's default random tie-break)
             files = (ori, released, con, ori_t, con_t, aux_a, aux_b, aux, seed)
-            results = {}
-            for attack in ("singling_out", "linkability", "inference"):
-                res = results[attack] = _sdckit_attack(attack, *files)
-                a = anon[attack]
-                s_in, a_in, combined = _agreement(res.risk, res.ci, res.raw_risk, res.risk_error, a)
-                for k, v in zip(keys, (1, s_in, a_in, combined)):
-                    own[k] += v
-                print(json.dumps({
-                    **head, "comparison": "own draws", "attack": attack,
-                    "sdckit_risk": round(res.risk, 6), "sdckit_ci": [round(v, 6) for v in res.ci],
-                    "anonymeter_risk": round(a["risk"], 6), "anonymeter_ci": [round(v, 6) for v in a["ci"]],
-                    "sdckit_rates": [round(res.attack_rate, 4), round(res.control_rate, 4), round(res.baseline_rate, 4)],
-                    "anonymeter_rates": [round(a["attack_rate"], 4), round(a["control_rate"], 4),
-                                         round(a["baseline_rate"], 4)],
-                    "sdckit_in_anonymeter_ci": s_in, "anonymeter_in_sdckit_ci": a_in,
-                    "within_combined_error": combined,
-                    "seconds": round(res.seconds, 4), "cpu_seconds": round(res.cpu_seconds, 4),
-                    "anonymeter_seconds": round(a["seconds"], 4), "anonymeter_cpu_seconds": round(a["cpu_seconds"], 4),
-                    "release_seconds": round(make_seconds, 3)}), flush=True)
+            for attack in ("singling_out", "linkability", "inference", "inference_numeric"):
+                res = _sdckit_attack(attack, *files)
+                _risk_line(head, "own draws", attack, res, anon[attack], own,
+                           {"release_seconds": round(make_seconds, 3)})
 
-            # 3. the nearest-neighbour attacks: what tie-breaking allows, on the same targets
-            ranges = {"original": tie_ranges(released, ori_t, aux_a, aux_b, aux, SECRET),
-                      "control": tie_ranges(released, con_t, aux_a, aux_b, aux, SECRET)}
-            for attack in ("linkability", "inference"):
-                first = _sdckit_attack(attack, *files, tie_break="first")
-                counts = {"anonymeter": (anon[attack]["n_success"], anon[attack]["n_control"]),
-                          "sdckit_random": (results[attack].n_success, results[attack].n_control),
-                          "sdckit_first": (first.n_success, first.n_control)}
-                inside = {}
-                for who, (n_o, n_c) in counts.items():
-                    lo_o, hi_o, _ = ranges["original"][attack]
-                    lo_c, hi_c, _ = ranges["control"][attack]
-                    inside[who] = bool(lo_o <= n_o <= hi_o and lo_c <= n_c <= hi_c)
-                ties["lines"] += 1
-                for who in counts:
-                    ties[f"{who}_in_tie_range"] += inside[who]
-                print(json.dumps({
-                    **head, "comparison": "tie range", "attack": attack,
-                    "tie_range_original": list(ranges["original"][attack][:2]),
-                    "tie_range_control": list(ranges["control"][attack][:2]),
-                    "random_tie_mean": [round(ranges["original"][attack][2], 2), round(ranges["control"][attack][2], 2)],
-                    "mean_tied_records_inference": round(ranges["original"]["mean_tied_records_inference"], 2),
-                    **{f"{who}_counts": [int(n_o), int(n_c)] for who, (n_o, n_c) in counts.items()},
-                    **{f"{who}_in_tie_range": v for who, v in inside.items()},
-                    "sdckit_first_risk": round(first.risk, 6), "sdckit_first_ci": [round(v, 6) for v in first.ci],
-                    "anonymeter_risk": round(anon[attack]["risk"], 6)}), flush=True)
+            # 3. the nearest-neighbour attacks with Anonymeter's tie rule, on the same targets
+            for attack in ("linkability", "inference", "inference_numeric"):
+                res = _sdckit_attack(attack, *files, tie_break="quicksort")
+                _risk_line(head, "same neighbours", attack, res, anon[attack], quick_sort)
     load = os.getloadavg()[0]
-    print(json.dumps({"case": "summary", "comparison": "same queries", **same, "load_average": load}), flush=True)
-    print(json.dumps({"case": "summary", "comparison": "own draws", **own, "load_average": load}), flush=True)
-    print(json.dumps({"case": "summary", "comparison": "tie range", **ties, "load_average": load}), flush=True)
+    print(json.dumps({"case": "summary", "comparison": "same queries", "attack": "singling_out", **same,
+                      "load_average": load}), flush=True)
+    for comparison, tally in (("own draws", own), ("same neighbours", quick_sort)):
+        for attack, row in tally.items():
+            print(json.dumps({"case": "summary", "comparison": comparison, "attack": attack, **row,
+                              "load_average": load}), flush=True)
 
 
 def _text(frame):
@@ -485,5 +550,7 @@ def _masked(orig_full, ctrl_full):
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
         worker(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--neighbours-worker":
+        neighbours_worker(sys.argv[2], int(sys.argv[3]))
     else:
         main()

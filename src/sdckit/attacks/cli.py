@@ -52,8 +52,13 @@ def attack_command(
     n_cols: Annotated[int, typer.Option("--n-cols", help="Singling out: columns per predicate.")] = 3,
     n_neighbors: Annotated[int, typer.Option("--n-neighbors", help="Linkability: records looked up per part.")] = 1,
     tie_break: Annotated[str, typer.Option("--tie-break", help="Linkability and inference: among equally near "
-                                           "released records, one at random (random) or the lowest row "
-                                           "(first).")] = "random",
+                                           "released records, one at random (random), the lowest row "
+                                           "(first), or the one Anonymeter keeps (quicksort).")] = "random",
+    tolerance: Annotated[float, typer.Option("--tolerance", help="Inference of a numeric secret: largest "
+                                             "relative error of a right guess.")] = 0.05,
+    relative_to: Annotated[str, typer.Option("--relative-to", help="Inference of a numeric secret: the "
+                                             "tolerance is relative to the guess (Anonymeter's rule) or to the "
+                                             "secret.")] = "guess",
     mia: Annotated[str, typer.Option("--mia", help="Membership inference: distance, density or both "
                                      "(comma-separated).")] = "distance,density",
     n_targets: Annotated[int, typer.Option("--n-targets", help="Membership inference: members and "
@@ -96,7 +101,8 @@ def attack_command(
                          aux_a=_split(link_a) or None, aux_b=_split(link_b) or None, attacks=chosen,
                          n_attacks=n_attacks, mode=mode, n_cols=n_cols, n_neighbors=n_neighbors,
                          mia_methods=methods, n_targets=n_targets, n_repeats=n_repeats, numeric=_split(numeric) or None,
-                         categorical=_split(categorical) or None, rng=seed, tie_break=tie_break)
+                         categorical=_split(categorical) or None, rng=seed, tie_break=tie_break,
+                         tolerance=tolerance, relative_to=relative_to)
     if html_out is not None:
         from ..io.atomic import atomic_write_text, guard_target
 

@@ -28,7 +28,8 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
                 n_cols: int = 3, n_neighbors: int = 1, mia_methods: Sequence[str] = ("distance", "density"),
                 n_targets: int = 1000, n_repeats: int = 5, fpr: float = 0.01, numeric: Sequence[str] | None = None,
                 categorical: Sequence[str] | None = None, confidence: float = 0.95,
-                rng=None, tie_break: str = "random") -> AttackReport:
+                rng=None, tie_break: str = "random", tolerance: float = 0.05,
+                relative_to: str = "guess") -> AttackReport:
     """Run the attacks on a release and collect their results.
 
     Parameters
@@ -59,9 +60,11 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
         Level of every interval.
     rng : int, Generator or None
         Each attack draws from its own child stream.
-    tie_break : {"random", "first"}
+    tie_break : {"random", "first", "quicksort"}
         Linkability and inference: how ties between equally near released records are broken
-        (see :func:`~sdckit.attacks.linkability`).
+        (see :mod:`sdckit.attacks.neighbours`).
+    tolerance, relative_to
+        Inference of a numeric secret (see :func:`~sdckit.attacks.inference`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     unknown = [a for a in attacks if a not in ATTACKS]
@@ -93,7 +96,8 @@ def run_attacks(original: FrameLike, released: FrameLike, control: FrameLike, *,
         for s, child in zip(secrets, streams["inference"].spawn(len(secrets))):
             known = [c for c in aux if c != s]
             results.append(inference(original, released, control, secret=s, aux=known, n_attacks=n_attacks,
-                                     confidence=confidence, rng=child, encoded=enc, tie_break=tie_break))
+                                     confidence=confidence, rng=child, encoded=enc, tie_break=tie_break,
+                                     tolerance=tolerance, relative_to=relative_to))
     if "membership" in attacks:
         for m, child in zip(mia_methods, streams["membership"].spawn(len(mia_methods))):
             results.append(membership_inference(original, released, control, method=m, n_targets=n_targets,

@@ -5,8 +5,9 @@ two records concerning the same person. As in Anonymeter (Giomi et al. 2023, sec
 intruder holds two files: one with the columns ``aux_a`` and one with ``aux_b`` of the same
 people. For each target the intruder looks up the ``n_neighbors`` released records nearest to
 its ``aux_a`` part and those nearest to its ``aux_b`` part (mixed Gower-like distance, ties
-broken at random or by the lowest released row: ``tie_break``); the two parts are linked when
-the two lists share a released record.
+broken at random, by the lowest released row, or as Anonymeter's quicksort leaves them:
+``tie_break``, see :mod:`sdckit.attacks.neighbours`); the two parts are linked when the two
+lists share a released record.
 
 ``n_attacks`` targets drawn from the original records give the success; as many drawn from the
 control records give the control success; and two lists of ``n_neighbors`` released records
@@ -30,7 +31,7 @@ from .._random import as_generator
 from .._validation import check_choice, check_int, check_names
 from ..errors import InputError
 from .encode import EncodedFrames, FrameLike, encode_frames
-from .neighbours import TIE_BREAKS, nearest_released
+from .neighbours import TIE_BREAKS, nearest_released_groups
 from .results import AttackResult, attack_result
 
 __all__ = ["linkability", "split_columns"]
@@ -75,9 +76,10 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
         Released records looked up per part.
     numeric, categorical, confidence, rng, encoded
         As in :func:`~sdckit.attacks.singling_out`.
-    tie_break : {"random", "first"}
-        Among equally near released records: one at random (seeded by ``rng``), or the lowest
-        row of the released file (see :mod:`sdckit.attacks.neighbours`).
+    tie_break : {"random", "first", "quicksort"}
+        Among equally near released records: one at random (seeded by ``rng``), the lowest
+        row of the released file, or the one numba's quicksort puts first with Anonymeter's
+        distance (the same neighbours as Anonymeter; see :mod:`sdckit.attacks.neighbours`).
     """
     t0, c0 = time.perf_counter(), time.process_time()
     aux_a = check_names(_OWNER, "aux_a", aux_a)
@@ -98,10 +100,10 @@ def linkability(original: FrameLike, released: FrameLike, control: FrameLike, *,
     k = min(n_neighbors, n_r)
     n_o = min(n_attacks, enc.original.shape[0])
     n_c = min(n_attacks, enc.control.shape[0])
-    targets = np.concatenate([enc.original[gen.choice(enc.original.shape[0], n_o, replace=False)],
-                              enc.control[gen.choice(enc.control.shape[0], n_c, replace=False)]])
-    ia, _ = nearest_released(enc, targets, enc.index(aux_a), k, gen, tie_break)
-    ib, _ = nearest_released(enc, targets, enc.index(aux_b), k, gen, tie_break)
+    targets = (enc.original[gen.choice(enc.original.shape[0], n_o, replace=False)],
+               enc.control[gen.choice(enc.control.shape[0], n_c, replace=False)])
+    ia, _ = nearest_released_groups(enc, targets, enc.index(aux_a), k, gen, tie_break)
+    ib, _ = nearest_released_groups(enc, targets, enc.index(aux_b), k, gen, tie_break)
     linked = _shared(ia, ib)
     n_success, n_control = int(linked[:n_o].sum()), int(linked[n_o:].sum())
     # the naive attacker: two random lists of k released records per target

@@ -173,9 +173,10 @@ class MaxLinkability(ExcessRiskGateCheck):
     aux_b: tuple = param((), kind="columns", help="columns of the intruder's second file (default: the other "
                          "key variables)")
     n_neighbors: int = param(1, kind="int", low=1, help="released records looked up per part", advanced=True)
-    tie_break: str = param("random", kind="choice", choices=("random", "first"),
-                           help="among equally near released records: one at random (seeded), or the "
-                           "lowest released row", advanced=True)
+    tie_break: str = param("random", kind="choice", choices=("random", "first", "quicksort"),
+                           help="among equally near released records: one at random (seeded), the lowest "
+                           "released row, or the one Anonymeter keeps (its distance and quicksort order)",
+                           advanced=True)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         from .linking import linkability, split_columns
@@ -209,9 +210,15 @@ class MaxInference(ExcessRiskGateCheck):
     secret: tuple = param((), kind="columns", help="columns the intruder guesses (default: the sensitive "
                           "variables)")
     aux: tuple = param((), kind="columns", help="columns the intruder knows (default: the key variables)")
-    tie_break: str = param("random", kind="choice", choices=("random", "first"),
-                           help="among equally near released records: one at random (seeded), or the "
-                           "lowest released row", advanced=True)
+    tolerance: float = param(0.05, kind="float", low=0.0, unit="share", help="largest relative error of a right "
+                             "guess of a numeric secret", advanced=True)
+    relative_to: str = param("guess", kind="choice", choices=("guess", "secret"),
+                             help="what the tolerance is relative to: the guess (Anonymeter's rule) or the "
+                             "secret", advanced=True)
+    tie_break: str = param("random", kind="choice", choices=("random", "first", "quicksort"),
+                           help="among equally near released records: one at random (seeded), the lowest "
+                           "released row, or the one Anonymeter keeps (its distance and quicksort order)",
+                           advanced=True)
 
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
         import numpy as np
@@ -228,7 +235,8 @@ class MaxInference(ExcessRiskGateCheck):
         rng = np.random.default_rng(self.seed)
         for s, child in zip(secrets, rng.spawn(len(secrets))):
             res = inference(original, released, control, secret=s, aux=[c for c in aux if c != s],
-                            n_attacks=self.n_attacks, rng=child, tie_break=self.tie_break)
+                            n_attacks=self.n_attacks, rng=child, tie_break=self.tie_break,
+                            tolerance=self.tolerance, relative_to=self.relative_to)
             if worst is None or res.ci[1] > worst.ci[1]:
                 worst = res
         out = _outcome(self, self.risk, worst, "risk", worst.ci[1])
