@@ -2,7 +2,9 @@
 
 For each case (a model or metric at one setting; every model and metric that sdckit has
 from ARX, at two settings each) both tools search ARX's adult data with its hierarchies
-(8 quasi-identifiers, 6,480 nodes) and the script prints one JSON line: the optimum node of
+(8 quasi-identifiers, 6,480 nodes; the journalist profitability cases search the research
+subset of every tenth row, ``n``, against the whole file as the population) and the script
+prints one JSON line: the optimum node of
 each tool, the metric value of each, ``same_value`` (relative difference below 1e-8) and
 ``same_node``, and each tool's CPU seconds (sdckit: process time of the exact search; ARX: the
 thread's CPU time inside ``ARXAnonymizer.anonymize``, the JVM's start and the data's loading
@@ -28,7 +30,7 @@ tool's best DM, sdckit's bound and gap, CPU seconds and peak resident memory (sd
 process; the JVM's, as a child process).
 
 Run from the project root:
-``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME] [--scale N --limit S]``.
+``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME,PREFIX*] [--scale N --limit S]``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import pandas as pd
 
 from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies
 from sdckit.lattice.models_arx import make_models
+from sdckit.lattice.profitability import CostBenefit
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -95,10 +98,37 @@ CASES = [
                            "uniqueness_model": "zayatz", "suppression": 0.0, "metric": "discernibility"}),
     ("uniqueness_zayatz_loss", {"population_uniqueness": 0.0005, "population_size": 1_000_000,
                                 "uniqueness_model": "zayatz", "suppression": 0.0, "metric": "loss"}),
+    # ARX's profitability models (game: publisher benefit, publisher loss, adversary gain, adversary
+    # cost; ARX's defaults 1200, 300, 300, 4) and its publisher payout and entropy-based loss metrics;
+    # the journalist cases search the research subset of every tenth row against the whole file
+    ("profit_prosecutor_payout", {"profitability": "prosecutor", "suppression": 1.0, "metric": "publisher_payout"}),
+    ("profit_prosecutor_payout_b100_l1000", {"profitability": "prosecutor", "game": (100, 1000, 300, 4),
+                                             "suppression": 1.0, "metric": "publisher_payout"}),
+    ("profit_prosecutor_dm_b50_c10_s5", {"profitability": "prosecutor", "game": (50, 300, 300, 10),
+                                         "suppression": 0.05, "metric": "discernibility"}),
+    ("profit_prosecutor_no_attack_dm_s2", {"profitability": "prosecutor_no_attack", "suppression": 0.02,
+                                           "metric": "discernibility"}),
+    ("profit_prosecutor_no_attack_loss_g100_c3", {"profitability": "prosecutor_no_attack",
+                                                  "game": (1200, 300, 100, 3), "suppression": 0.01,
+                                                  "metric": "loss"}),
+    ("profit_journalist_payout_b100_l1000", {"profitability": "journalist", "game": (100, 1000, 300, 4),
+                                             "subset_mod": 10, "suppression": 1.0, "metric": "publisher_payout"}),
+    ("profit_journalist_payout_b200_g1000", {"profitability": "journalist", "game": (200, 2000, 1000, 5),
+                                             "subset_mod": 10, "suppression": 1.0, "metric": "publisher_payout"}),
+    ("profit_journalist_no_attack_dm_s2", {"profitability": "journalist_no_attack", "subset_mod": 10,
+                                           "suppression": 0.02, "metric": "discernibility"}),
+    ("profit_journalist_no_attack_loss_g1000_c3", {"profitability": "journalist_no_attack",
+                                                   "game": (1200, 300, 1000, 3), "subset_mod": 10,
+                                                   "suppression": 0.0, "metric": "loss"}),
+    ("payout_k5_s2", {"k": 5, "suppression": 0.02, "metric": "publisher_payout"}),
+    ("payout_k10_s0_b100_l1000", {"k": 10, "game": (100, 1000, 300, 4), "suppression": 0.0,
+                                  "metric": "publisher_payout"}),
+    ("entropy_il_k5_s2", {"k": 5, "suppression": 0.02, "metric": "entropy_information_loss"}),
+    ("entropy_il_k10_s0", {"k": 10, "suppression": 0.0, "metric": "entropy_information_loss"}),
 ]
-QUICK = {"loss_k5_s0", "dm_star_k5_s0", "beta_basic_1", "t_ordered_02"}
+QUICK = {"loss_k5_s0", "dm_star_k5_s0", "beta_basic_1", "t_ordered_02", "profit_prosecutor_no_attack_dm_s2"}
 MODEL_KEYS = ("k", "k_map", "population_size", "k_map_estimator", "beta", "beta_variant", "delta_disclosure",
-              "t", "t_distance", "population_uniqueness", "uniqueness_model")
+              "t", "t_distance", "population_uniqueness", "uniqueness_model", "profitability")
 
 
 def _emit(d: dict) -> None:
@@ -159,6 +189,14 @@ def arx_line(name: str, s: dict) -> str:
     if "population_uniqueness" in s:
         tok.update(uniqueness=s["population_uniqueness"], population=s["population_size"],
                    uniqueness_model=s["uniqueness_model"])
+    if "profitability" in s:
+        tok["profitability"] = s["profitability"]
+        if s["profitability"].startswith("journalist"):
+            tok["payout_attacker"] = "journalist"
+    if "game" in s:
+        tok.update(zip(("benefit", "publisher_loss", "gain", "cost"), s["game"]))
+    if "subset_mod" in s:
+        tok["subset_mod"] = s["subset_mod"]
     return " ".join(f"{k}={v}" for k, v in tok.items())
 
 
@@ -176,10 +214,11 @@ def run_arx(classpath: str, cases: list) -> dict:
 
 
 def run_sdckit(problem: Problem, s: dict) -> dict:
-    models = make_models(**{k: v for k, v in s.items() if k in MODEL_KEYS})
+    cb = CostBenefit(*s["game"]) if "game" in s else None
+    models = make_models(cost_benefit=cb, **{k: v for k, v in s.items() if k in MODEL_KEYS})
     problem.clear_cache()
     t, c = time.perf_counter(), time.process_time()
-    r = exact(Evaluator(problem, models, s["suppression"], s["metric"]))
+    r = exact(Evaluator(problem, models, s["suppression"], s["metric"], cost_benefit=cb))
     return {"levels": r.level_map(), "value": r.value, "cpu_seconds": round(time.process_time() - c, 4),
             "seconds": round(time.perf_counter() - t, 4), "nodes_checked": r.nodes_checked, "optimal": r.optimal}
 
@@ -234,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arx-git", type=Path, required=True, help="clone or bare mirror of arx-deidentifier/arx")
     ap.add_argument("--build", type=Path, default=Path.home() / ".cache" / "sdckit-arx")
     ap.add_argument("--quick", action="store_true", help="four cases")
-    ap.add_argument("--only", default=None, help="one case by name")
+    ap.add_argument("--only", default=None, help="cases by name, comma-separated (a name ending in * a prefix)")
     ap.add_argument("--scale", type=int, default=None, help="records of the synthetic scale case (instead)")
     ap.add_argument("--limit", type=float, default=300.0, help="seconds each tool gets in the scale case")
     args = ap.parse_args(argv)
@@ -244,20 +283,34 @@ def main(argv: list[str] | None = None) -> int:
     if not (SHARED / "arx_adult.csv").exists():
         _emit({"case": "adult", "skipped": "the adult data are absent"})
         return 0
-    cases = [(n, s) for n, s in CASES if (not args.quick or n in QUICK) and (args.only in (None, n))]
+    only = None if args.only is None else [x.strip() for x in args.only.split(",") if x.strip()]
+
+    def wanted(n: str) -> bool:
+        return only is None or any(n == o or (o.endswith("*") and n.startswith(o[:-1])) for o in only)
+
+    cases = [(n, s) for n, s in CASES if (not args.quick or n in QUICK) and wanted(n)]
     t = time.perf_counter()
     classpath = build_arx(args.arx_git, args.build)
     build_s = time.perf_counter() - t
     arx = run_arx(classpath, cases)
     data = pd.read_csv(SHARED / "arx_adult.csv", dtype=str)
-    problem = Problem(data, QIS8, find_hierarchies(SHARED / "arx_adult_hierarchies", QIS8), sensitive=SENS)
+    problem_hier = find_hierarchies(SHARED / "arx_adult_hierarchies", QIS8)
+    problem = Problem(data, QIS8, problem_hier, sensitive=SENS)
     exact(Evaluator(problem, make_models(k=5), 0.0, "discernibility"))   # warm-up (numba)
+    subsets: dict[int, Problem] = {}
     for name, s in cases:
-        ours = run_sdckit(problem, s)
+        prob = problem
+        if "subset_mod" in s:   # the research subset (every subset_mod-th row) against the whole file
+            mod = int(s["subset_mod"])
+            if mod not in subsets:
+                subsets[mod] = Problem(data.iloc[::mod].reset_index(drop=True), QIS8, problem_hier,
+                                       sensitive=SENS, population=data)
+            prob = subsets[mod]
+        ours = run_sdckit(prob, s)
         theirs = arx.get(name, {"error": "no output"})
         tv = theirs.get("value")
         same_value = tv is not None and abs(ours["value"] - tv) <= 1e-8 * max(1.0, abs(tv))
-        _emit({"case": name, "n": problem.n, "settings": s, "sdckit_levels": ours["levels"],
+        _emit({"case": name, "n": prob.n, "arx_n": theirs.get("n", problem.n), "settings": s, "sdckit_levels": ours["levels"],
                "arx_levels": theirs.get("levels"), "sdckit_value": ours["value"], "arx_value": tv,
                "same_value": bool(same_value), "same_node": ours["levels"] == theirs.get("levels"),
                "sdckit_optimal": ours["optimal"], "nodes_checked": ours["nodes_checked"],

@@ -5,11 +5,14 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import org.deidentifier.arx.ARXAnonymizer;
 import org.deidentifier.arx.ARXConfiguration;
+import org.deidentifier.arx.ARXCostBenefitConfiguration;
 import org.deidentifier.arx.ARXLattice.ARXNode;
 import org.deidentifier.arx.ARXPopulationModel;
 import org.deidentifier.arx.ARXResult;
@@ -17,6 +20,7 @@ import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.AttributeType.Hierarchy;
 import org.deidentifier.arx.Data;
 import org.deidentifier.arx.DataDefinition;
+import org.deidentifier.arx.DataSubset;
 import org.deidentifier.arx.criteria.BasicBLikeness;
 import org.deidentifier.arx.criteria.DDisclosurePrivacy;
 import org.deidentifier.arx.criteria.EnhancedBLikeness;
@@ -24,6 +28,10 @@ import org.deidentifier.arx.criteria.KAnonymity;
 import org.deidentifier.arx.criteria.KMap;
 import org.deidentifier.arx.criteria.OrderedDistanceTCloseness;
 import org.deidentifier.arx.criteria.PopulationUniqueness;
+import org.deidentifier.arx.criteria.ProfitabilityJournalist;
+import org.deidentifier.arx.criteria.ProfitabilityJournalistNoAttack;
+import org.deidentifier.arx.criteria.ProfitabilityProsecutor;
+import org.deidentifier.arx.criteria.ProfitabilityProsecutorNoAttack;
 import org.deidentifier.arx.metric.Metric;
 import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquenessModel;
 
@@ -39,7 +47,13 @@ import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquen
  * population and uniqueness_model (zayatz, pitman, snb, dankar); hier_prefix (hierarchy files
  * HIERARCHY_DIR/{hier_prefix}{qi}.csv, default adult_hierarchy_), algorithm (bottom_up,
  * top_down, binary or genetic: ARX's best-effort searches) and time_limit_ms (their time
- * limit, wall clock).
+ * limit, wall clock); profitability (prosecutor, prosecutor_no_attack, journalist or
+ * journalist_no_attack: ARX's game-theoretic models) with the amounts benefit, publisher_loss,
+ * gain and cost (ARX's cost/benefit configuration, its defaults where absent); the metrics
+ * publisher_payout (attacker prosecutor, or journalist with payout_attacker=journalist) and
+ * entropy_information_loss; subset_mod=M makes the research subset the rows whose index is a
+ * multiple of M (the journalist models: the file is the population, the subset the data),
+ * whose size the output gives as n.
  */
 public class ArxCompare {
 
@@ -115,6 +129,30 @@ public class ArxCompare {
                     c.getOrDefault("uniqueness_model", "dankar").toUpperCase(Locale.ROOT));
             config.addPrivacyModel(new PopulationUniqueness(Double.parseDouble(c.get("uniqueness")), m, pop));
         }
+        ARXCostBenefitConfiguration game = ARXCostBenefitConfiguration.create()
+                .setPublisherBenefit(Double.parseDouble(c.getOrDefault("benefit", "1200")))
+                .setPublisherLoss(Double.parseDouble(c.getOrDefault("publisher_loss", "300")))
+                .setAdversaryGain(Double.parseDouble(c.getOrDefault("gain", "300")))
+                .setAdversaryCost(Double.parseDouble(c.getOrDefault("cost", "4")));
+        config.setCostBenefitConfiguration(game);
+        DataSubset subset = null;
+        if (c.containsKey("subset_mod")) {
+            int mod = Integer.parseInt(c.get("subset_mod"));
+            Set<Integer> rows = new HashSet<>();
+            for (int i = 0; i < data.getHandle().getNumRows(); i += mod) {
+                rows.add(i);
+            }
+            subset = DataSubset.create(data, rows);
+        }
+        if (c.containsKey("profitability")) {
+            switch (c.get("profitability")) {
+                case "prosecutor": config.addPrivacyModel(new ProfitabilityProsecutor()); break;
+                case "prosecutor_no_attack": config.addPrivacyModel(new ProfitabilityProsecutorNoAttack()); break;
+                case "journalist": config.addPrivacyModel(new ProfitabilityJournalist(subset)); break;
+                case "journalist_no_attack": config.addPrivacyModel(new ProfitabilityJournalistNoAttack(subset)); break;
+                default: throw new IllegalArgumentException("unknown profitability " + c.get("profitability"));
+            }
+        }
         if (needsSensitive) {
             def.setAttributeType(sens, AttributeType.SENSITIVE_ATTRIBUTE);
         }
@@ -129,6 +167,13 @@ public class ArxCompare {
             case "classification":
                 def.setResponseVariable(sens, true);
                 config.setQualityModel(Metric.createClassificationMetric());
+                break;
+            case "publisher_payout":
+                config.setQualityModel(Metric.createPublisherPayoutMetric(
+                        "journalist".equals(c.get("payout_attacker"))));
+                break;
+            case "entropy_information_loss":
+                config.setQualityModel(Metric.createEntropyBasedInformationLossMetric());
                 break;
             default: throw new IllegalArgumentException("unknown metric " + metric);
         }
@@ -160,6 +205,9 @@ public class ArxCompare {
                 sb.append(i > 0 ? ", " : "").append('"').append(names[i]).append("\": ").append(lv[i]);
             }
             sb.append("}, \"value\": ").append(opt.getHighestScore().toString());
+        }
+        if (subset != null) {
+            sb.append(", \"n\": ").append(subset.getSet().size());
         }
         sb.append(", \"cpu_seconds\": ").append(String.format(Locale.ROOT, "%.4f", cpu));
         sb.append(", \"seconds\": ").append(String.format(Locale.ROOT, "%.4f", wall)).append("}");

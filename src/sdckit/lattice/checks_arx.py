@@ -68,3 +68,39 @@ def arx_guarantees(out: pd.DataFrame, kept: pd.DataFrame, qis: list[str], settin
                            f"overall distribution of {sensitive}", float(emd.max()),
                            float(emd.max()) <= s.t + 1e-9 and math.isfinite(float(emd.max()))))
     return g
+
+
+def profitability_guarantees(out: pd.DataFrame, suppressed: np.ndarray, qis: list[str], hierarchies: dict,
+                             levels: dict, kind: str, cost_benefit) -> list[Guarantee]:
+    """The profitability model ``kind`` (prosecutor or prosecutor_no_attack) checked on the
+    released frame: every released class pays the publisher (payout > 0), or no attack on it
+    pays the adversary (``|E| > G / C``). The shares of the released labels are counted in the
+    hierarchy tables and the payout written out (Wan et al. 2015; definitions in
+    :mod:`.profitability`), apart from the search's class tables."""
+    cb = cost_benefit
+    kept = out.loc[~np.asarray(suppressed, dtype=bool)]
+    if len(kept) == 0:
+        return []
+    size = kept[qis].astype(str).groupby(qis, sort=False, dropna=False).transform("size")
+    size = np.asarray(size, dtype=float).reshape(len(kept), -1)[:, 0]
+    if kind == "prosecutor_no_attack":
+        g, c = float(cb.adversary_gain), float(cb.adversary_cost)
+        # an attack pays when G / |E| - C > 0; none does when |E| C >= G (ARX: |E| > G / C, k = 1 when G = 0)
+        smallest = float(size.min())
+        return [Guarantee("profitability_no_attack", f"no attack on a released record pays the adversary "
+                          f"(every class size > gain {g:g} / cost {c:g})", smallest, g == 0 or smallest * c > g)]
+    log_share = np.zeros(len(kept))
+    log_domain = 0.0
+    for q in qis:
+        tab = hierarchies[q].table
+        col = tab.iloc[:, int(levels[q])].astype(str)
+        share = col.value_counts() / float(len(tab))
+        log_share += np.log10(kept[q].astype(str).map(share).to_numpy(dtype=float))
+        log_domain += math.log10(len(tab))
+    il = np.clip(log_share / log_domain + 1.0, 0.0, 1.0) if log_domain > 0 else np.zeros(len(kept))
+    p = 1.0 / size
+    fine = np.where(cb.adversary_gain * p > cb.adversary_cost, cb.publisher_loss * p, 0.0)
+    payout = cb.publisher_benefit * (1.0 - il) - fine
+    worst = float(payout.min())
+    return [Guarantee("profitability", "publishing every released record pays the publisher (expected payout "
+                      "B (1 - IL) - fine > 0, prosecutor)", worst, worst > 0)]

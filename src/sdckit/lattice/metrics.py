@@ -13,6 +13,8 @@ has the bound "the metric of ``N`` with nothing suppressed":
 * ARX's loss (``loss``, geometric mean over the QIs as ARX aggregates it; ``loss_mean`` the
   arithmetic mean), DM*, height, ambiguity, normalised non-uniform entropy and the
   classification metric: :mod:`.metrics_arx`, with their bounds;
+* ARX's publisher payout and entropy-based information loss (Wan et al. 2015):
+  :mod:`.profitability`, with ARX's bounds;
 * average class size: the classes of ``N'`` with the suppressed records as one class form a
   partition coarser than ``N``'s, so ``AECS(N') >= n / (classes of N)``.
 
@@ -49,8 +51,12 @@ import numpy as np
 from . import metrics_arx
 from .models import NodeView
 
+#: the metrics of :mod:`.profitability` (loaded when one is asked for)
+PAYOUT_METRICS = ("publisher_payout", "entropy_information_loss")
+
 METRICS = ("discernibility", "loss", "precision", "non_uniform_entropy", "aecs", "kl_divergence",
-           "loss_mean", "dm_star", "height", "ambiguity", "normalised_entropy", "classification")
+           "loss_mean", "dm_star", "height", "ambiguity", "normalised_entropy", "classification",
+           "publisher_payout", "entropy_information_loss")
 
 
 def _gen(view: NodeView) -> np.ndarray:
@@ -80,8 +86,13 @@ def _per_class_qi_cost(view: NodeView, kind: str) -> np.ndarray:
     return out
 
 
-def metric_value(name: str, view: NodeView, kept: np.ndarray) -> float:
-    """The metric of a node whose classes ``~kept`` are suppressed."""
+def metric_value(name: str, view: NodeView, kept: np.ndarray, cost_benefit=None) -> float:
+    """The metric of a node whose classes ``~kept`` are suppressed (``cost_benefit``: the
+    amounts of :mod:`.profitability`'s metrics, ARX's defaults when None)."""
+    if name in PAYOUT_METRICS:
+        from . import profitability  # noqa: PLC0415
+
+        return profitability.value(name, view, kept, cost_benefit)
     p, t = view.problem, view.table
     n, q = p.n, len(p.qis)
     size = t.class_size.astype(float)
@@ -126,8 +137,12 @@ def has_bound(name: str) -> bool:
     return name != "kl_divergence"
 
 
-def lower_bound(name: str, view: NodeView, k_min: int) -> float:
+def lower_bound(name: str, view: NodeView, k_min: int, cost_benefit=None) -> float:
     """``LB(N) <= metric(N')`` for every node ``N' >= N`` (see the module notes)."""
+    if name in PAYOUT_METRICS:
+        from . import profitability  # noqa: PLC0415
+
+        return profitability.bound(name, view, cost_benefit)
     p, t = view.problem, view.table
     if name == "discernibility":
         size = t.class_size.astype(float)

@@ -42,7 +42,8 @@ covers ``1 / D_j``.
   a class of a node above is a union of them, and its non-majority records are at least the
   sum of theirs (``top1`` of a union is at most the sum of the parts' ``top1``).
 
-ARX's publisher payout (the profitability model's metric) is not implemented.
+ARX's publisher payout and entropy-based information loss (the profitability models'
+metrics) are in :mod:`.profitability`.
 
 References
 ----------

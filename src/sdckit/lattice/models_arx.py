@@ -234,13 +234,15 @@ def make_models(*, k_map: int | None = None, population_size: float | None = Non
                 k_map_estimator: str | None = None, significance: float = 0.01, beta: float | None = None,
                 beta_variant: str = "basic", delta_disclosure: float | None = None,
                 population_uniqueness: float | None = None, uniqueness_model: str = "dankar",
-                **base) -> list[Model]:
+                profitability: str | None = None, cost_benefit=None, **base) -> list[Model]:
     """Every model the settings name (shared by the release step and the CLI): those of
     :func:`.models.make_models` (``base``: k, l, l_variant, c, t, t_distance, delta_min,
     delta_max, average_risk, max_risk) and ARX's further ones: ``k_map`` (with a population
     table, or with ``population_size`` and ``k_map_estimator``), ``beta`` (``beta_variant``
     basic or enhanced), ``delta_disclosure`` and ``population_uniqueness`` (with
-    ``population_size`` and ``uniqueness_model``)."""
+    ``population_size`` and ``uniqueness_model``) and ARX's ``profitability`` model (a kind of
+    :data:`.profitability.PROFITABILITY_TYPES`, or None / "none", with the amounts
+    ``cost_benefit``, a :class:`.profitability.CostBenefit`, ARX's defaults when None)."""
     out = make_base_models(**base)
     if k_map is not None:
         if k_map_estimator is not None:
@@ -262,4 +264,8 @@ def make_models(*, k_map: int | None = None, population_size: float | None = Non
             raise InputError("the population uniqueness model needs the population size (population_size).")
         out.append(PopulationUniquenessBound(float(population_uniqueness), float(population_size),
                                              uniqueness_model))
+    if profitability not in (None, "none"):
+        from .profitability import CostBenefit, Profitability  # noqa: PLC0415
+
+        out.append(Profitability(str(profitability), cost_benefit if cost_benefit is not None else CostBenefit()))
     return out

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from . import _kernels as K
-from .metrics import METRICS, class_count_bound, has_bound, lower_bound, metric_value
+from .metrics import METRICS, PAYOUT_METRICS, class_count_bound, has_bound, lower_bound, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
 from .models import Model, NodeView
 from .problem import Problem
@@ -81,7 +81,8 @@ class NodeEval:
 class Evaluator:
     """Checks nodes of a problem against models, a suppression limit and a metric."""
 
-    def __init__(self, problem: Problem, models: Sequence[Model], suppression: float, metric: str) -> None:
+    def __init__(self, problem: Problem, models: Sequence[Model], suppression: float, metric: str, *,
+                 cost_benefit=None) -> None:
         if metric not in METRICS:
             raise ParameterError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}.",
                                  param="metric", rule="one of " + ", ".join(METRICS), value=metric)
@@ -99,6 +100,12 @@ class Evaluator:
             raise InputError(f"the {metric} metric needs a response variable: name the sensitive attribute "
                              "(--sensitive).")
         self.problem, self.models, self.metric = problem, list(models), metric
+        #: the amounts of the publisher payout metric: a profitability model's, else ``cost_benefit``
+        self.cost_benefit = cost_benefit
+        if metric in PAYOUT_METRICS:
+            from .profitability import cost_benefit_of  # noqa: PLC0415
+
+            self.cost_benefit = cost_benefit_of(self.models, cost_benefit)
         self.suppression = float(suppression)
         # records that may be suppressed: floor(share * n)
         self.max_suppressed = int(math.floor(self.suppression * problem.n + 1e-9))
@@ -143,8 +150,8 @@ class Evaluator:
         if self.metric == "discernibility":
             value, bound = (float(dm) if sat else None), float(dm_bound)
         else:
-            value = metric_value(self.metric, view, ok) if sat else None
-            bound = lower_bound(self.metric, view, self.k_min)
+            value = metric_value(self.metric, view, ok, self.cost_benefit) if sat else None
+            bound = lower_bound(self.metric, view, self.k_min, self.cost_benefit)
         e = NodeEval(node, tuple(int(v) for v in levels), bool(sat), n_sup, n_kept_classes, value, bound,
                      avg_risk, max_risk, failing, int(size.size))
         self.evals[node] = e

@@ -22,14 +22,15 @@ from ..microdata import Microdata
 from ..params import check_params, flat_form_problem, param, variant_value
 from ..registry import register_step
 from ..result import Guarantee, StepResult
-from .checks_arx import arx_guarantees
+from .checks_arx import arx_guarantees, profitability_guarantees
 from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
 from .local_recoding import local_recode, refuse_unsupported
-from .metrics import METRICS, metric_value
+from .metrics import METRICS, PAYOUT_METRICS, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
 from .models import NodeView
 from .models_arx import make_models
 from .problem import Problem
+from .profitability import GAME_VARIANTS, NoGame, profitability_summary
 from .search import Evaluator
 from .searches import search
 from .transform import SUPPRESSED, generalise_frame
@@ -220,6 +221,11 @@ class Generalise:
                                                      "(needs population_size)")
     uniqueness_model: str = param("dankar", kind="choice", choices=("zayatz", "pitman", "snb", "dankar"),
                                   advanced=True, help="estimator of the population uniques")
+    profitability: Any = param(NoGame(), kind="variant", variants=GAME_VARIANTS, advanced=True,
+                               label="profitability (game-theoretic) model",
+                               help="ARX's profitability model (Wan et al. 2015): none, prosecutor (keep a class "
+                                    "when publishing it pays) or prosecutor_no_attack (no attack pays), with the "
+                                    "amounts of the game, which the publisher_payout metric uses too")
     suppression: float = param(0.0, kind="float", low=0, high=1, unit="share of n",
                                help="largest share of records that may be suppressed", grid=(0.0, 0.01, 0.02))
     metric: str = param("discernibility", kind="choice", choices=METRICS, help="utility metric to minimise")
@@ -245,9 +251,13 @@ class Generalise:
             raise InputError("Generalise needs hierarchies: set hierarchy_dir (files *_<qi>.csv) or hierarchy_files.")
         if not self.models():
             raise InputError("Generalise needs a privacy model: set k, l, t, average_risk, max_risk, k_map, "
-                             "beta, delta_disclosure or population_uniqueness.")
+                             "beta, delta_disclosure, population_uniqueness or profitability.")
         if self.local_recoding:
             refuse_unsupported(self)
+            if self.profitability.variant_name != "none" or self.metric in PAYOUT_METRICS:
+                raise InputError("generalise: local_recoding does not take the profitability model or the "
+                                 f"{self.metric if self.metric in PAYOUT_METRICS else 'publisher_payout'} metric "
+                                 "(their figures depend on each pass's levels): set local_recoding = 0.")
 
     @classmethod
     def spec_form_problem(cls, params: dict) -> str | None:
@@ -269,6 +279,8 @@ class Generalise:
                            significance=self.significance, beta=self.beta, beta_variant=self.beta_variant,
                            delta_disclosure=self.delta_disclosure, population_uniqueness=self.population_uniqueness,
                            uniqueness_model=self.uniqueness_model,
+                           profitability=self.profitability.variant_name,
+                           cost_benefit=self.profitability.cost_benefit(),
                            max_risk=self.max_risk)
 
     def _hierarchies(self, qis: list[str]) -> dict:
@@ -292,7 +304,8 @@ class Generalise:
         frame = md.frame
         hierarchies = self._hierarchies(qis)
         problem = Problem(frame, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh)
-        ev = Evaluator(problem, models, self.suppression, self.metric)
+        ev = Evaluator(problem, models, self.suppression, self.metric,
+                       cost_benefit=self.profitability.cost_benefit())
         # max_nodes is the heuristic's own setting (the other searches ignore the budget)
         budget = getattr(self.search, "max_nodes", HeuristicSearch().max_nodes)
         res = search(ev, self.search.variant_name, max_nodes=budget, time_limit=self.time_limit)
@@ -324,12 +337,18 @@ class Generalise:
                    "seconds": round(res.seconds, 4)}
         if res.events:   # the anytime search's progress: best, bound and gap along the run
             summary["events"] = list(res.events)
+        if self.metric in PAYOUT_METRICS or self.profitability.variant_name != "none":
+            summary.update(profitability_summary(view, kept, self.profitability.cost_benefit()))
         if self.local_recoding:
             summary["n_suppressed_global"] = res.n_suppressed
             summary["n_suppressed"] = int(suppressed.sum())
             summary["local_recoding"] = [p.to_dict() for p in passes]
         guarantees = check_release(out, qis, suppressed, models_settings=self, sensitive=sens,
                                    max_suppressed=ev.max_suppressed)
+        if self.profitability.variant_name != "none":
+            guarantees.extend(profitability_guarantees(out, suppressed, qis, hierarchies, res.level_map(),
+                                                       self.profitability.variant_name,
+                                                       self.profitability.cost_benefit()))
         with warnings.catch_warnings():
             # a QI generalised to its top level has one category: expected here, not a warning
             warnings.simplefilter("ignore", InputWarning)
@@ -338,7 +357,7 @@ class Generalise:
                                                                 "sensitive", "average_risk", "max_risk",
                                                                 "k_map", "population_size", "beta",
                                                                 "delta_disclosure", "population_uniqueness",
-                                                                "suppression", "metric", "search",
+                                                                "profitability", "suppression", "metric", "search",
                                                                 "local_recoding")}
         return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
 
