@@ -28,11 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from .._highs import INF, new_highs, pass_lp, run
+from .intervals import IntruderSystem
 
 __all__ = ["TableLayout", "Recovered", "audit_linked"]
 
@@ -107,6 +106,9 @@ class Recovered:
     lo: float                  # the intruder's interval
     hi: float
     exact: bool = field(default=False)
+    # the outputs that publish a cell holding the quantity's records, with ``outputs``: each takes part
+    # in giving it away (another proof may use them); empty means ``outputs``
+    involved: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"what": self.what, "outputs": list(self.outputs), "cell": self.cell,
@@ -122,22 +124,6 @@ class Recovered:
         return f"{self.what} {self.cell} (value {self.value:g}) is recovered {how} from {src}"
 
 
-def _membership(t: TableLayout) -> sp.csr_matrix:
-    """Which interior cells make up each published cell (rows: the published grid, row-major)."""
-    r, c = t.shape
-    rr, cc = (r + 1, c + 1) if t.margins else (r, c)
-    rows, cols = [], []
-    i, j = np.divmod(np.arange(r * c), c)
-    interior = i * cc + j
-    rows.append(interior)
-    cols.append(np.arange(r * c))
-    if t.margins:
-        rows += [i * cc + c, r * cc + j, np.full(r * c, r * cc + c)]
-        cols += [np.arange(r * c)] * 3
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(rr * cc, r * c))
-
-
 def _protected(a: float, lo: float, hi: float, *, count: bool, p: float) -> bool:
     tol = 1e-6 * max(1.0, abs(a))
     if count:
@@ -149,20 +135,15 @@ def _protected(a: float, lo: float, hi: float, *, count: bool, p: float) -> bool
     return hi >= a + span - tol and lo <= a - span + tol
 
 
-def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived: bool = True,
-                 skip: set | None = None) -> tuple[list[Recovered], str]:
-    """Audit tables of one measure linked through shared records (one table: its margins).
+def _atoms(tables: list[TableLayout]) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms of a linked set: each atom's interior cell in every table (-1 outside), shape
+    (atoms, tables), and its value (records for a count, the sum for a total).
 
-    ``skip`` holds positions ``(uid, row, column)`` of suppressed cells already known to be
-    recovered (by the single-table audits): their programmes are not solved again.
-
-    Returns the recovered quantities and the audit status ("exact": every LP solved to
-    optimality; "failed: ..." otherwise).
+    Atoms are ordered by their cells, table by table (lexicographic). A record's key is built
+    table by table in mixed radix and re-ranked whenever the next digit could overflow an int64,
+    so any number of tables can be linked.
     """
-    if not tables:
-        return [], "exact"
     count = tables[0].measure == "count"
-    # atoms: records with the same interior cell in every table (-1 outside a table)
     all_ids = np.concatenate([t.record_ids for t in tables])
     dense = (all_ids.dtype.kind in "iu" and all_ids.size and all_ids.min() >= 0
              and all_ids.max() < 4 * all_ids.size + 1024)
@@ -173,68 +154,144 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
         ids = np.unique(all_ids)
         n_ids = ids.size
         positions = [np.searchsorted(ids, t.record_ids) for t in tables]
-    # each record's atom key: its interior cell in every table, mixed radix (cell + 1; 0 = outside)
-    radix = [t.shape[0] * t.shape[1] + 1 for t in tables]
     key = np.zeros(n_ids, dtype=np.int64)
+    bound = 1  # key < bound
     present = np.zeros(n_ids, bool)
     vals = np.zeros(n_ids)
-    for k, (t, pos) in enumerate(zip(tables, positions, strict=True)):
-        key *= radix[k]
-        cell_k = np.zeros(n_ids, np.int64)
-        cell_k[pos] = t.cell + 1
-        key += cell_k
+    cells = []
+    for t, pos in zip(tables, positions, strict=True):
+        radix = t.shape[0] * t.shape[1] + 1
+        if bound * radix >= 2 ** 62:  # re-rank: the order of the keys (lexicographic) is kept
+            _, key = np.unique(key, return_inverse=True)
+            key = key.ravel().astype(np.int64)
+            bound = int(key.max()) + 1
+        ck = np.full(n_ids, -1, np.int64)
+        ck[pos] = t.cell
+        cells.append(ck)
+        key = key * radix + (ck + 1)
+        bound *= radix
         inside = t.cell >= 0
         present[pos[inside]] = True
         vals[pos[inside]] = t.weight[inside]  # same measure: the same value wherever it is counted
-    key, vals = key[present], vals[present]
-    ukeys, inverse = np.unique(key, return_inverse=True)
+    idx = np.flatnonzero(present)
+    _, first, inverse = np.unique(key[idx], return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    sig = np.empty((ukeys.size, len(tables)), dtype=np.int64)
-    rest = ukeys.copy()
-    for k in range(len(tables) - 1, -1, -1):
-        rest, digit = np.divmod(rest, radix[k])
-        sig[:, k] = digit - 1
-    atom_value = np.bincount(inverse, weights=vals if not count else None, minlength=sig.shape[0])
+    rep = idx[first]
+    sig = np.stack([ck[rep] for ck in cells], axis=1) if cells else np.zeros((0, 0), np.int64)
     if count:
-        atom_value = np.bincount(inverse, minlength=sig.shape[0]).astype(float)
+        atom_value = np.bincount(inverse, minlength=rep.size).astype(float)
+    else:
+        atom_value = np.bincount(inverse, weights=vals[idx], minlength=rep.size)
     # each table's empty interior cells become atoms of their own (the intruder does not know they are empty)
-    extra_sig = []
+    extra = []
     for k, t in enumerate(tables):
-        n_cells = t.shape[0] * t.shape[1]
-        used = np.zeros(n_cells, bool)
+        used = np.zeros(t.shape[0] * t.shape[1], bool)
         used[sig[:, k][sig[:, k] >= 0]] = True
-        for cell in np.flatnonzero(~used):
-            row = np.full(len(tables), -1, dtype=np.int64)
-            row[k] = cell
-            extra_sig.append(row)
-    if extra_sig:
-        sig = np.vstack([sig, np.array(extra_sig)])
-        atom_value = np.concatenate([atom_value, np.zeros(len(extra_sig))])
+        empty = np.flatnonzero(~used)
+        if empty.size:
+            rows = np.full((empty.size, len(tables)), -1, dtype=np.int64)
+            rows[:, k] = empty
+            extra.append(rows)
+    if extra:
+        sig = np.vstack([sig, *extra])
+        atom_value = np.concatenate([atom_value, np.zeros(sig.shape[0] - atom_value.size)])
+    return sig, atom_value
+
+
+def _published(tables: list[TableLayout], sig: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """Every published cell of every table (rows, table after table, each grid row-major) as a sum
+    of atoms; returns the 0/1 matrix, each row's table and each row's offset in its table."""
     n_atoms = sig.shape[0]
-    nonneg = count or bool((np.concatenate([t.weight for t in tables]) >= 0).all())
-    # published cells -> rows of equations; suppressed cells -> targets (sparse products, no loop over cells)
-    blocks, rhs_parts = [], []
-    targets: list[tuple[np.ndarray, float, str, tuple, tuple, str]] = []
+    rows, cols, owner, offsets = [], [], [], []
+    off = 0
     for k, t in enumerate(tables):
-        membership = _membership(t)                       # published cells x interior cells
+        r, c = t.shape
+        rr, cc = t.failed.shape
         code = sig[:, k]
         inside = np.flatnonzero(code >= 0)
-        n_cells = t.shape[0] * t.shape[1]
-        incidence = sp.csr_matrix((np.ones(inside.size), (code[inside], inside)), shape=(n_cells, n_atoms))
-        a_k = (membership @ incidence).tocsr()           # published cells x atoms
-        values = a_k @ atom_value
-        failed = t.failed.ravel()
-        usable = ~failed if t.equations is None else (~failed & t.equations.ravel())
-        blocks.append(a_k[np.flatnonzero(usable)])
-        rhs_parts.append(values[usable])
-        cc = t.failed.shape[1]
-        for p_idx in np.flatnonzero(failed):
-            i, j = divmod(int(p_idx), cc)
-            row = a_k.getrow(p_idx)
-            atoms = row.indices.copy()
-            # the outputs that hold any of the cell's records (the others cannot help recover it)
-            involved = tuple(u.uid for kk, u in enumerate(tables) if kk == k or (sig[atoms, kk] >= 0).any())
-            targets.append((atoms, float(values[p_idx]), "suppressed cell", involved, (t.uid, i, j), t.name(i, j)))
+        i, j = np.divmod(code[inside], c)
+        rows.append(off + i * cc + j)
+        cols.append(inside)
+        if t.margins:
+            rows += [off + i * cc + c, off + r * cc + j, np.full(inside.size, off + r * cc + c)]
+            cols += [inside] * 3
+        owner.append(np.full(rr * cc, k))
+        offsets.append(np.arange(rr * cc))
+        off += rr * cc
+    rows_a, cols_a = np.concatenate(rows), np.concatenate(cols)
+    a_full = sp.csr_matrix((np.ones(rows_a.size), (rows_a, cols_a)), shape=(off, n_atoms))
+    a_full.sort_indices()
+    return a_full, np.concatenate(owner), np.concatenate(offsets)
+
+
+def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived: bool = True,
+                 pairs: bool = False, skip: set | None = None, stats: dict | None = None) -> tuple[list[Recovered], str]:
+    """Audit tables of one measure linked through shared records (one table: its margins).
+
+    The intruder's system (atoms, and every published cell that passes the rules as an equation)
+    falls apart into connected components: atoms that share no published cell, directly or
+    through other atoms, vary independently, so the interval of a target (a sum of atoms) is the
+    sum of its parts' intervals, each from the part's component alone (one small HiGHS model per
+    component, built once; only the objective changes between solves). An atom in no equation
+    is its own component: its maximum is unbounded and its minimum is its a-priori bound, without
+    an LP. Before any LP a target is tested against the feasible points already seen (the true
+    values and earlier LP optima, combined across components): when they already span its
+    protection, it is protected and needs no LP (a witness, not an estimate). Identical targets
+    (the same atoms: a table published twice) are solved once. A target whose interval is
+    narrower than its protection is solved exactly, both bounds.
+
+    The outputs reported for a recovered quantity are those whose published cells carry a
+    non-zero multiplier in the dual of one of its LPs (with the target's own output): the
+    equations of the other outputs can be dropped without changing either bound (LP duality).
+
+    Parameters
+    ----------
+    tables : list of TableLayout
+        The linked tables, of one measure.
+    threshold : int
+        The threshold rule: an atom of 1 to ``threshold - 1`` records is a small cell.
+    p : float
+        The p-ratio's ``p``: the protection of a total.
+    derived : bool
+        Audit the atoms that are small cells of their own (differencing), besides the suppressed cells.
+    skip : set, optional
+        Positions ``(uid, row, column)`` of suppressed cells already known to be recovered (by the
+        single-table audits): their programmes are not solved again.
+    stats : dict, optional
+        Filled with the system's size and the work done: ``n_atoms``, ``n_equations``,
+        ``n_components``, ``n_targets``, ``n_witnessed`` (settled by feasible points), ``n_lps``.
+
+    Returns
+    -------
+    recovered : list of Recovered
+        The quantities recovered below their protection.
+    status : str
+        "exact" (every LP solved to optimality) or "failed: ...".
+    """
+    if stats is not None:
+        stats.update(n_atoms=0, n_equations=0, n_components=0, n_targets=0, n_fixed=0, n_witnessed=0, n_lps=0)
+    if not tables:
+        return [], "exact"
+    count = tables[0].measure == "count"
+    sig, atom_value = _atoms(tables)
+    n_atoms = sig.shape[0]
+    nonneg = count or bool((np.concatenate([t.weight for t in tables]) >= 0).all())
+    a_full, owner, offset = _published(tables, sig)
+    values = a_full @ atom_value
+    failed = np.concatenate([t.failed.ravel() for t in tables])
+    usable = ~failed & np.concatenate([np.ones(t.failed.size, bool) if t.equations is None else t.equations.ravel()
+                                       for t in tables])
+    # targets: (atoms, value, what, table, position, words) -- words of derived cells are built when reported
+    targets: list[tuple] = []
+    for row in np.flatnonzero(failed):
+        k = int(owner[row])
+        t = tables[k]
+        i, j = divmod(int(offset[row]), t.failed.shape[1])
+        position = (t.uid, i, j)
+        if skip and position in skip:
+            continue
+        atoms = a_full.indices[a_full.indptr[row]:a_full.indptr[row + 1]]
+        targets.append((atoms, float(values[row]), "suppressed cell", k, position, None))
     if derived and count and len(tables) > 1:
         small = (atom_value >= 1) & (atom_value < threshold)
         # an atom that is a whole cell of one output is that cell: its own rules (threshold) and the
@@ -248,55 +305,140 @@ def audit_linked(tables: list[TableLayout], *, threshold: int, p: float, derived
             whole[inside] = np.isclose(cell_total[code[inside]], atom_value[inside])
             small &= ~whole
         for a in np.flatnonzero(small):
-            inside = [tables[k].uid for k in range(len(tables)) if sig[a, k] >= 0]
-            outside = [tables[k].uid for k in range(len(tables)) if sig[a, k] < 0]
-            words = " and ".join(f"{tables[k].uid}{tables[k].name(*divmod(int(sig[a, k]), tables[k].shape[1]))}"
-                                 for k in range(len(tables)) if sig[a, k] >= 0)
-            if outside:
-                words = f"the records in {words} but in none of {', '.join(outside)}"
-            else:
-                words = f"the records in {words}"
-            targets.append((np.array([a]), float(atom_value[a]), "derived cell", tuple(inside), None, words))
+            targets.append((np.array([a]), float(atom_value[a]), "derived cell", None, None, int(a)))
+    if pairs and derived and count and len(tables) > 1:
+        targets += _pair_targets(tables, sig, atom_value, a_full, threshold,
+                                 {t[0].astype(np.int64).tobytes() for t in targets})
+    if stats is not None:
+        stats.update(n_atoms=n_atoms, n_targets=len(targets))
     if not targets:
         return [], "exact"
-    a_mat = sp.vstack(blocks).tocsr() if blocks else sp.csr_matrix((0, n_atoms))
-    b = np.concatenate(rhs_parts) if rhs_parts else np.zeros(0)
-    h = new_highs()
-    pass_lp(h, a_mat, cost=np.zeros(n_atoms), col_lower=np.zeros(n_atoms) if nonneg else np.full(n_atoms, -INF),
-            col_upper=np.full(n_atoms, INF), row_lower=b, row_upper=b)
+    eq_rows = np.flatnonzero(usable)
+    # a cell published twice (the same table again, or the same cell in two outputs) is one equation;
+    # every output that publishes it is named where it is used
+    seen_rows: dict[bytes, int] = {}
+    publishers: dict[int, set] = {}
+    for r in eq_rows.tolist():
+        first = seen_rows.setdefault(a_full.indices[a_full.indptr[r]:a_full.indptr[r + 1]].tobytes(), r)
+        publishers.setdefault(first, set()).add(int(owner[r]))
+    eq_rows = np.array(sorted(seen_rows.values()), dtype=np.int64)
+
+    def involved(atoms: np.ndarray, used: set) -> tuple[str, ...]:
+        """The proof's outputs and those that publish a cell holding the quantity's records."""
+        holders = set(np.flatnonzero((sig[atoms] >= 0).any(axis=0)).tolist()) if atoms.size else set()
+        return tuple(tables[kk].uid for kk in sorted(used | holders))
+
+    def named(rows) -> set:
+        """The outputs that publish the equations ``rows``."""
+        return set().union(*(publishers[int(eq_rows[r])] for r in rows)) if len(rows) else set()
+    a_eq = a_full[eq_rows]
+    b = values[eq_rows]
+    # elimination first (values the equations fix), then one LP model per connected component
+    system = IntruderSystem(a_eq, b, nonneg, x_true=atom_value)
     out: list[Recovered] = []
-    status = "exact"
-    all_uids = tuple(t.uid for t in tables)
-    free = np.diff(a_mat.tocsc().indptr) == 0  # atoms in no equation: each can grow without bound
-    prev = np.zeros(0, np.int32)
-    for atoms, value, what, src, position, words in targets:
-        if position is not None and skip and position in skip:
+    n_witnessed = n_fixed = 0
+    for atoms, value, what, k, position, atom in targets:
+        if atom is None:
+            words = lambda k=k, position=position: tables[k].name(*position[1:])  # noqa: E731
+        elif isinstance(atom, tuple):  # a cell of the difference of two outputs
+            words = lambda atom=atom: _derived_words([tables[atom[0]], tables[atom[1]]],  # noqa: E731
+                                                     np.array([atom[2:]]), 0)
+        else:
+            words = lambda atom=atom: _derived_words(tables, sig, atom)  # noqa: E731
+        settled = system.elim.settle(atoms) if atoms.size else None
+        if settled is not None:  # determined by the equations: exact
+            lo = hi = settled[0]
+            if not _protected(value, lo, hi, count=count, p=p):
+                used = ({k} if k is not None else set()) | named(settled[1])
+                out.append(Recovered(what, tuple(tables[kk].uid for kk in sorted(used)), words(), position, value,
+                                     lo, hi, exact=True, involved=involved(atoms, used)))
+            n_fixed += 1
             continue
-        bounds = []
-        if prev.size:  # only the previous target's columns change back
-            h.changeColsCost(prev.size, prev, np.zeros(prev.size))
-        prev = np.asarray(atoms, np.int32)
-        if prev.size:
-            h.changeColsCost(prev.size, prev, np.ones(prev.size))
-        for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
-            if sense == highspy.ObjSense.kMaximize and free[atoms].any():
-                bounds.append(np.inf)  # an atom no published cell holds: the maximum is unbounded
-                continue
-            h.changeObjectiveSense(sense)
-            st = run(h)
-            if st == "optimal":
-                bounds.append(float(h.getInfo().objective_function_value))
-            elif st == "unbounded":
-                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
-            else:
-                status = f"failed: HiGHS ended {st!r} on {words}"
-                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
-        lo, hi = bounds
-        if not _protected(value, lo, hi, count=count, p=p):
-            outputs = src if (len(tables) == 1 or what == "suppressed cell") else all_uids
-            out.append(Recovered(what, outputs, words, position, value, lo, hi,
-                                 exact=bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 1e-6 * max(1, abs(value)))))
+        const, known, parts = system.split(atoms)
+        # the witnesses: feasible points already seen, combined component by component
+        lo_w, hi_w = system.witness(parts)
+        lo_w, hi_w = const + lo_w, const + hi_w
+        if _protected(value, lo_w, hi_w, count=count, p=p):
+            n_witnessed += 1
+            continue
+        lo_ok = _protected(value, lo_w, np.inf, count=count, p=p)
+        hi_ok = _protected(value, -np.inf, hi_w, count=count, p=p)
+        lo = lo_w if lo_ok else const + system.bound(parts, False, words)
+        hi = hi_w if hi_ok else const + system.bound(parts, True, words)
+        if _protected(value, lo, hi, count=count, p=p):
+            continue
+        lo = const + system.bound(parts, False, words)
+        hi = const + system.bound(parts, True, words)
+        if _protected(value, lo, hi, count=count, p=p):  # pragma: no cover - the exact bounds are wider
+            continue
+        # the witness set: outputs with a non-zero multiplier in a dual (and the cell's own output)
+        proof = system.proof(known, parts, words)
+        used = ({k} if k is not None else set()) | named(sorted(proof))
+        outputs = tuple(tables[kk].uid for kk in sorted(used))
+        out.append(Recovered(what, outputs, words(), position, value, lo, hi,
+                             exact=bool(np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 1e-6 * max(1, abs(value))),
+                             involved=involved(atoms, used)))
+    if stats is not None:
+        stats.update(n_equations=int(eq_rows.size), n_components=system.n_components, n_witnessed=n_witnessed,
+                     n_lps=system.n_lps, n_fixed=n_fixed)
+    status = system.status
     return out, status
+
+
+def _pair_targets(tables: list[TableLayout], sig: np.ndarray, atom_value: np.ndarray, a_full: sp.csr_matrix,
+                  threshold: int, known: set) -> list[tuple]:
+    """The small cells of the difference of two outputs: for each two tables that share records,
+    the records in a cell of one and in a cell (or outside) of the other, a union of atoms. Those
+    with 1 to ``threshold - 1`` records are targets, unless they are one atom (the atom's own
+    target), a whole interior cell of an output (that cell's own rules and target cover it) or a
+    target already listed (``known``: the atoms' indices as bytes). A pair audited alone has
+    these as its atoms; here the other outputs' equations only narrow their intervals."""
+    out: list[tuple] = []
+    inside = sig >= 0
+    shared = inside.T.astype(np.int64) @ inside.astype(np.int64)
+    seen = set(known)
+    offsets = np.concatenate([[0], np.cumsum([t.failed.size for t in tables])])
+    for k, t in enumerate(tables):  # the interior cells' atoms
+        r, c = t.shape
+        cc = t.failed.shape[1]
+        for row in (offsets[k] + (np.arange(r)[:, None] * cc + np.arange(c)[None, :])).ravel():
+            seen.add(a_full.indices[a_full.indptr[row]:a_full.indptr[row + 1]].astype(np.int64).tobytes())
+    for k in range(len(tables)):
+        for m in range(k + 1, len(tables)):
+            if shared[k, m] == 0:
+                continue
+            code = (sig[:, k] + 1) * (tables[m].shape[0] * tables[m].shape[1] + 1) + (sig[:, m] + 1)
+            idx = np.flatnonzero(code > 0)
+            ukey, inv = np.unique(code[idx], return_inverse=True)
+            inv = inv.ravel()
+            total = np.bincount(inv, weights=atom_value[idx], minlength=ukey.size)
+            size = np.bincount(inv, minlength=ukey.size)
+            pick = np.flatnonzero((total >= 1) & (total < threshold) & (size > 1))
+            if pick.size == 0:
+                continue
+            order = np.argsort(inv, kind="stable")
+            split = np.concatenate([[0], np.cumsum(size)])
+            for g in pick:
+                atoms = idx[order[split[g]:split[g + 1]]].astype(np.int64)
+                key = atoms.tobytes()
+                if key in seen:
+                    continue
+                seen.add(key)
+                a0 = atoms[0]
+                out.append((atoms, float(total[g]), "derived cell", None, None,
+                            (k, m, int(sig[a0, k]), int(sig[a0, m]))))
+    return out
+
+
+def _derived_words(tables: list[TableLayout], sig: np.ndarray, a: int) -> str:
+    """An atom in words: the cells of the outputs that hold its records, and the outputs that do not."""
+    inside = [k for k in range(len(tables)) if sig[a, k] >= 0]
+    outside = [tables[k].uid for k in range(len(tables)) if sig[a, k] < 0]
+    words = " and ".join(f"{tables[k].uid}{tables[k].name(*divmod(int(sig[a, k]), tables[k].shape[1]))}"
+                         for k in inside)
+    if outside:
+        return f"the records in {words} but in none of {', '.join(outside)}"
+    return f"the records in {words}"
 
 
 def audit_published(values: np.ndarray, suppressed: np.ndarray) -> list[tuple[int, int, float, float]]:
@@ -306,41 +448,30 @@ def audit_published(values: np.ndarray, suppressed: np.ndarray) -> list[tuple[in
     ``values`` holds the published grid (NaN where blank); ``suppressed`` marks the cells treated
     as unknown (blank or failing). Unknowns are the interior cells (>= 0); every published cell
     not suppressed is an equation. Returns ``(row, column, lo, hi)`` per suppressed cell.
+    Elimination settles the cells the equations fix; the others get two LPs on their connected
+    component (:class:`~sdckit.outputs.intervals.IntruderSystem`).
     """
     rr, cc = values.shape
     r, c = rr - 1, cc - 1
     n = r * c
-    rows, cols, rhs = [], [], []
-    for i in range(rr):
-        for j in range(cc):
-            if suppressed[i, j] or np.isnan(values[i, j]):
-                continue
-            rs = np.arange(r) if i == r else np.array([i])
-            cs = np.arange(c) if j == c else np.array([j])
-            members = (rs[:, None] * c + cs[None, :]).ravel()
-            rows.append(np.full(members.size, len(rhs)))
-            cols.append(members)
-            rhs.append(float(values[i, j]))
-    a_mat = (sp.csr_matrix((np.ones(sum(x.size for x in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                           shape=(len(rhs), n)) if rhs else sp.csr_matrix((0, n)))
-    h = new_highs()
-    b = np.asarray(rhs, float)
-    pass_lp(h, a_mat, cost=np.zeros(n), col_lower=np.zeros(n), col_upper=np.full(n, INF), row_lower=b, row_upper=b)
+    i, j = np.divmod(np.arange(n), c)
+    rows = np.concatenate([i * cc + j, i * cc + c, r * cc + j, np.full(n, r * cc + c)])
+    a_full = sp.csr_matrix((np.ones(rows.size), (rows, np.tile(np.arange(n), 4))), shape=(rr * cc, n))
+    a_full.sort_indices()
+    flat = np.asarray(values, float).ravel()
+    eq = np.flatnonzero(~np.asarray(suppressed, bool).ravel() & ~np.isnan(flat))
+    system = IntruderSystem(a_full[eq], flat[eq], nonneg=True)
     out = []
-    for i, j in np.argwhere(suppressed):
-        rs = np.arange(r) if i == r else np.array([i])
-        cs = np.arange(c) if j == c else np.array([j])
-        members = (rs[:, None] * c + cs[None, :]).ravel()
-        bounds = []
-        for sense in (highspy.ObjSense.kMinimize, highspy.ObjSense.kMaximize):
-            cost = np.zeros(n)
-            cost[members] = 1.0
-            h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
-            h.changeObjectiveSense(sense)
-            st = run(h)
-            if st == "optimal":
-                bounds.append(float(h.getInfo().objective_function_value))
-            else:
-                bounds.append(-np.inf if sense == highspy.ObjSense.kMinimize else np.inf)
-        out.append((int(i), int(j), bounds[0], bounds[1]))
+    for ci, cj in np.argwhere(suppressed):
+        cell = int(ci) * cc + int(cj)
+        atoms = a_full.indices[a_full.indptr[cell]:a_full.indptr[cell + 1]].astype(np.int64)
+        settled = system.elim.settle(atoms) if atoms.size else None
+        if settled is not None:
+            out.append((int(ci), int(cj), settled[0], settled[0]))
+            continue
+        const, _, parts = system.split(atoms)
+        words = lambda ci=ci, cj=cj: f"cell ({ci}, {cj})"  # noqa: E731
+        lo = const + system.bound(parts, False, words)
+        hi = const + system.bound(parts, True, words)
+        out.append((int(ci), int(cj), lo, hi))
     return out

@@ -85,6 +85,10 @@ def cell_evidence(cell: np.ndarray, values: np.ndarray | None, shape: tuple[int,
         rr, cc = r, c
         codes = cell
     n = rr * cc
+    if values is None:  # counts: every record adds 1, so the top k of a cell are min(count, k) ones
+        count = np.bincount(codes, minlength=n).astype(float).reshape(rr, cc)
+        return CellEvidence(count, count.copy(), np.minimum(count, 1.0), np.minimum(count, 2.0),
+                            np.minimum(count, float(nk_n)), np.zeros((rr, cc)), np.zeros((rr, cc), bool))
     miss = np.isnan(v)
     vz = np.where(miss, 0.0, v)
     count = np.bincount(codes, minlength=n).astype(float)
@@ -122,7 +126,7 @@ class Check:
         return 0 if self.mask is None else int(self.mask.sum())
 
     def cells(self) -> list[list[int]]:
-        return [] if self.mask is None else [[int(i), int(j)] for i, j in np.argwhere(self.mask)]
+        return [] if self.mask is None else np.argwhere(self.mask).tolist()
 
 
 def _mask_check(name: str, mask: np.ndarray, status_if: str = "fail", note: str = "") -> Check:

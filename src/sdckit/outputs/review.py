@@ -134,7 +134,7 @@ class Review:
         """Write ``results.json`` back (atomically)."""
         from ..io.atomic import atomic_write_text
 
-        atomic_write_text(self.path, json.dumps(self.doc, indent=4) + "\n")
+        atomic_write_text(self.path, json.dumps(self.doc) + "\n")
         return self.path
 
     def queue(self) -> list[dict]:
@@ -153,7 +153,10 @@ class Review:
 # --------------------------------------------------------------------------- batch re-check
 
 def _frequency_grid(frame: pd.DataFrame, margins_name: str | None) -> tuple[np.ndarray, bool]:
-    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    if all(pd.api.types.is_numeric_dtype(t) for t in frame.dtypes):  # as read_csv gives numbers: no per-column pass
+        values = frame.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(float)
     margins = (margins_name is not None and len(frame.index) > 1 and len(frame.columns) > 1
                and str(frame.index[-1]) == margins_name and str(frame.columns[-1]) == margins_name)
     return values, margins

@@ -39,7 +39,8 @@ RESULTS_FILE = "results.json"
 ACRO_FORMAT_VERSION = "1.0.2"
 #: ACRO's blocked extensions for custom outputs (default.yaml)
 BLOCKED_EXTENSIONS = (".svg", ".gph")
-#: largest set of linked tables audited as one system; larger sets are audited pair by pair
+#: largest set of linked tables audited as one system; a larger set is split into groups, one per
+#: largest set of variables among its tables (:func:`_groups`)
 MAX_LINKED = 16
 
 _AGG_NAMES = {"count": "count", "size": "count", "len": "count", "mean": "mean", "average": "mean", "sum": "sum",
@@ -139,7 +140,11 @@ def _codes(series: list[pd.Series]) -> tuple[np.ndarray, list]:
     levels = []
     missing = np.zeros(len(series[0]), bool)
     for s in series:
-        c, u = pd.factorize(s, sort=True)
+        if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub":  # numpy integers: no missing value, levels sorted
+            u, c = np.unique(s.to_numpy(), return_inverse=True)
+            c, u = c.ravel(), u.tolist()
+        else:
+            c, u = pd.factorize(s, sort=True)
         missing |= c < 0
         code = code * max(len(u), 1) + np.maximum(c, 0)
         levels.append(list(u))
@@ -186,8 +191,10 @@ class Session:
         self._next = 0
         self._audited = False
         self._sets: list[dict] = []
-        #: linear-programming systems the last :meth:`audit` solved (one per linked set or pair)
+        #: linear-programming systems the last :meth:`audit` built (one per linked set, or per group of a large set)
         self.n_linked_systems = 0
+        #: the size of those systems and the work done (atoms, equations, components, targets, LPs)
+        self.linked_stats: dict = {}
 
     # ------------------------------------------------------------------ bookkeeping
     def _add(self, rec: OutputRecord) -> OutputRecord:
@@ -462,61 +469,89 @@ class Session:
     # ------------------------------------------------------------------ the session's audit
     def audit(self) -> list[dict]:
         """Audit the session's tables together (differencing): tables of the same measure that share
-        records and a variable are stacked into one system; what they give away together, and no
-        single one gives alone, is recorded on each as ``LinkedOutputsCheck`` and returned as sets."""
+        records and nest in their variables are stacked into one system; what they give away
+        together, and no single one gives alone, is recorded on each as ``LinkedOutputsCheck`` and
+        returned as sets: one per witness set (the outputs whose published cells the intruder needs,
+        from the LP's dual), not the whole linked set.
+
+        A linked set of more than ``MAX_LINKED`` outputs is split into groups, one per largest set of
+        variables among its outputs: a group holds every output whose variables are among them
+        (every linked pair nests, so each lies in one group). A suppressed cell recovered by one
+        system (or by its table's own margin audit) is not solved again by the next."""
         for rec in self.outputs.values():
             rec.checks = [c for c in rec.checks if c.name != "LinkedOutputsCheck"]
             rec.audit.pop("linked", None)
-        sets: list[dict] = []
+        sets: dict[tuple, dict] = {}
         self.n_linked_systems = 0
+        self.linked_stats = dict.fromkeys(("n_atoms", "n_equations", "n_components", "n_targets", "n_fixed",
+                                           "n_witnessed", "n_lps"), 0)
         if not self.rules.audit:
             self._audited = True
-            return sets
+            self._sets = []
+            return []
         recs = [r for r in self.outputs.values() if r.layout is not None and getattr(r.layout, "unique_ids", False)]
+        known = {tuple(d["position"]) for r in recs for d in r.audit.get("margins", {}).get("recovered", [])
+                 if d["position"]}
+        checks: dict[str, Check] = {}
         for comp in _components(recs):
             if len(comp) < 2:
                 continue
-            groups = [comp] if len(comp) <= MAX_LINKED else [[a, b] for i, a in enumerate(comp) for b in comp[i + 1:]
-                                                               if _linked(a, b)]
-            mode = "joint" if len(comp) <= MAX_LINKED else "pairwise"
+            groups, mode = _groups(comp)
             self.n_linked_systems += len(groups)
             for group in groups:
-                alone = {(d["position"][0], d["position"][1], d["position"][2]) if d["position"] else None
-                         for r in group for d in r.audit.get("margins", {}).get("recovered", [])}
+                stats: dict = {}
                 found, status = audit_linked([r.layout for r in group], threshold=self.rules.threshold,
-                                             p=self.rules.p_ratio, skip=alone)
-                new = [f for f in found if f.position is None or tuple(f.position) not in alone]
-                ids = tuple(r.uid for r in group)
+                                             p=self.rules.p_ratio, pairs=True, skip=known, stats=stats)
+                for k, v in stats.items():
+                    self.linked_stats[k] = self.linked_stats.get(k, 0) + v
+                known.update(tuple(f.position) for f in found if f.position is not None)
+                mine: dict[str, list] = {}
+                for f in found:
+                    d = dict(f.to_dict(), sentence=f.sentence())
+                    entry = sets.setdefault(f.outputs, {"set": len(sets), "outputs": list(f.outputs), "mode": mode,
+                                                        "recovered": []})
+                    entry["recovered"].append(d)
+                    for uid in f.outputs:  # the proof's outputs: the finding in full
+                        mine.setdefault(uid, []).append((f, d))
+                    # the outputs that publish a cell holding its records: a pointer to the set (the file
+                    # would otherwise repeat each finding on every output that holds its records)
+                    held = {"what": f.what, "cell": f.cell, "set": entry["set"],
+                            "sentence": f"this output publishes the records of {f.what} {f.cell}, which linked set "
+                                        f"{entry['set']} ({len(f.outputs)} outputs) gives away"}
+                    for uid in set(f.involved) - set(f.outputs):
+                        mine.setdefault(uid, []).append((f, held))
                 for r in group:
-                    mine = [f for f in new if r.uid in f.outputs]
-                    mask = np.zeros(r.layout.failed.shape, bool)
-                    for f in mine:
-                        if f.position is not None and f.position[0] == r.uid:
-                            mask[f.position[1], f.position[2]] = True
-                    details = [dict(f.to_dict(), sentence=f.sentence()) for f in mine]
-                    st = "fail" if mine else "pass"
-                    partners = sorted(set().union(*(f.outputs for f in mine)) - {r.uid}) if mine else []
-                    summary = (f"fail - {len(mine)} cells are given away by this output with {', '.join(partners)}."
-                               if mine else f"pass - audited with {', '.join(i for i in ids if i != r.uid)} ({mode}).")
-                    if status != "exact":
-                        st, summary = "review", f"review - the linked audit did not finish ({status})"
-                    old = next((c for c in r.checks if c.name == "LinkedOutputsCheck"), None)
-                    if old is None:
-                        r.checks.append(Check("LinkedOutputsCheck", st, summary, mask, details=details))
-                    elif mine or st == "review":
-                        old.status = "review" if st == "review" and old.status == "pass" else (
-                            "fail" if st == "fail" else old.status)
-                        old.summary = summary if st != "pass" else old.summary
-                        old.mask = old.mask | mask
-                        old.details = (old.details or []) + details
-                    r.audit.setdefault("linked", []).append({"with": [i for i in ids if i != r.uid], "mode": mode,
-                                                             "status": status, "recovered": details})
-                if new:
-                    sets.append({"outputs": list(ids), "mode": mode,
-                                 "recovered": [dict(f.to_dict(), sentence=f.sentence()) for f in new]})
+                    self._linked_check(r, mine.get(r.uid, []), status, mode, len(group) - 1, checks)
         self._audited = True
-        self._sets = sets
-        return sets
+        self._sets = list(sets.values())
+        return self._sets
+
+    def _linked_check(self, r: OutputRecord, mine: list, status: str, mode: str, n_with: int,
+                      checks: dict) -> None:
+        """Record one system's findings on one of its outputs (one ``LinkedOutputsCheck`` per output)."""
+        mask = np.zeros(r.layout.failed.shape, bool)
+        for f, _ in mine:
+            if f.position is not None and f.position[0] == r.uid:
+                mask[f.position[1], f.position[2]] = True
+        details = [d for _, d in mine]
+        old = checks.get(r.uid)
+        if old is None:
+            old = checks[r.uid] = Check("LinkedOutputsCheck", "pass", f"pass - audited with {n_with} linked outputs "
+                                        f"({mode}).", mask, details=[])
+            r.checks.append(old)
+        if mine:
+            old.status = "fail"
+            old.mask = old.mask | mask
+            old.details = (old.details or []) + details
+            partners = sorted(set().union(*(f.involved or f.outputs for f, _ in mine)) - {r.uid},
+                              key=lambda u: (len(u), u))
+            n = len(old.details)
+            old.summary = (f"fail - {n} cells are given away by this output with {', '.join(partners)}."
+                           if partners else f"fail - {n} cells are given away by this output.")
+        if status != "exact" and old.status == "pass":
+            old.status, old.summary = "review", f"review - the linked audit did not finish ({status})"
+        r.audit.setdefault("linked", []).append({"n_with": n_with, "mode": mode, "status": status,
+                                                 "recovered": details})
 
     # ------------------------------------------------------------------ the results file
     def results_dict(self, file_names: dict[str, list[str]] | None = None) -> dict:
@@ -579,7 +614,7 @@ class Session:
                     files.append(name)
                 names[uid] = files
             doc = self.results_dict(names)
-            (stage / RESULTS_FILE).write_text(json.dumps(doc, indent=4, default=_json_default) + "\n", encoding="utf-8")
+            (stage / RESULTS_FILE).write_text(json.dumps(doc, default=_json_default) + "\n", encoding="utf-8")
             (stage / "config.json").write_text(json.dumps(self.rules.acro_config(), indent=4) + "\n", encoding="utf-8")
         return target
 
@@ -624,7 +659,7 @@ def _outcome(checks: list[Check], r_lab: list, c_lab: list) -> pd.DataFrame:
     words[words == ""] = "ok"
     cols = [str(x) if not isinstance(x, tuple) else " ".join(map(str, x)) for x in c_lab]
     rows = [str(x) if not isinstance(x, tuple) else " ".join(map(str, x)) for x in r_lab]
-    return pd.DataFrame(words, index=rows, columns=cols)
+    return pd.DataFrame(words, index=rows, columns=cols, dtype=object)  # object: no string-dtype inference
 
 
 def _blank(table: pd.DataFrame, failed: np.ndarray | None, r_lab: list, c_lab: list, *,
@@ -705,6 +740,19 @@ def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
     for i, r in enumerate(recs):
         comps.setdefault(find(i), []).append(r)
     return list(comps.values())
+
+
+def _groups(comp: list[OutputRecord]) -> tuple[list[list[OutputRecord]], str]:
+    """The systems of one linked set: the set itself, or (more than ``MAX_LINKED`` outputs) one group
+    per largest set of variables among its outputs, holding every output whose variables are among
+    them. Linked outputs nest in their variables (:func:`_linked`), so every linked pair lies in
+    the group of a largest set that holds the larger one's variables."""
+    if len(comp) <= MAX_LINKED:
+        return [comp], "joint"
+    dims = {r.link_dims for r in comp}
+    largest = sorted((d for d in dims if not any(d < e for e in dims)), key=sorted)
+    groups = [[r for r in comp if r.link_dims <= d] for d in largest]
+    return [g for g in groups if len(g) > 1], "by variables"
 
 
 def _linked(a: OutputRecord, b: OutputRecord) -> bool:

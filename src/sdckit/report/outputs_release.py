@@ -120,7 +120,7 @@ def release_outputs(results: str | os.PathLike | Review, public: str | os.PathLi
                 shutil.copyfile(source, folder / f["name"])
         doc = dict(review.doc, results={k: review.results[k] for k in approved})
         doc["linked_sets"] = [s for s in doc.get("linked_sets", []) if set(s.get("outputs", [])) <= set(approved)]
-        atomic_write_text(folder / RESULTS_FILE, json.dumps(doc, indent=4) + "\n")
+        atomic_write_text(folder / RESULTS_FILE, json.dumps(doc) + "\n")
         cert = outputs_certificate(review, folder, approved=approved, rejected=rejected, run_id=stage.run_id)
         atomic_write_text(folder / CERTIFICATE, json.dumps(seal(cert, signing_key), indent=2) + "\n")
         run_id = stage.run_id
