@@ -13,7 +13,10 @@ Cases (one JSON line each):
   call (reading, steps, gate, reports, writing; the report and step modules the call imports
   are counted, the interpreter start and ``import sdckit.release`` are not); ``seconds`` wall,
   ``cpu_seconds`` of the process, ``peak_mb`` its peak resident memory, ``stage_seconds``
-  (read, run = steps and gate, write = data and reports);
+  (wall: read = reading the spec's input into a Release, run = steps and gate, write_data =
+  the released data file, reports_and_catalogue = the rest of writing: reports, certificate,
+  catalogue files, switching the folders in; other = loading the spec and checking the
+  output folders);
 * ``dask_1_worker``, ``dask_2_workers``: ``protect_with_dask`` on a LocalCluster of that many
   single-threaded workers (the cluster starts before the clock, as in bench_dask.py);
   ``cpu_seconds`` = client process + workers;
@@ -46,12 +49,24 @@ MEMORY_RUN = r"""
 import json, resource, sys, time
 import sdckit.release as release
 spec, out = sys.argv[1], sys.argv[2]
+stages = {}
+def timed(name, fn):  # wall seconds inside fn, added to stages[name] (the call itself unchanged)
+    def inner(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            stages[name] = stages.get(name, 0.0) + time.perf_counter() - t
+    return inner
+release.Release.from_spec = classmethod(timed("read", release.Release.from_spec.__func__))
+release.ReleaseRun.write = timed("write", release.ReleaseRun.write)
+release.write_data = timed("write_data", release.write_data)
 c0, t0 = time.process_time(), time.perf_counter()
 run, paths = release.protect(spec, overwrite=True)
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 json.dump({"seconds": seconds, "cpu_seconds": cpu, "peak_mb": peak, "passed": run.passed,
-           "run_seconds": run.seconds, "step_seconds": list(run.timings)}, open(out, "w"))
+           "run_seconds": run.seconds, "step_seconds": list(run.timings), "stages": stages}, open(out, "w"))
 """
 
 
@@ -80,11 +95,17 @@ def memory_case(n: int, work: Path) -> dict:
         tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         return {"case": "memory_engine", "n": n, "error": tail}
     r = json.loads(result.read_text())
+    st = r["stages"]
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(out.with_name(out.name + "-internal"), ignore_errors=True)
     return {"case": "memory_engine", "n": n, "seconds": r["seconds"], "rows_per_second": n / r["seconds"],
             "cpu_seconds": r["cpu_seconds"], "peak_mb": r["peak_mb"], "passed": r["passed"],
             "steps_and_gate_seconds": r["run_seconds"], "step_seconds": [round(x, 3) for x in r["step_seconds"]],
+            "stage_seconds": {"read": round(st.get("read", 0.0), 3), "run": round(r["run_seconds"], 3),
+                              "write_data": round(st.get("write_data", 0.0), 3),
+                              "reports_and_catalogue": round(st.get("write", 0.0) - st.get("write_data", 0.0), 3),
+                              "other": round(r["seconds"] - st.get("read", 0.0) - r["run_seconds"]
+                                             - st.get("write", 0.0), 3)},
             "note": "fresh process; timed around sdckit.release.protect (read, steps, gate, reports, write)"}
 
 

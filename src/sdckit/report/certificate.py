@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -97,7 +98,12 @@ def seal(cert: dict, signing_key: Any = None) -> dict:
 def dependency_versions(*, extras: bool = False) -> dict[str, str]:
     """Installed version of every requirement of sdckit, by distribution name: the runtime
     requirements, or with ``extras=True`` those of the optional extras (test, dask) that are
-    installed."""
+    installed (read from the installed metadata once per process)."""
+    return dict(_dependency_versions(extras))
+
+
+@functools.lru_cache(maxsize=2)
+def _dependency_versions(extras: bool) -> tuple[tuple[str, str], ...]:
     try:
         reqs = metadata.requires("sdckit") or []
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
@@ -113,7 +119,7 @@ def dependency_versions(*, extras: bool = False) -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue  # an optional extra that is not installed
-    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+    return tuple(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
 def public_spec(run: ReleaseRun) -> dict | None:

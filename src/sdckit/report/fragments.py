@@ -72,7 +72,23 @@ def measured_sentence(check: Any, measured: Any) -> str:
     from ..registry import measured_words
 
     cls = _check_class(check)
-    return cls.measured_sentence(measured) if cls is not None else measured_words(measured)
+    if cls is None:
+        return measured_words(measured)
+    return cls.measured_sentence(_per_target_in_unit(cls, measured))
+
+
+def _per_target_in_unit(cls: type, measured: Any) -> Any:
+    """A per-target table of a check measured in percent (DiSCO, TCAP: ``by_target``) with each
+    figure in words with its "%", as the headline figure reads."""
+    labels = getattr(cls, "measured_labels", {}) or {}
+    if not isinstance(measured, Mapping) or not isinstance(measured.get("by_target"), Mapping):
+        return measured
+    unit = next((u for k, (_, u) in labels.items() if k in measured and u), None)
+    if unit != "percent":
+        return measured
+    table = {t: (f"{float(v):.4g}%" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                 and not math.isnan(float(v)) else v) for t, v in measured["by_target"].items()}
+    return {**measured, "by_target": table}
 
 
 def value_with_unit(value: Any, unit: str | None) -> str:
@@ -435,14 +451,25 @@ def _num(x: Any) -> str:
 def _crosstab_html(original: Any, protected: Any, a: str, b: str, max_cells: int = 12) -> str:
     from ..utility.categorical import canonical_label, value_labels_of
 
-    def labelled(md, v):   # one label per distinct value, then a take: no pass in Python
+    def labelled(md, v):   # one label per distinct value: the records' label ids and the label texts
         look = value_labels_of(md, v)
-        codes, uniq = pd.factorize(md.frame[v], use_na_sentinel=True)
+        if v in md.key_vars:   # a key's codes and categories: no pass over the values
+            codes, uniq = md.codes(v), md.categories(v).to_numpy(dtype=object)
+        else:
+            codes, uniq = pd.factorize(md.frame[v], use_na_sentinel=True)
         texts = [look.get(canonical_label(x), canonical_label(x)) for x in uniq.tolist()] + ["(missing)"]
-        return pd.Series(np.asarray(texts, dtype=object)[codes], index=md.frame.index)
+        ids, labels = pd.factorize(pd.Index(texts, dtype=object), sort=False)
+        return ids[codes], list(labels)   # code -1 (missing) takes the last text
 
-    ta = pd.crosstab(labelled(original, a), labelled(original, b))
-    tb = pd.crosstab(labelled(protected, a), labelled(protected, b))
+    def crosstab(md):
+        # records per (label of a, label of b): one bincount of the label-id pairs; the labels
+        # that occur (with their counts), as pd.crosstab of the labelled columns tabulates them
+        (ia, la), (ib, lb) = labelled(md, a), labelled(md, b)
+        counts = np.bincount(ia.astype(np.int64) * len(lb) + ib, minlength=len(la) * len(lb)).reshape(len(la), -1)
+        r, c = np.flatnonzero(counts.sum(axis=1)), np.flatnonzero(counts.sum(axis=0))
+        return pd.DataFrame(counts[np.ix_(r, c)], index=[la[i] for i in r], columns=[lb[j] for j in c])
+
+    ta, tb = crosstab(original), crosstab(protected)
     from ..utility.categorical import order_key
 
     rows = sorted(set(ta.index) | set(tb.index), key=order_key)

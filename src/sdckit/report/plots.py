@@ -5,17 +5,19 @@ from __future__ import annotations
 import base64
 import html
 import io
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 
 def new_figure(width: float = 6.0, height: float = 4.0):
-    """A figure and axes on the non-interactive back end."""
-    fig, ax = plt.subplots(figsize=(width, height), dpi=100)
-    return fig, ax
+    """A figure and axes on the non-interactive back end (a plain :class:`~matplotlib.figure.Figure`:
+    no pyplot, whose import and figure manager a report does not need)."""
+    fig = Figure(figsize=(width, height), dpi=100)
+    return fig, fig.subplots()
 
 
 def figure_png(fig) -> bytes:
@@ -23,7 +25,8 @@ def figure_png(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png")
-    plt.close(fig)
+    if "matplotlib.pyplot" in sys.modules:   # a figure a caller made with pyplot is released
+        sys.modules["matplotlib.pyplot"].close(fig)
     return buf.getvalue()
 
 

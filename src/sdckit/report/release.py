@@ -233,11 +233,11 @@ def risk_rise_html(run: ReleaseRun, before: dict, after: dict) -> str:
     b = a = None
     if pram and fragments.risk_rise_html(before, after, pram=False):
         from ..errors import SDCError
-        from ..risk.intruder import intruder_view, linkage_risk
+        from ..risk.intruder import intruder_microdata, linkage_risk
 
         def certainty(released, steps):
-            try:
-                return linkage_risk(released, intruder_view(run.original, steps))
+            try:   # the view as Microdata: its key codes are used as they are
+                return linkage_risk(released, intruder_microdata(run.original, steps))
             except SDCError:  # e.g. keys the release dropped: the sentence then gives the counts alone
                 return None
 
@@ -591,7 +591,7 @@ def _context(run: ReleaseRun, *, internal: bool, data_file: str | None, artifact
         "spec_source": run.spec.source if internal and run.spec is not None else None,
         "vega_script": charts.vega_script(),
         "verdict": verdict_context(run), "gate_html": gate_html(run),
-        "columns_html": columns_html(run),
+        "columns_html": _once(run, "columns", lambda: columns_html(run)),
         "risk_html": _once(run, "risk", lambda: risk_section_html(run)),
         "formula_html": formula_section_html(run, data_file=data_file, mode=formula_guard or (
             run.spec.output.csv_formula_guard if run.spec is not None else "warn")),

@@ -26,6 +26,7 @@ protection. *Journal of Computational and Applied Mathematics* 164, 285-293.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -33,6 +34,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..microdata import Microdata, value_codes
+from .frequencies import DENSE_LIMIT
 
 #: name tokens that mark a direct identifier (matched on lower-case word tokens of the name)
 IDENTIFIER_TOKENS = frozenset({
@@ -69,6 +71,37 @@ def name_says_identifier(name: str) -> str | None:
     if len(joined) <= 12 and joined.endswith("id") and joined not in ("paid", "void", "said", "valid", "covid"):
         return "id"
     return None
+
+
+#: value codes of the columns of live frames (frame id -> (weak reference, {column: codes})): the
+#: gate, the reports and the certificate ask the same questions of the same read-only frames
+_FRAME_CODES: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def column_codes(frame: pd.DataFrame, col) -> tuple[np.ndarray, int]:
+    """:func:`sdckit.microdata.value_codes` of ``frame[col]``, computed once per column while the
+    frame lives (a Microdata's frame is read-only). Integer columns are counted again each
+    time (a min, a max and one pass); the hashed ones (floats, text) are kept, as int32 codes
+    where they fit."""
+    col_values = frame[col]
+    if isinstance(col_values.dtype, np.dtype) and col_values.dtype.kind in "iu":
+        return value_codes(col_values)
+    key = id(frame)
+    entry = _FRAME_CODES.get(key)
+    if entry is None or entry[0]() is not frame:
+        try:
+            ref = weakref.ref(frame, lambda _ref, key=key: _FRAME_CODES.pop(key, None))
+        except TypeError:
+            return value_codes(col_values)
+        entry = _FRAME_CODES[key] = (ref, {})
+    found = entry[1].get(col)
+    if found is None:
+        codes, k = value_codes(col_values)
+        if k < np.iinfo(np.int32).max:
+            codes = codes.astype(np.int32, copy=False)
+        codes.flags.writeable = False
+        found = entry[1][col] = (codes, k)
+    return found
 
 
 def _changed_share(original: pd.Series, released: pd.Series) -> float:
@@ -115,7 +148,7 @@ def identifier_check(original: Microdata, released: Microdata, *, allow: Iterabl
     out = []
     for col in rel.columns:
         values = rel[col]
-        codes, distinct = value_codes(values)       # distinct non-missing values, one pass
+        codes, distinct = column_codes(rel, col)    # distinct non-missing values, one pass
         n_present = int(np.count_nonzero(codes >= 0))
         dshare = distinct / n_present if n_present else 0.0
         marker = name_says_identifier(col)
@@ -141,17 +174,17 @@ def identifier_check(original: Microdata, released: Microdata, *, allow: Iterabl
 _LAST_CHECK: dict = {}
 
 
-def _combine(codes: np.ndarray | None, bound: int, column_codes: np.ndarray,
+def _combine(codes: np.ndarray | None, bound: int, digit: np.ndarray,
              k: int) -> tuple[np.ndarray, int]:
-    """``codes * k + column_codes`` (codes below ``bound``), re-compressed to dense ids first
+    """``codes * k + digit`` (codes below ``bound``), re-compressed to dense ids first
     when the product could overflow int64; the new codes and their bound."""
     if codes is None:
-        return column_codes.astype(np.int64), k
+        return digit.astype(np.int64), k
     if bound > np.iinfo(np.int64).max // k:
         codes, uniques = pd.factorize(codes)
         codes, bound = codes.astype(np.int64), max(len(uniques), 1)
     codes = codes * k
-    codes += column_codes
+    codes += digit
     return codes, bound * k
 
 
@@ -160,16 +193,28 @@ def row_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     missing): a mixed-radix code over each column's value codes (integers counted, other
     values hashed once), re-compressed whenever the next digit could overflow, numbered in
     the order the records first show each combination."""
+    codes, _ = _mixed_radix(frame, columns)
+    return pd.factorize(codes)[0].astype(np.int64)
+
+
+def _mixed_radix(frame: pd.DataFrame, columns: Sequence[str], dense_limit: int | None = None
+                 ) -> tuple[np.ndarray, int]:
+    """The mixed-radix codes of :func:`row_codes` before their renumbering, and their bound
+    (every code is below it); with ``dense_limit``, renumbered to dense ids only when the bound
+    is above it (what a ``bincount`` of the codes needs, in any numbering)."""
     codes, bound = None, 1
     n = len(frame)
     for col in columns:
-        c, k = value_codes(frame[col])
+        c, k = column_codes(frame, col)
         if k == n and n > 0:        # a column with a value of its own per record: all rows differ
-            return np.arange(n, dtype=np.int64)
+            return np.arange(n, dtype=np.int64), n
         codes, bound = _combine(codes, bound, c.astype(np.int64) + 1, k + 1)   # missing -> 0
     if codes is None:
-        codes = np.zeros(len(frame), dtype=np.int64)
-    return pd.factorize(codes)[0].astype(np.int64)
+        return np.zeros(n, dtype=np.int64), 1
+    if dense_limit is not None and bound > dense_limit:
+        codes, uniques = pd.factorize(codes)
+        codes, bound = codes.astype(np.int64), max(len(uniques), 1)
+    return codes, bound
 
 
 def _rows_equal(original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
@@ -227,9 +272,8 @@ def linkage_all_columns(original: Microdata, released: Microdata,
     # the released rows coded among themselves; a target's own released record is among its
     # matches exactly when its original row equals its released row, and then its m matches
     # are the released records equal to that row (the same sums as coding both sides jointly)
-    b = row_codes(rel, columns)
-    counts = np.bincount(b)
-    m = counts[b]
+    b, bound = _mixed_radix(rel, columns, max(DENSE_LIMIT, 4 * n))
+    m = np.bincount(b, minlength=bound)[b]
     correct = np.ones(n, dtype=bool) if rel is orig else _rows_equal(orig, rel, columns)
     expected = float(np.where(correct, 1.0 / m, 0.0).sum())
     uniques = int((m == 1).sum())
@@ -254,22 +298,35 @@ def undeclared_scan(microdata: Microdata, *, columns: Sequence[str] | None = Non
     keys = list(microdata.key_vars)
     cands = [c for c in (columns or frame.columns) if c not in keys]
 
-    def n_unique(codes: np.ndarray) -> int:
-        ids, uniques = pd.factorize(codes)
-        return int((np.bincount(ids, minlength=len(uniques))[ids] == 1).sum())
+    n = len(frame)
+
+    def n_unique(codes: np.ndarray, bound: int) -> int:
+        # records whose code no other record has: counted densely when the codes' range is
+        # small (row codes are dense ids already), else over the ids of a hash factorisation
+        if bound > max(DENSE_LIMIT, 4 * n):
+            codes, uniques = pd.factorize(codes)
+            bound = len(uniques)
+        return int(np.count_nonzero(np.bincount(codes, minlength=bound)[codes] == 1))
 
     # the keys' row codes once; each candidate column is one more digit of them
-    key_codes = row_codes(frame, keys) if keys else None
-    key_bound = int(key_codes.max()) + 1 if key_codes is not None and key_codes.size else 1
-    base = n_unique(key_codes) if key_codes is not None else 0
+    key_codes, key_bound = _mixed_radix(frame, keys, max(DENSE_LIMIT, 4 * n)) if keys else (None, 1)
+    base = n_unique(key_codes, key_bound) if key_codes is not None else 0
+    # a record unique on the keys stays unique with one more column; the others are unique on
+    # keys + c exactly when unique among the records of the keys' shared combinations
+    shared = None
+    if key_codes is not None and base:
+        shared = np.flatnonzero(np.bincount(key_codes, minlength=key_bound)[key_codes] > 1)
     rows = []
     for c in cands:
-        cc, k = value_codes(frame[c])
-        if k == len(frame):          # a value of its own per record: every record is unique
+        cc, k = column_codes(frame, c)
+        if k == n:                   # a value of its own per record: every record is unique
             with_c = k
+        elif shared is not None:
+            with_codes, bound = _combine(key_codes[shared], key_bound, cc[shared].astype(np.int64) + 1, k + 1)
+            with_c = base + n_unique(with_codes, bound)
         else:
-            with_codes, _ = _combine(key_codes, key_bound, cc.astype(np.int64) + 1, k + 1)
-            with_c = n_unique(with_codes)
+            with_codes, bound = _combine(key_codes, key_bound, cc.astype(np.int64) + 1, k + 1)
+            with_c = n_unique(with_codes, bound)
         if frame[c].dtype == object:                      # None and NaN may count apart there
             n_categories = int(frame[c].nunique(dropna=False))
         else:                                             # nunique(dropna=False): missing counts once

@@ -38,6 +38,8 @@ record matches every record in both cases, as the wildcard rule says
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -188,11 +190,42 @@ def wildcard_frequencies(codes: Sequence[np.ndarray], n_categories: Sequence[int
     return KeyFrequencies(base.group, f_group[base.group], F_group[base.group], f_group, F_group)
 
 
+#: the frequencies of live Microdata (frame id -> (weak reference to the frame, {question: (its key
+#: codes, frequencies)})): the gate and the report's risk section count the same release once
+_FREQUENCIES: dict[int, tuple[weakref.ref, dict]] = {}
+
+
 def microdata_frequencies(microdata, keys: Sequence[str] | None = None, *, alpha: float = 1.0,
                           use_weights: bool = True) -> KeyFrequencies:
-    """Wildcard f_k and F_k of a :class:`~sdckit.Microdata` on its key variables."""
+    """Wildcard f_k and F_k of a :class:`~sdckit.Microdata` on its key variables.
+
+    Computed once per (data, keys, alpha, weights) while the data live: a Microdata's frame
+    and key codes are read-only, and the arrays returned are read-only too."""
     keys = list(microdata.key_vars if keys is None else keys)
     codes = [microdata.codes(k) for k in keys]
+    frame = getattr(microdata, "frame", None)
+    weight = getattr(microdata, "weight", None) if use_weights else None
+    question = (tuple(keys), float(alpha), weight)
+    entry = _FREQUENCIES.get(id(frame)) if frame is not None else None
+    if entry is not None and entry[0]() is frame:
+        found = entry[1].get(question)
+        if found is not None and all(a is b for a, b in zip(found[0], codes)):
+            return found[1]
     ncat = [microdata.n_categories(k) for k in keys]
     w = microdata.weights() if use_weights else None
-    return wildcard_frequencies(codes, ncat, w, alpha=alpha, names=keys)
+    freq = wildcard_frequencies(codes, ncat, w, alpha=alpha, names=keys)
+    if frame is None or not all(isinstance(c, np.ndarray) and not c.flags.writeable for c in codes):
+        return freq
+    if entry is None or entry[0]() is not frame:
+        key = id(frame)
+        try:
+            ref = weakref.ref(frame, lambda _ref, key=key: _FREQUENCIES.pop(key, None))
+        except TypeError:
+            return freq
+        entry = _FREQUENCIES[key] = (ref, {})
+    for f in dataclasses.fields(freq):
+        value = getattr(freq, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    entry[1][question] = (tuple(codes), freq)
+    return freq

@@ -23,6 +23,7 @@ for microdata. In *Confidentiality, Disclosure and Data Access*, North-Holland, 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,8 +43,29 @@ def canonical_label(value) -> str:
     return str(value)
 
 
+#: object columns whose distinct values ``pd.factorize`` keeps apart exactly when their canonical
+#: labels differ (strings never equal a non-string; 1 and 1.0 share a label); other object
+#: columns (True beside 1, Decimal("1") beside Decimal("1.0")) are labelled value by value
+FACTORIZE_SAFE = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
+
+
+def _label_texts(s: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Codes of a column (-1 = missing) and the canonical label of each code: one
+    :func:`canonical_label` per distinct value, not per record."""
+    if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) not in FACTORIZE_SAFE:
+        # values the hash table would merge although their labels differ: label each value
+        s = s.where(s.isna(), s.map(canonical_label))
+    codes, uniques = pd.factorize(s, sort=False, use_na_sentinel=True)
+    # the distinct values boxed as the column's own astype(object) boxes them
+    values = pd.Series(uniques, dtype=s.dtype).astype("object").tolist()
+    return codes, [canonical_label(v) for v in values]
+
+
 def joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
     """Codes of two columns in one common coding of their canonical labels.
+
+    Each column is factorised once and its distinct values labelled, so the work per record is
+    a hash-table pass and a ``take``, never a Python call.
 
     Parameters
     ----------
@@ -54,15 +76,20 @@ def joint_codes(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, int
     Returns
     -------
     codes_a, codes_b : ndarray of int64
-        Positions in the common list of labels (first appearance order); -1 = missing.
+        Positions in the common list of labels (first appearance order, ``a`` then ``b``);
+        -1 = missing.
     n_labels : int
         The number of distinct labels of both columns.
     """
-    both = pd.concat([a.astype("object"), b.astype("object")], ignore_index=True)
-    both = both.where(both.isna(), both.map(canonical_label))
-    codes, uniques = pd.factorize(both, sort=False)
-    n = len(a)
-    return codes[:n].astype(np.int64), codes[n:].astype(np.int64), len(uniques)
+    ca, ta = _label_texts(a)
+    cb, tb = _label_texts(b)
+    # one id per label text, numbered in first appearance order over a's values then b's
+    # (the order of the uniques of a factorisation is that of first appearance)
+    ids, uniques = pd.factorize(pd.Index(ta + tb, dtype=object), sort=False)
+    ids = ids.astype(np.int64)
+    table_a = np.append(ids[:len(ta)], -1)             # code -1 (missing) -> -1
+    table_b = np.append(ids[len(ta):], -1)
+    return table_a[ca], table_b[cb], len(uniques)
 
 
 def entropy_utility(original: Microdata, released: Microdata, variables: Sequence[str] | None = None) -> float:
@@ -118,14 +145,38 @@ class LabelCodes:
         return int(self.ids.shape[0])
 
 
+#: label codes of live key codes (id of the read-only codes array -> (weak reference to it, its
+#: categories, the LabelCodes)): the report's utility figures, tables and charts label each
+#: key once
+_KEY_LABELS: dict[int, tuple[weakref.ref, pd.Index, LabelCodes]] = {}
+
+
 def label_codes(microdata: Microdata, var: str) -> LabelCodes:
     """The label ids of ``var``: from the key codes when ``var`` is a key (no pass over the
-    values), else from one ``pd.factorize`` of the column."""
+    values, and computed once while those codes live), else from one ``pd.factorize`` of the
+    column."""
     if var in microdata.key_vars:
         codes, cats = microdata.codes(var), microdata.categories(var)
-    else:
-        codes, cats = pd.factorize(microdata.frame[var], sort=False, use_na_sentinel=True)
-        cats = pd.Index(cats)
+        key = id(codes)
+        found = _KEY_LABELS.get(key)
+        if found is not None and found[0]() is codes and found[1] is cats:
+            return found[2]
+        result = _label_codes(codes, cats)
+        if not codes.flags.writeable:      # a Microdata's codes: read-only, so the labels stay valid
+            result.ids.flags.writeable = False
+            result.counts.flags.writeable = False
+            try:
+                ref = weakref.ref(codes, lambda _ref, key=key: _KEY_LABELS.pop(key, None))
+            except TypeError:
+                return result
+            _KEY_LABELS[key] = (ref, cats, result)
+        return result
+    codes, cats = pd.factorize(microdata.frame[var], sort=False, use_na_sentinel=True)
+    return _label_codes(codes, pd.Index(cats))
+
+
+def _label_codes(codes: np.ndarray, cats: pd.Index) -> LabelCodes:
+    """:class:`LabelCodes` of codes into the category list ``cats`` (-1 = missing)."""
     texts = [canonical_label(v) for v in cats.to_numpy(dtype=object)]
     text_ids, uniques = pd.factorize(pd.Index(texts, dtype=object), sort=False)
     table = np.append(text_ids.astype(np.int64), -1)          # code -1 (missing) -> -1
