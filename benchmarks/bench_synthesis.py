@@ -40,6 +40,13 @@ the client's memory and the trees' time; at the check size it is every record). 
   and ``worker_peak_mb`` (the largest worker), ``rows_per_second``, the engine's stage seconds,
   and ``baseline_seconds``: numpy's marginal draw (above) of the first 1,000,000 records,
   times the number of parts.
+
+The step measures disclosure with the keys region, sex, marital, edu, health and the target c0
+on either engine (``repU``, ``DiSCO``, ``TCAP`` on the second line; the Dask engine computes
+them from count tables merged on the workers, drawing the synthetic partitions once more).
+``--max-disco P`` and ``--max-repu P`` put those thresholds in the spec's gate (target c0, made
+the sensitive variable): the first line then says whether the two engines' gate figures are
+equal (``gate_equal``), and both lines give the outcomes (``gate``).
 """
 
 from __future__ import annotations
@@ -114,6 +121,7 @@ format = "parquet"
 
 [roles]
 key_vars = ["region", "sex", "marital", "edu", "health"]
+{sensitive}
 
 [run]
 seed = 20261127
@@ -128,7 +136,7 @@ disclosure_targets = ["c0"]
 fit_sample = 1000000
 
 [gate]
-none = "benchmark of the synthesis step's speed"
+{gate}
 
 [output]
 directory = "{output}"
@@ -143,7 +151,30 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def dask_case(n: int, check_n: int, work) -> None:
+def _gate(max_disco: float | None, max_repu: float | None) -> tuple[str, str]:
+    """The spec's [gate] lines and roles line: the disclosure thresholds asked for (target c0,
+    the step's disclosure target, so the step's figures serve the gate), or none."""
+    lines = []
+    if max_repu is not None:
+        lines.append(f"max_repU = {max_repu:g}")
+    if max_disco is not None:
+        lines.append(f"max_disco = {max_disco:g}")
+    if not lines:
+        return 'none = "benchmark of the synthesis step\'s speed"', ""
+    return "\n".join(lines), 'sensitive = ["c0"]'
+
+
+def _gate_values(gate) -> dict:
+    out = {}
+    for g in gate:
+        name, value, passed = ((g["name"], g["value"], g["passed"]) if isinstance(g, dict)
+                               else (g.name, g.value, g.passed))
+        if name in ("max_repU", "max_disco"):
+            out[name] = {"passed": bool(passed), **{k: v for k, v in value.items() if k in ("repU", "DiSCO")}}
+    return out
+
+
+def dask_case(n: int, check_n: int, work, max_disco: float | None = None, max_repu: float | None = None) -> None:
     """The ``--dask`` cases (module docstring)."""
     import warnings
     from pathlib import Path
@@ -171,8 +202,10 @@ def dask_case(n: int, check_n: int, work) -> None:
 
     def spec(name: str, data: Path) -> Path:
         p = work / f"{name}.toml"
+        gate, sensitive = _gate(max_disco, max_repu)
         p.write_text(DASK_SPEC.format(input=data.as_posix(), output=(work / f"out_{name}").as_posix(),
-                                      variables="[" + ", ".join(f'"{c}"' for c in columns) + "]"))
+                                      variables="[" + ", ".join(f'"{c}"' for c in columns) + "]",
+                                      gate=gate, sensitive=sensitive))
         return p
 
     # the equality check on the first check_n records (one part's worth by default)
@@ -185,16 +218,19 @@ def dask_case(n: int, check_n: int, work) -> None:
     check.to_parquet(work / "check.parquet", index=False)   # the same records as one file, for memory
     del check
     t = time.perf_counter()
-    memory = Release.from_spec(spec("check_memory", work / "check.parquet")).run().released.frame.reset_index(drop=True)
+    memory_run = Release.from_spec(spec("check_memory", work / "check.parquet")).run()
+    memory = memory_run.released.frame.reset_index(drop=True)
     memory_seconds = time.perf_counter() - t
     t = time.perf_counter()
     run = protect_with_dask(spec("check_dask", check_dir), n_workers=2, progress=False)
     dask_seconds = time.perf_counter() - t
     released = pd.read_parquet(run.paths["data"]).reset_index(drop=True)
+    gates = {"memory": _gate_values(memory_run.gate), "dask": _gate_values(run.gate)}
     emit(case="dask_equals_memory", n=check_n, equal=bool(same_values(released, memory)),
          dask_partitions=run.n_partitions, memory_seconds=memory_seconds, dask_seconds=dask_seconds,
-         load_1min=round(os.getloadavg()[0], 2))
-    del memory, released
+         gate=gates["dask"], gate_equal=gates["memory"] == gates["dask"],
+         dask_disclosure=run.summaries[0].get("disclosure"), load_1min=round(os.getloadavg()[0], 2))
+    del memory, released, memory_run
 
     load0 = os.getloadavg()[0]
     c0, ch0 = time.process_time(), _children_cpu()
@@ -208,11 +244,15 @@ def dask_case(n: int, check_n: int, work) -> None:
     tb = time.perf_counter()
     baseline(one, np.random.default_rng(1))
     base_s = (time.perf_counter() - tb) * n / len(one)
+    disclosure = (run.summaries[0].get("disclosure") or [{}])[0]
     emit(case="dask_cart_synthesis", n=n, variables=len(columns), workers=run.n_workers,
          partitions=run.n_partitions, records_fitted=run.summaries[0]["records_fitted"], seconds=seconds,
          cpu_seconds=cpu, peak_mb=peak, worker_peak_mb=worker_peak, rows_per_second=n / seconds,
          stage_seconds={k: round(v, 2) for k, v in run.seconds.items()}, make_data_seconds=make_seconds,
-         baseline_seconds=base_s, load_1min=round(load0, 2), load_1min_after=round(os.getloadavg()[0], 2))
+         baseline_seconds=base_s, gate=_gate_values(run.gate),
+         repU=disclosure.get("identity", {}).get("repU"), DiSCO=disclosure.get("attribute", {}).get("DiSCO"),
+         TCAP=disclosure.get("cap", {}).get("TCAP"),
+         load_1min=round(load0, 2), load_1min_after=round(os.getloadavg()[0], 2))
 
 
 def main() -> None:
@@ -226,10 +266,12 @@ def main() -> None:
         p.add_argument("--n", type=int, default=10_000_000)
         p.add_argument("--check-n", type=int, default=1_000_000)
         p.add_argument("--work", default=None, help="folder for the generated data (default: a temporary one)")
+        p.add_argument("--max-disco", type=float, default=None, help="gate: max_disco (percent; target c0)")
+        p.add_argument("--max-repu", type=float, default=None, help="gate: max_repU (percent)")
         a = p.parse_args()
         work = a.work or tempfile.mkdtemp(prefix="sdckit_bench_synthesis_")
         try:
-            dask_case(a.n, a.check_n, work)
+            dask_case(a.n, a.check_n, work, a.max_disco, a.max_repu)
         finally:
             if not a.work:
                 shutil.rmtree(work, ignore_errors=True)

@@ -6,8 +6,10 @@ seed gives the same released values in memory and on the Dask engine for any par
   column), fitted on every record and on a seeded sample;
 * the blocked draw: the records given as a frame or as the records fitted give the same
   file; a file of several blocks differs from one block but not with the partitioning;
+* the disclosure figures of the step on the Dask engine equal the in-memory step's; the gate
+  thresholds max_repU, max_disco and max_tcap give the in-memory outcomes on the Dask engine;
 * the refusals: the Dask plan needs the synthesised columns named; a stratum the sample did not
-  see is named; the disclosure gate thresholds run in memory only.
+  see is named; the disclosure thresholds on the Dask engine need synthesise as the only step.
 """
 
 from __future__ import annotations
@@ -65,10 +67,11 @@ def on_dask(df: pd.DataFrame, params: dict, npartitions: int) -> tuple[pd.DataFr
     return out, kernel.summary(fitted)
 
 
-def in_memory(df: pd.DataFrame, params: dict) -> pd.DataFrame:
+def in_memory(df: pd.DataFrame, params: dict, *, result: bool = False):
     step = build_step("synthesise", params)
     run = Release(Microdata(df, **ROLES), [step], {"none": "engines compared"}, rng=SEED).run()
-    return run.released.frame.reset_index(drop=True)
+    frame = run.released.frame.reset_index(drop=True)
+    return (frame, run.results[0]) if result else frame
 
 
 @pytest.mark.parametrize("fit_sample", [0, 600])
@@ -82,7 +85,7 @@ def test_same_seed_same_values_in_memory_and_on_1_3_7_partitions(fit_sample):
         out, summary = on_dask(df, params, npart)
         assert same_values(out, memory), (fit_sample, npart)
         assert summary["records_fitted"] == (fit_sample or len(df))
-        assert "not computed on the Dask engine" in summary["scope"]
+        assert "(pMSE) are not computed on the Dask engine" in summary["scope"]
     # the rule holds on the engine's file too
     assert (out.loc[out["age"] < 3, "job"] == "a").all()
 
@@ -157,13 +160,87 @@ def test_a_stratum_the_sample_did_not_see_is_named():
         fitted.draw(rng=1, frame=df)
 
 
-def test_disclosure_thresholds_run_in_memory_only(tmp_path):
-    from sdckit.engine.run import load_engine_spec
+def test_the_steps_disclosure_figures_on_dask_equal_the_in_memory_ones():
+    df = persons(600, seed=8)
+    params = {**PARAMS, "disclosure_keys": ["region", "sex", "age"], "disclosure_targets": ["job", "income"]}
+    memory, result = in_memory(df, params, result=True)
+    for npart in (1, 3, 7):
+        out, summary = on_dask(df, params, npart)
+        assert same_values(out, memory)
+        assert [d["target"] for d in summary["disclosure"]] == ["job", "income"]
+        assert summary["disclosure"] == [dict(d) for d in result.disclosure], npart
+        assert summary["repU_percent"] == result.summary["repU_percent"]
+        assert summary["DiSCO_percent"] == result.summary["DiSCO_percent"]
 
-    persons(200).to_csv(tmp_path / "in.csv", index=False)
-    spec = tmp_path / "release.toml"
-    spec.write_text('[input]\npath = "in.csv"\n[roles]\nkey_vars = ["region", "sex", "age"]\n'
-                    '[[steps]]\nmethod = "synthesise"\nvariables = ["sex", "age", "job"]\n'
-                    '[gate]\nmax_repU = 1\n[output]\ndirectory = "out"\n')
-    with pytest.raises(SpecError, match="gate.max_repU: not checked by the Dask engine"):
-        load_engine_spec(spec)
+
+SPEC = """[input]
+path = "{path}"
+{fmt}
+[roles]
+key_vars = ["region", "sex", "age"]
+sensitive = ["job"]
+
+[run]
+seed = 5
+
+[[steps]]
+method = "synthesise"
+variables = ["sex", "age", "job", "income", "hours"]
+strata = ["region"]
+utility = "none"
+draw_block = 100
+{more}
+[gate]
+max_repU = {repu}
+max_disco = {disco}
+max_tcap = 100
+
+[output]
+directory = "{out}"
+data = "released.csv"
+overwrite = true
+"""
+
+
+def _spec(tmp_path, name: str, path: str, fmt: str = "", more: str = "", repu: float = 100, disco: float = 100):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(SPEC.format(path=path, fmt=fmt, more=more, repu=repu, disco=disco, out=f"out_{name}"))
+    return p
+
+
+def test_disclosure_thresholds_on_dask_give_the_in_memory_outcomes(tmp_path):
+    from sdckit.engine.run import protect_with_dask
+    from sdckit.errors import GateError
+
+    df = persons(700, seed=12)
+    df.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "parts").mkdir()
+    for j, rows in enumerate(np.array_split(np.arange(len(df)), 3)):
+        df.iloc[rows].to_parquet(tmp_path / "parts" / f"part-{j}.parquet", index=False)
+    memory = Release.from_spec(_spec(tmp_path, "memory", "in.csv")).run()
+    run = protect_with_dask(_spec(tmp_path, "dask", "parts", 'format = "parquet"'), n_workers=1,
+                            processes=False, progress=False)
+    mem = {g.name: g for g in memory.gate if g.name in ("max_repU", "max_disco", "max_tcap")}
+    got = {g["name"]: g for g in run.gate}
+    assert set(got) == set(mem) == {"max_repU", "max_disco", "max_tcap"}
+    for name, g in got.items():
+        assert g["passed"] and g["value"] == mem[name].value, name
+        assert "measured on the Dask engine" in g["detail"]
+    assert run.summaries[0]["disclosure"][0]["target"] == "job"
+    # a threshold below the measured figure fails on either engine, and nothing is written
+    repu = mem["max_repU"].value["repU"]
+    assert repu > 0
+    with pytest.raises(GateError, match="max_repU"):
+        protect_with_dask(_spec(tmp_path, "fail", "parts", 'format = "parquet"', repu=repu / 2), n_workers=1,
+                          processes=False, progress=False)
+    assert not (tmp_path / "out_fail").exists() or not any((tmp_path / "out_fail").rglob("released*"))
+
+
+def test_disclosure_thresholds_on_dask_need_synthesise_alone(tmp_path):
+    from sdckit.engine.run import protect_with_dask
+
+    persons(300).to_csv(tmp_path / "in.csv", index=False)
+    more = '[[steps]]\nmethod = "noise"\nvariables = ["hours"]\nlevel = 0.1\n'
+    with pytest.raises(SpecError, match="synthesise is the release's only step"):
+        protect_with_dask(_spec(tmp_path, "two", "in.csv", more=more), n_workers=1, processes=False,
+                          progress=False)

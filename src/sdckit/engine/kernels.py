@@ -42,7 +42,13 @@ from .masking import (
     transform,
 )
 from .rowwise import RowwiseStep, distinct_values, fit_rowwise, rowwise_partitioned
-from .synthesis import SynthesisSettings, fit_synthesis, synthesis_partitioned, synthesis_summary
+from .synthesis import (
+    SynthesisSettings,
+    fit_synthesis,
+    synthesis_disclosure,
+    synthesis_partitioned,
+    synthesis_summary,
+)
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,8 @@ def pram_diagonals(plans: Sequence[Any]) -> list[tuple[str, float]]:
 GATE_SUMMARIES: dict[str, Callable[[Any, Sequence[Any]], Any]] = {
     "frequencies": lambda risk, plans: {"summary": risk.summary, "fk": risk.fk, "counts": risk.table.counts},
     "pram_matrices": lambda risk, plans: pram_diagonals(plans),
+    # the synthesise step's input and output, measured on the workers when a check asks
+    "synthesis_disclosure": synthesis_disclosure,
 }
 
 

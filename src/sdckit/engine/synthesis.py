@@ -17,9 +17,25 @@ a record's synthetic values depend on the fitted models and on its own earlier v
    keeps its own rows. The released values are therefore the in-memory engine's for the same
    seed, whatever the partitioning.
 
-The utility (pMSE) and disclosure figures (repU, DiSCO, TCAP) compare the whole original and
-synthetic files; the engine does not compute them, and the gate thresholds on them run in
-memory only (the summary says so).
+3. disclosure, on the workers (:func:`disclosure_partitioned`): repU, DiSCO and TCAP
+   (synthpop 1.9's ``disclosure()``) are functions of the (keys, target) count tables of the
+   two files. Each partition of the original and of the synthetic file counts its distinct
+   (keys, target) rows; the pieces are brought to common levels, cut into hash buckets of the
+   key combination, merged bucket by bucket as a tree of tasks, and each complete bucket gives
+   integer counts and exact sums (:mod:`sdckit.synth.disclosure_tables`), added as a tree. The
+   figures equal the in-memory ones bit for bit for any partitioning. The client receives the
+   figures only; a worker holds one bucket's cells at a time (at most the distinct (keys,
+   target) rows of the data), and the last task the target's level counts. The synthetic
+   partitions are drawn once for the figures (all targets in one pass) and once more when the
+   release is written (the same values: the draw is a function of the seed and the rows).
+
+The figures compare the step's input and output. The gate thresholds ``max_repU``,
+``max_disco`` and ``max_tcap`` read them (:func:`synthesis_disclosure`), which is the release's
+own comparison only when ``synthesise`` is the release's only step: with other steps the
+thresholds are refused on this engine. The utility figures (pMSE, S_pMSE) need a propensity
+model fitted on the two whole files stacked (synthpop's ``utility.gen`` has no sampled or
+partitioned form; its ``aggregate`` option needs every variable categorical): the engine does
+not compute them, and the summary says so.
 
 References
 ----------
@@ -29,15 +45,36 @@ R. Journal of Statistical Software 74(11), sections 2-3.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..errors import SpecError
 from ..microdata import Microdata
+from ..synth.disclosure import (
+    DisclosureMeasures,
+    check_disclosure_args,
+    default_keys_targets,
+    disclosure_options,
+    measures_of,
+)
+from ..synth.disclosure_tables import (
+    DisclosureOptions,
+    DisclosureStats,
+    cell_stats,
+    column_forms,
+    combine_stats,
+    level_cells,
+    merge_cells,
+    raw_cells,
+    split_cells,
+)
 from .frame import PartitionedMicrodata
+from .risk import BUCKETS_FROM_WORKERS, MAX_BUCKETS, tree_reduce
 
 
 @dataclass(frozen=True)
@@ -57,6 +94,11 @@ class SynthesisPlan:
     n_records: int
     n_fitted: int
     summary: dict
+    #: the step's input and stream (the gate's disclosure figures redraw from them) and the
+    #: figures measured so far, by (keys, target)
+    source: Any = None
+    stream: Any = None
+    measured: dict = field(default_factory=dict)
 
 
 def _microdata_roles(roles: Mapping[str, Any]) -> dict:
@@ -102,10 +144,160 @@ def fit_synthesis(pmd: PartitionedMicrodata, s: SynthesisSettings, stats: Any,
                "rules": len(plan.rules), "draw_block": int(step.draw_block),
                "scope": (f"fitted on {how} on the client; drawn partition by partition in blocks of "
                          f"{int(step.draw_block):,} records, each from its own child stream of the step's "
-                         "seed: the same file as the in-memory engine. The utility and disclosure figures "
-                         "are not computed on the Dask engine."),
+                         "seed: the same file as the in-memory engine. The disclosure figures come from "
+                         "count tables merged on the workers (equal to the in-memory figures); the utility "
+                         "figures (pMSE) are not computed on the Dask engine: they need a propensity model "
+                         "fitted on the two whole files."),
                "notes": list(fitted.notes)}
-    return SynthesisPlan(s, fitted.for_drawing(), n, n_fit, summary)
+    out = SynthesisPlan(s, fitted.for_drawing(), n, n_fit, summary, source=pmd, stream=stream)
+    keys, targets = default_keys_targets(pmd.key_vars, _as_list(pmd.roles.get("sensitive")), plan.sequence,
+                                         step.disclosure_keys, step.disclosure_targets)
+    if keys and targets:
+        figures = measured_figures(out, keys, targets)
+        summary["disclosure"] = [d.to_dict() for d in figures]
+        summary["repU_percent"] = max(d.identity["repU"] for d in figures)
+        top = max(figures, key=lambda d: d.attribute["DiSCO"])
+        summary["DiSCO_percent"] = {"target": top.target, "DiSCO": top.attribute["DiSCO"]}
+    return out
+
+
+def _as_list(v: Any) -> list:
+    if v is None:
+        return []
+    return [v] if isinstance(v, str) else list(v)
+
+
+# --------------------------------------------------------------------------- disclosure
+def _n_buckets(n_parts: int, n_buckets: int | None) -> int:
+    """Hash buckets of the cell tables: one per worker of the current client from
+    :data:`~sdckit.engine.risk.BUCKETS_FROM_WORKERS` workers (one below), at most one per
+    partition and :data:`~sdckit.engine.risk.MAX_BUCKETS` (the frequency table's rule)."""
+    if n_buckets is None:
+        try:
+            from distributed import get_client
+
+            workers = len(get_client().scheduler_info().get("workers", {}))
+        except (ImportError, ValueError):
+            workers = 1
+        n_buckets = 1 if workers < BUCKETS_FROM_WORKERS else workers
+    return max(1, min(int(n_buckets), max(1, n_parts), MAX_BUCKETS))
+
+
+def _level_split(raw: tuple, forms: dict, keys: list, target: str, synthetic: bool, n_buckets: int) -> tuple:
+    """A partition's cells at the common levels, cut into hash buckets of the key combination."""
+    return split_cells(level_cells(raw[0], forms, keys, target, synthetic), keys, n_buckets)
+
+
+def _raw(pdf: pd.DataFrame, keys: list, target: str) -> tuple:
+    return raw_cells(pdf, keys, target)
+
+
+def _measures(stats: DisclosureStats, keys: list, target: str, opts: DisclosureOptions) -> DisclosureMeasures:
+    c = stats.counts
+    return measures_of(stats, keys, target, opts, c.get("n_original", 0), c.get("n_synthetic", 0))
+
+
+def disclosure_partitioned(original: Any, synthetic: Any, keys: Sequence[str], targets: Sequence[str], *,
+                           n_buckets: int | None = None, not_targetlev: Sequence[Any] = (),
+                           usetargetNA: bool = True, usekeysNA: bool | Sequence[bool] = True,
+                           exclude_ov_denom_lim: bool = False, denom_lim: int = 5) -> list:
+    """Delayed :class:`~sdckit.synth.disclosure.DisclosureMeasures`, one per target, of two
+    partitioned files (see the module notes): equal to
+    :func:`sdckit.synth.disclosure.disclosure_measures` on the same files.
+
+    Parameters
+    ----------
+    original, synthetic : PartitionedMicrodata or dask.dataframe.DataFrame
+    keys : list of str
+    targets : list of str
+        One figure set per target; compute them together so each partition is read (and a
+        lazily drawn synthetic partition drawn) once.
+    n_buckets : int, optional
+        Hash buckets of the cell tables (default: the frequency table's rule).
+    not_targetlev, usetargetNA, usekeysNA, exclude_ov_denom_lim, denom_lim
+        As :func:`~sdckit.synth.disclosure.disclosure_measures`.
+
+    Returns
+    -------
+    list of dask.delayed.Delayed
+    """
+    import dask
+
+    d = original.frame if isinstance(original, PartitionedMicrodata) else original
+    s = synthetic.frame if isinstance(synthetic, PartitionedMicrodata) else synthetic
+    cols_d, cols_s = [str(c) for c in d.columns], [str(c) for c in s.columns]
+    checked = [check_disclosure_args(cols_d, cols_s, keys, t, usekeysNA) for t in targets]
+    needed = list(dict.fromkeys(c for (k, _), t in zip(checked, targets) for c in [*k, t]))
+    parts_d = d[needed].to_delayed()
+    parts_s = s[needed].to_delayed()
+    nb = _n_buckets(len(parts_d) + len(parts_s), n_buckets)
+    out = []
+    for (ks, use_key_na), target in zip(checked, targets):
+        opts = disclosure_options(use_key_na, not_targetlev=not_targetlev, usetargetNA=usetargetNA,
+                                  exclude_ov_denom_lim=exclude_ov_denom_lim, denom_lim=denom_lim)
+        cols = [*ks, target]
+        raw_d = [dask.delayed(_raw, nout=2)(p, ks, target) for p in parts_d]
+        raw_s = [dask.delayed(_raw, nout=2)(p, ks, target) for p in parts_s]
+        forms = dask.delayed(column_forms)([r[1] for r in raw_d + raw_s], cols)
+        pieces = ([dask.delayed(_level_split, nout=nb)(r, forms, ks, target, False, nb) for r in raw_d]
+                  + [dask.delayed(_level_split, nout=nb)(r, forms, ks, target, True, nb) for r in raw_s])
+        merge = functools.partial(merge_cells, cols=cols)
+        stats = [dask.delayed(cell_stats)(tree_reduce([p[b] for p in pieces], merge), ks, target, opts)
+                 for b in range(nb)]
+        out.append(dask.delayed(_measures)(tree_reduce(stats, combine_stats), ks, target, opts))
+    return out
+
+
+def measured_figures(plan: SynthesisPlan, keys: Sequence[str], targets: Sequence[str]) -> list[DisclosureMeasures]:
+    """The disclosure figures of the step's input against its output for ``keys`` and each
+    target, computed on the cluster (the targets not measured yet, in one pass) and kept on the
+    plan."""
+    import dask
+
+    keys = list(keys)
+    todo = [t for t in dict.fromkeys(targets) if (tuple(keys), t) not in plan.measured]
+    if todo:
+        synthetic = synthesis_partitioned(plan.source, plan, plan.stream)
+        done = dask.compute(*disclosure_partitioned(plan.source, synthetic, keys, todo))
+        for t, m in zip(todo, done):
+            plan.measured[(tuple(keys), t)] = m
+    return [plan.measured[(tuple(keys), t)] for t in targets]
+
+
+class PartitionedDisclosure:
+    """The :class:`~sdckit.synth.disclosure.DisclosureSource` of the Dask engine: the
+    ``synthesise`` step's input and output (see the module notes), read by the gate's
+    ``max_repU``, ``max_disco`` and ``max_tcap`` (their ``finish``)."""
+
+    def __init__(self, plan: SynthesisPlan) -> None:
+        pmd = plan.source
+        self.plan = plan
+        self.key_vars = tuple(pmd.key_vars)
+        self.sensitive = tuple(_as_list(pmd.roles.get("sensitive")))
+        self.original_columns = [str(c) for c in pmd.frame.columns]
+        self.released_columns = list(self.original_columns)
+        self.scope = ("measured on the Dask engine from count tables merged on the workers "
+                      "(the same figures as in memory)")
+
+    def measures(self, keys: Sequence[str], targets: Sequence[str]) -> list[DisclosureMeasures]:
+        """One figure set per target (kept on the plan: a second threshold reuses them)."""
+        return measured_figures(self.plan, keys, targets)
+
+    def measured_target(self, keys: Sequence[str]) -> str | None:
+        """A target already measured with these keys (its identity figures serve repU)."""
+        return next((t for (k, t) in self.plan.measured if list(k) == list(keys)), None)
+
+
+def synthesis_disclosure(risk: Any, plans: Sequence[Any]) -> PartitionedDisclosure:
+    """The gate's ``synthesis_disclosure`` summary: the figures of the release's one
+    ``synthesise`` step, refused (one line) when the release has other steps, whose changes
+    the step's comparison of its own input and output would not see."""
+    synth = [p for p in plans if isinstance(p, SynthesisPlan)]
+    if len(synth) != 1 or len(plans) != 1:
+        raise SpecError("gate: max_repU, max_disco and max_tcap run on the Dask engine when synthesise is the "
+                        f"release's only step (this release has {len(plans)} steps, {len(synth)} synthesise); "
+                        "run it with the in-memory engine or split the release.")
+    return PartitionedDisclosure(synth[0])
 
 
 def draw_partition(fitted: Any, stream: np.random.SeedSequence, block_rows: int, n_total: int,
@@ -174,4 +366,5 @@ def synthesis_summary(plan: SynthesisPlan) -> dict:
 
 
 __all__ = ["SynthesisSettings", "SynthesisPlan", "fit_synthesis", "draw_partition", "synthesis_partitioned",
-           "synthesis_summary"]
+           "synthesis_summary", "disclosure_partitioned", "measured_figures", "PartitionedDisclosure",
+           "synthesis_disclosure"]

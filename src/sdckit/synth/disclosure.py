@@ -49,12 +49,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .._validation import close_names
 from ..errors import InputError
 from ..result import jsonable
+from .disclosure_tables import (
+    DisclosureOptions,
+    DisclosureStats,
+    cell_stats,
+    column_forms,
+    level_cells,
+    measures_from_stats,
+    merge_cells,
+    raw_cells,
+)
 
 IDENTITY = ("UiO", "UiS", "UiOiS", "repU")
 ATTRIBUTE = ("Dorig", "Dsyn", "iS", "DiS", "DiSCO", "DiSDiO", "max_denom", "mean_denom")
@@ -117,26 +126,66 @@ class DisclosureMeasures:
                 + "</table>")
 
 
-def _codes_union(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, list]:
-    """Codes of two columns over the union of their values; missing is one more level."""
-    both = pd.concat([a.reset_index(drop=True), b.reset_index(drop=True)], ignore_index=True)
-    if isinstance(both.dtype, pd.CategoricalDtype):
-        both = both.astype(object)
-    if pd.api.types.is_float_dtype(both):
-        # a number's level is its text with 15 significant digits (R's as.character of a
-        # double, which synthpop's factors use), so 0.1 + 0.2 and 0.3 are one level
-        v = both.to_numpy(dtype=np.float64, na_value=np.nan)
-        ok = ~np.isnan(v)
-        text = np.full(v.shape[0], None, dtype=object)
-        text[ok] = [f"{x:.15g}" for x in v[ok]]
-        both = pd.Series(text)
-    codes, uniques = pd.factorize(both, sort=True, use_na_sentinel=True)
-    codes = codes.astype(np.int64)
-    labels = [str(u) for u in uniques]
-    if (codes < 0).any():
-        codes[codes < 0] = len(labels)
-        labels.append("Missing")
-    return codes[:len(a)], codes[len(a):], labels
+def check_disclosure_args(original_columns: Sequence[str], synthetic_columns: Sequence[str],
+                          keys: Sequence[str], target: Any,
+                          usekeysNA: bool | Sequence[bool] = True) -> tuple[list[str], tuple[bool, ...]]:
+    """The keys in the original's column order (as synthpop orders them) and one
+    ``usekeysNA`` flag per key; an :class:`~sdckit.errors.InputError` naming the column when
+    the keys or the target are not usable."""
+    keys = list(keys)
+    if isinstance(target, (list, tuple)):
+        raise InputError("disclosure: target must be a single column.")
+    for c in [*keys, target]:
+        for name, cols in (("original", original_columns), ("synthetic", synthetic_columns)):
+            if c not in cols:
+                raise InputError(f"disclosure: the {name} data have no column {c!r}; "
+                                 f"{close_names(c, [str(x) for x in cols])}")
+    if not keys:
+        raise InputError("disclosure: name at least one key variable.")
+    if len(set(keys)) != len(keys):
+        raise InputError("disclosure: the keys repeat a column.")
+    if target in keys:
+        raise InputError(f"disclosure: the target {target!r} is also a key; the target is what the keys "
+                         "should not reveal.")
+    # synthpop orders the keys as the data's columns
+    keys = [c for c in original_columns if c in keys]
+    if isinstance(usekeysNA, bool):
+        use_key_na = (usekeysNA,) * len(keys)
+    else:
+        use_key_na = tuple(bool(u) for u in usekeysNA)
+        if len(use_key_na) != len(keys):
+            raise InputError("disclosure: usekeysNA needs one flag per key.")
+    return keys, use_key_na
+
+
+def disclosure_options(use_key_na: Sequence[bool], *, not_targetlev: Sequence[Any] = (),
+                       usetargetNA: bool = True, exclude_ov_denom_lim: bool = False,
+                       denom_lim: int = 5) -> DisclosureOptions:
+    """The options of :func:`disclosure_measures` as one value (what the cell statistics read)."""
+    return DisclosureOptions(tuple(not_targetlev), bool(usetargetNA), tuple(use_key_na),
+                             bool(exclude_ov_denom_lim), int(denom_lim))
+
+
+def excluded_of(keys: Sequence[str], opts: DisclosureOptions) -> dict:
+    """What the options excluded, in words fit for the result's ``excluded``."""
+    excluded: dict = {}
+    if opts.not_targetlev:
+        excluded["not_targetlev"] = sorted({str(v) for v in opts.not_targetlev})
+    if not opts.usetargetNA:
+        excluded["missing_target"] = True
+    if not all(opts.use_key_na):
+        excluded["missing_keys"] = [k for k, u in zip(keys, opts.use_key_na) if not u]
+    if opts.exclude_ov_denom_lim:
+        excluded["over_denom_lim"] = int(opts.denom_lim)
+    return excluded
+
+
+def measures_of(stats: DisclosureStats, keys: Sequence[str], target: str, opts: DisclosureOptions,
+                n_original: int, n_synthetic: int) -> DisclosureMeasures:
+    """The measures from merged cell statistics (:mod:`sdckit.synth.disclosure_tables`)."""
+    identity, attribute, cap = measures_from_stats(stats)
+    return DisclosureMeasures(tuple(keys), target, identity, attribute, cap, int(n_original), int(n_synthetic),
+                              excluded_of(keys, opts))
 
 
 def disclosure_measures(original: Any, synthetic: Any, keys: Sequence[str], target: str, *,
@@ -144,6 +193,10 @@ def disclosure_measures(original: Any, synthetic: Any, keys: Sequence[str], targ
                         usekeysNA: bool | Sequence[bool] = True, exclude_ov_denom_lim: bool = False,
                         denom_lim: int = 5) -> DisclosureMeasures:
     """synthpop 1.9's ``disclosure()`` measures of ``synthetic`` against ``original``.
+
+    The two files' (keys, target) count tables are built and measured by
+    :mod:`sdckit.synth.disclosure_tables`, the same code the Dask engine runs on partitions
+    (the figures are the same for any partitioning).
 
     Parameters
     ----------
@@ -165,137 +218,60 @@ def disclosure_measures(original: Any, synthetic: Any, keys: Sequence[str], targ
     """
     d = _frame(original, "original")
     s = _frame(synthetic, "synthetic")
-    keys = list(keys)
-    if isinstance(target, (list, tuple)):
-        raise InputError("disclosure: target must be a single column.")
-    for c in [*keys, target]:
-        for name, fr in (("original", d), ("synthetic", s)):
-            if c not in fr.columns:
-                raise InputError(f"disclosure: the {name} data have no column {c!r}; "
-                                 f"{close_names(c, [str(x) for x in fr.columns])}")
+    keys, use_key_na = check_disclosure_args(list(d.columns), list(s.columns), keys, target, usekeysNA)
+    opts = disclosure_options(use_key_na, not_targetlev=not_targetlev, usetargetNA=usetargetNA,
+                              exclude_ov_denom_lim=exclude_ov_denom_lim, denom_lim=denom_lim)
+    raw_d, types_d = raw_cells(d, keys, target)
+    raw_s, types_s = raw_cells(s, keys, target)
+    forms = column_forms([types_d, types_s], [*keys, target])
+    cells = merge_cells([level_cells(raw_d, forms, keys, target, False),
+                         level_cells(raw_s, forms, keys, target, True)], [*keys, target])
+    return measures_of(cell_stats(cells, keys, target, opts), keys, target, opts, len(d), len(s))
+
+
+def default_keys_targets(key_vars: Sequence[str], sensitive: Sequence[str], others: Sequence[str],
+                         keys: Sequence[str] = (), targets: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """The keys (given, else the key variables) and targets (given, else the sensitive
+    variables, else ``others``) of the disclosure figures, targets that are keys left out;
+    no targets without keys."""
+    keys = list(keys) or list(key_vars)
     if not keys:
-        raise InputError("disclosure: name at least one key variable.")
-    if len(set(keys)) != len(keys):
-        raise InputError("disclosure: the keys repeat a column.")
-    if target in keys:
-        raise InputError(f"disclosure: the target {target!r} is also a key; the target is what the keys "
-                         "should not reveal.")
-    # synthpop orders the keys as the data's columns
-    keys = [c for c in d.columns if c in keys]
-    if isinstance(usekeysNA, bool):
-        use_key_na = [usekeysNA] * len(keys)
-    else:
-        use_key_na = list(usekeysNA)
-        if len(use_key_na) != len(keys):
-            raise InputError("disclosure: usekeysNA needs one flag per key.")
-    nd, ns = len(d), len(s)
-    # key combinations as one code over both files
-    kd = np.zeros(nd, dtype=np.int64)
-    ks = np.zeros(ns, dtype=np.int64)
-    key_missing_d, key_missing_s = [], []
-    for c in keys:
-        a, b, labels = _codes_union(d[c], s[c])
-        L = len(labels) + 1
-        kd = kd * L + a
-        ks = ks * L + b
-        miss = len(labels) - 1 if labels and labels[-1] == "Missing" else -1
-        key_missing_d.append(a == miss)
-        key_missing_s.append(b == miss)
-    allk = np.concatenate([kd, ks])
-    kuniq, kinv = np.unique(allk, return_inverse=True)
-    kd, ks = kinv[:nd], kinv[nd:]
-    nk = kuniq.shape[0]
-    td, ts, tlabels = _codes_union(d[target], s[target])
-    nt = len(tlabels)
-    # the two-way tables (target x keys), as dense arrays when small, else by cell
-    cells_d = td * nk + kd
-    cells_s = ts * nk + ks
-    cuniq, cinv = np.unique(np.concatenate([cells_d, cells_s]), return_inverse=True)
-    fd = np.bincount(cinv[:nd], minlength=cuniq.shape[0]).astype(np.float64)
-    fs = np.bincount(cinv[nd:], minlength=cuniq.shape[0]).astype(np.float64)
-    ct = cuniq // nk            # target level of each cell
-    ck = cuniq % nk             # key combination of each cell
-    # margins before exclusions
-    kd_tot = np.bincount(ck, weights=fd, minlength=nk)
-    ks_tot = np.bincount(ck, weights=fs, minlength=nk)
-    td_tot = np.bincount(ct, weights=fd, minlength=nt)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pd_ = np.where(kd_tot[ck] > 0, fd / kd_tot[ck], 0.0)
-        ps_ = np.where(ks_tot[ck] > 0, fs / ks_tot[ck], 0.0)
-    in_syn_key = ks_tot > 0                     # keys present in the synthetic file
-    did = np.where(pd_ == 1, fd, 0.0)
-    dis = np.where(ps_ == 1, fs, 0.0)
-    t_iS = np.where(in_syn_key[ck], fd, 0.0)
-    any_dis = np.zeros(nk, dtype=bool)
-    any_dis[ck[ps_ == 1]] = True
-    t_DiS = np.where(any_dis[ck], fd, 0.0)
-    t_DiSCO = np.where(ps_ == 1, t_iS, 0.0)
-    t_DiSDiO = np.where(pd_ == 1, t_DiSCO, 0.0)
-    # exclusions (the same rule on every table)
-    drop = np.zeros(cuniq.shape[0], dtype=bool)
-    excluded = {}
-    if not_targetlev:
-        bad = {str(v) for v in not_targetlev}
-        drop_t = np.array([lab in bad for lab in tlabels], dtype=bool)
-        drop |= drop_t[ct]
-        excluded["not_targetlev"] = sorted(bad)
-    if not usetargetNA and tlabels and tlabels[-1] == "Missing":
-        drop |= ct == nt - 1
-        excluded["missing_target"] = True
-    if not all(use_key_na):
-        # a key combination whose component for a key with usekeysNA = False is missing
-        kmiss = np.zeros(nk, dtype=bool)
-        for j, use in enumerate(use_key_na):
-            if not use:
-                kmiss[kd[key_missing_d[j]]] = True
-                kmiss[ks[key_missing_s[j]]] = True
-        drop |= kmiss[ck]
-        excluded["missing_keys"] = [k for k, u in zip(keys, use_key_na) if not u]
+        return [], []
+    targets = list(targets) or list(sensitive) or list(others)
+    return keys, [t for t in dict.fromkeys(targets) if t not in keys]
 
-    def ex(t: np.ndarray) -> np.ndarray:
-        t = np.where(drop, 0.0, t)
-        if exclude_ov_denom_lim:
-            t = np.where(t > denom_lim, 0.0, t)
-        return t
 
-    fd_x, fs_x = ex(fd), ex(fs)
-    did, dis, t_iS, t_DiS, t_DiSCO, t_DiSDiO = (ex(t) for t in (did, dis, t_iS, t_DiS, t_DiSCO, t_DiSDiO))
-    if exclude_ov_denom_lim:
-        excluded["over_denom_lim"] = int(denom_lim)
-    # identity, from the tables after exclusions
-    kd_x = np.bincount(ck, weights=fd_x, minlength=nk)
-    ks_x = np.bincount(ck, weights=fs_x, minlength=nk)
-    UiS = float(np.sum(ks_x == 1)) / ns * 100
-    UiO = float(np.sum(kd_x == 1)) / nd * 100
-    UiOiS = float(np.sum((kd_x == 1) & in_syn_key)) / nd * 100
-    repU = float(np.sum(kd_x[(ks_x == 1) & (kd_x == 1)])) / nd * 100
-    # attribute
-    Dorig = float(did.sum()) / nd * 100
-    Dsyn = float(dis.sum()) / ns * 100
-    iS = float(t_iS.sum()) / nd * 100
-    DiS = float(t_DiS.sum()) / nd * 100
-    DiSCO = float(t_DiSCO.sum()) / nd * 100
-    DiSDiO = float(t_DiSDiO.sum()) / nd * 100
-    pos = t_DiSCO[t_DiSCO > 0]
-    max_denom = float(t_DiSCO.max()) if t_DiSCO.size else 0.0
-    mean_denom = float(pos.mean()) if pos.size else float("nan")
-    # CAP family
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pdx = np.where(kd_x[ck] > 0, fd_x / kd_x[ck], 0.0)
-        psx = np.where(ks_x[ck] > 0, fs_x / ks_x[ck], 0.0)
-    baseCAPd = float(np.sum((td_tot / nd) ** 2)) * 100
-    CAPd = float(np.sum(np.bincount(ck, weights=pdx ** 2, minlength=nk) * kd_x)) / nd * 100
-    CAPs = float(np.sum(np.bincount(ck, weights=psx ** 2, minlength=nk) * ks_x)) / ns * 100
-    DCAP = float(np.sum(psx * fd_x)) / nd * 100
-    tcap_denom = float(np.sum(kd_x[ks_x > 0]))
-    TCAP = float(t_DiSCO.sum()) / tcap_denom * 100 if tcap_denom > 0 else float("nan")
-    return DisclosureMeasures(
-        tuple(keys), target,
-        {"UiO": UiO, "UiS": UiS, "UiOiS": UiOiS, "repU": repU},
-        {"Dorig": Dorig, "Dsyn": Dsyn, "iS": iS, "DiS": DiS, "DiSCO": DiSCO, "DiSDiO": DiSDiO,
-         "max_denom": max_denom, "mean_denom": mean_denom},
-        {"baseCAPd": baseCAPd, "CAPd": CAPd, "CAPs": CAPs, "DCAP": DCAP, "TCAP": TCAP},
-        nd, ns, excluded)
+class DisclosureSource:
+    """The original and the released file as the disclosure gate checks read them.
+
+    :meth:`measures` gives :func:`disclosure_measures` for some keys and targets. This one holds
+    two in-memory frames; the Dask engine gives one over partitioned files with the same
+    attributes, whose figures come from count tables merged on the workers.
+
+    Attributes
+    ----------
+    key_vars, sensitive : tuple of str
+        The original data's roles (the checks' default keys and targets).
+    original_columns, released_columns : list of str
+    scope : str
+        What the two files are, in words ("" for the release's own original and released files).
+    """
+
+    def __init__(self, original: Any, released: Any) -> None:
+        self.original, self.released = original, released
+        self.key_vars = tuple(getattr(original, "key_vars", ()) or ())
+        self.sensitive = tuple(getattr(original, "sensitive", ()) or ())
+        self.original_columns = [str(c) for c in _frame(original, "original").columns]
+        self.released_columns = [str(c) for c in _frame(released, "released").columns]
+        self.scope = ""
+
+    def measures(self, keys: Sequence[str], targets: Sequence[str]) -> list[DisclosureMeasures]:
+        """One :class:`DisclosureMeasures` per target, with ``disclosure()``'s default options."""
+        return [disclosure_measures(self.original, self.released, keys, t) for t in targets]
+
+    def measured_target(self, keys: Sequence[str]) -> str | None:
+        """A target whose figures with these keys are at hand (None: nothing is kept here)."""
+        return None
 
 
 def _frame(data: Any, what: str) -> pd.DataFrame:
@@ -307,4 +283,5 @@ def _frame(data: Any, what: str) -> pd.DataFrame:
     raise InputError(f"disclosure: the {what} data must be a DataFrame or a Microdata; got {type(data).__name__}.")
 
 
-__all__ = ["DisclosureMeasures", "disclosure_measures", "IDENTITY", "ATTRIBUTE", "CAP"]
+__all__ = ["DisclosureMeasures", "disclosure_measures", "check_disclosure_args", "disclosure_options",
+           "excluded_of", "measures_of", "default_keys_targets", "DisclosureSource", "IDENTITY", "ATTRIBUTE", "CAP"]
