@@ -14,6 +14,9 @@ cache of the spec prefix, which is what makes them instant). ``seconds`` is the 
 repeats; ``baseline_seconds`` is the library call alone (``step.apply``, ``measure_risk``)
 where there is one, so the app's overhead reads as the difference.
 
+Jobs (release, table release, attacks) are timed as the request (``seconds``, what the
+steward waits for) and the whole job (``release_job_seconds``, ``attack_job_seconds``).
+
 Cases: ``app_<action>`` at n = 10,000 (the bundled census sample), ``app_risk_panel`` at
 n = 1,000,000 (the sample drawn with replacement, seed 0; SUDA2 is not run live at this size).
 ``--quick``: one repeat, and the large risk panel at 100,000.
@@ -198,6 +201,59 @@ def bench_10k(repeat: int) -> None:
         total = time.perf_counter() - t0
         report("app_release_submit", n, submit, 0.0, TARGET_10K, release_job_seconds=total,
                note="the request returns at once; the release (data, reports, matrices) runs as a job")
+        submit, total = submit_and_wait(c, "/api/tables/release", {
+            "dims": ["Region", "Age"], "method": "optimal", "rules": [{"type": "threshold", "n": 40}],
+            "folder": "table-release", "name": "region_by_age", "overwrite": True})
+        report("app_table_release", n, submit, 0.0, TARGET_10K, release_job_seconds=total,
+               note="the request returns at once; protection, audit, CSV, reports and certificate run as a job")
+        bench_panels(c, session, n, repeat)
+
+
+def submit_and_wait(c, path: str, body: dict) -> tuple[float, float]:
+    """Seconds until a job request answers, and until its job is done (failed jobs raise)."""
+    t0 = time.perf_counter()
+    job = ok(c.post(path, json=body)).json()
+    submit = time.perf_counter() - t0
+    while (j := ok(c.get(f"/api/jobs/{job['id']}")).json())["status"] in ("queued", "running"):
+        time.sleep(0.02)
+    if j["status"] != "done":
+        raise RuntimeError(f"{path}: job {j['status']}: {j.get('error')}")
+    return submit, time.perf_counter() - t0
+
+
+def bench_panels(c, session, n: int, repeat: int) -> None:
+    """The synthesis and attack panels on the main branch's four steps: a synthesise step
+    added (its card with the synthesis panel), then the attacks run as a job."""
+    from sdckit.synth.steps import Synthesise
+
+    ok(c.post("/api/history", json={"action": "switch", "name": "main"}))
+    step = {"method": "synthesise", "variables": ["Region", "Sex", "Age", "Marital Status", "Health", "Occupation"],
+            "disclosure_targets": ["Health"]}
+    md = session.preview().released
+    params = {k: v for k, v in step.items() if k != "method"}
+    base, _ = time_action(lambda: Synthesise(**params).apply(md, rng=0), repeat)
+    i = len(session.state.get("steps", []))
+
+    def add():
+        ok(c.post("/api/steps", json={"action": "add", "step": step}))
+        panel = ok(c.get("/api/results")).json()["steps"][i]["synthesis"]
+        assert panel is not None
+
+    def undo_add():
+        session._step_cache.discard_longer_than(i)
+        if len(session.state.get("steps", [])) > i:
+            session.undo()
+
+    s, p = time_action(add, repeat, before=undo_add)
+    if len(session.state.get("steps", [])) <= i:
+        ok(c.post("/api/steps", json={"action": "add", "step": step}))
+    report("app_add_step_synthesise_with_panel", n, s, p, TARGET_10K, base,
+           note="POST the synthesise step (6 variables, CART, CART utility with 20 permutations), then GET the "
+                "results with the synthesis panel; the step computed afresh")
+    submit, total = submit_and_wait(c, "/api/attacks", {"secret": ["Health"], "n_attacks": 500})
+    report("app_attacks_submit", n, submit, 0.0, TARGET_10K, attack_job_seconds=total,
+           note="the request returns at once; the job re-runs the five steps on the 5,000 records not set aside "
+                "and runs the four attacks (500 each, membership on 1,000 targets x 5 groups)")
 
 
 def bench_large(n: int, repeat: int) -> None:

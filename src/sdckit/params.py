@@ -24,7 +24,8 @@ Kinds
 is read at each check, for registries other packages extend), ``column`` (a column name),
 ``columns`` (one or more distinct column names; an empty list only with ``allow_empty`` or an
 empty default), ``int_list``, ``float_list`` (``inf`` allowed, NaN not), ``str_list``,
-``mapping`` (a table: label -> list of codes, or code -> value), ``path`` (a file, relative to
+``mapping`` (a table: label -> list of codes, or code -> value; with ``value_kind``, a table
+column -> value of that kind, which forms show as rows), ``path`` (a file, relative to
 the spec), ``variant`` (one of a set of declared types, each a frozen dataclass with its own
 :func:`param` fields and a ``variant_name``: an alternative is a type, not a string plus
 fields that apply to one choice only; in a spec an inline table
@@ -50,6 +51,9 @@ from .errors import ParameterError
 
 KINDS = ("int", "float", "bool", "str", "choice", "column", "columns", "int_list", "float_list",
          "str_list", "mapping", "path", "variant", "any")
+
+#: kinds the values of a ``mapping`` may declare (``value_kind``): column -> value of this kind
+VALUE_KINDS = ("choice", "str", "int", "float", "int_list", "float_list")
 
 #: roles a ``column``/``columns`` parameter may require of the columns it names: the role
 #: name, the Microdata attribute that holds it, and the words of the refusal
@@ -124,6 +128,13 @@ class Param:
     variant_source : tuple of type or callable, optional
         ``variant`` only: the allowed types, or a zero-argument callable returning them (a
         registry other modules extend). Read them with :attr:`variants`.
+    value_kind : str, optional
+        ``mapping`` only: the table is column -> value, and each value is of this kind (one of
+        :data:`VALUE_KINDS`: ``"choice"``, ``"str"``, ``"int"``, ``"float"``, ``"int_list"``,
+        ``"float_list"``; a list kind also takes one number). Forms then show one row per
+        column with the value's own widget, and :func:`check_value` checks every value.
+    value_choices : tuple of str or callable, optional
+        ``value_kind="choice"`` only: the values allowed (a callable is read each time).
     """
 
     name: str
@@ -144,6 +155,15 @@ class Param:
     label: str | None = None
     role: str | None = None
     variant_source: tuple | Callable[[], Sequence[type]] | None = None
+    value_kind: str | None = None
+    value_choices: tuple | Callable[[], Sequence[str]] | None = None
+
+    def value_param(self) -> Param | None:
+        """``mapping`` with a ``value_kind``: the declaration one value of the table obeys
+        (named after the table), else None."""
+        if self.value_kind is None:
+            return None
+        return Param(name=self.name, kind=self.value_kind, choices=self.value_choices)
 
     @property
     def variants(self) -> tuple[type[VariantType], ...]:
@@ -214,7 +234,9 @@ class Param:
                              if self.empty_allowed() else
                              "a column name or a non-empty list of distinct column names"),
                  "int_list": "a list of ints", "float_list": "a list of numbers (inf allowed)",
-                 "str_list": "a list of strings", "mapping": "a table (mapping)",
+                 "str_list": "a list of strings",
+                 "mapping": "a table (mapping)" if self.value_kind is None else
+                 f"a table of column -> {_value_rule(cast('Param', self.value_param()))}",
                  "path": "a file path", "any": "a value"}[self.kind]
             if self.kind in ("int_list", "float_list") and (self.low is not None or self.high is not None):
                 bounds = [f">= {self.low:g}" if self.low is not None else "",
@@ -247,6 +269,11 @@ class Param:
             d["allow_empty"] = self.empty_allowed()
         if self.kind == "variant":
             d["variants"] = [variant_schema(t) for t in self.variants]
+        if self.value_kind is not None:
+            d["value_kind"] = self.value_kind
+            vp = cast("Param", self.value_param())
+            if vp.choices is not None:
+                d["value_choices"] = list(vp.options())
         return d
 
 
@@ -346,6 +373,23 @@ def flat_form_problem(params: Mapping[str, Any], name: str, flat_keys: Sequence[
             + (f" instead of {', '.join([name, *flat])}" if flat else ""))
 
 
+def _value_rule(vp: Param) -> str:
+    """The rule of one value of a mapping with a ``value_kind`` (a list kind takes one number)."""
+    r = vp.rule()
+    return r + " (or one number)" if vp.kind in ("int_list", "float_list") else r
+
+
+def _value_ok(vp: Param, v: Any) -> bool:
+    """Whether ``v`` obeys the value declaration ``vp`` (a list kind also takes one number)."""
+    if vp.kind in ("int_list", "float_list") and isinstance(v, numbers.Real) and not isinstance(v, (bool, str)):
+        v = [v]
+    try:
+        check_value("", vp, v)
+    except ParameterError:
+        return False
+    return True
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
@@ -360,12 +404,16 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
           nullable: bool = False, grid: Sequence | None = None, advanced: bool = False,
           allow_empty: bool | None = None, label: str | None = None,
           role: str | None = None,
-          variants: Sequence[type] | Callable[[], Sequence[type]] | None = None) -> Any:
+          variants: Sequence[type] | Callable[[], Sequence[type]] | None = None,
+          value_kind: str | None = None,
+          value_choices: Sequence[str] | Callable[[], Sequence[str]] | None = None) -> Any:
     """Declare a step (or gate check) parameter: a dataclass field carrying its :class:`Param`.
 
     List and dict defaults are copied per instance (``default_factory``); a required
     parameter (no default) must come before the defaulted ones, as dataclasses demand.
     ``kind="variant"`` takes ``variants``: the allowed types, or a callable returning them.
+    ``kind="mapping"`` may take ``value_kind`` (and ``value_choices`` for ``"choice"``): a
+    table of column -> value of that kind.
     """
     if kind not in KINDS:
         raise ValueError(f"param kind {kind!r} is not one of {KINDS}")
@@ -373,6 +421,10 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
         raise ValueError("a variant parameter, and only one, needs variants")
     if kind == "choice" and not choices:
         raise ValueError("a choice parameter needs choices")
+    if value_kind is not None and (kind != "mapping" or value_kind not in VALUE_KINDS):
+        raise ValueError(f"param value_kind {value_kind!r}: a mapping parameter may declare one of {VALUE_KINDS}")
+    if (value_kind == "choice") != (value_choices is not None):
+        raise ValueError("value_choices goes with value_kind='choice', and it needs them")
     if role is not None and (role not in ROLES or kind not in ("column", "columns")):
         raise ValueError(f"param role {role!r}: a column or columns parameter may require one of "
                          f"{tuple(ROLES)}")
@@ -382,7 +434,9 @@ def param(default: Any = REQUIRED, *, kind: str, help: str, low: float | None = 
                 unit=unit, symbol=symbol, nullable=nullable,
                 grid=tuple(grid) if grid is not None else None, advanced=advanced,
                 allow_empty=allow_empty, label=label, role=role,
-                variant_source=variants if variants is None or callable(variants) else tuple(variants))
+                variant_source=variants if variants is None or callable(variants) else tuple(variants),
+                value_kind=value_kind,
+                value_choices=value_choices if value_choices is None or callable(value_choices) else tuple(value_choices))
     meta = {_KEY: decl}
     if default is REQUIRED:
         return dataclasses.field(metadata=meta)
@@ -484,6 +538,11 @@ def check_value(owner: str, p: Param, value: Any) -> Any:
     if k == "mapping":
         if not isinstance(value, Mapping):
             raise param_error(owner, p.name, p.rule(), value)
+        vp = p.value_param()
+        if vp is not None:  # column -> value of the declared kind; the table is kept as given
+            for key, v in value.items():
+                if not isinstance(key, str) or not key or not _value_ok(vp, v):
+                    raise param_error(owner, p.name, p.rule(), dict(value))
         return value
     if k == "variant":
         return build_variant(owner, p, value)

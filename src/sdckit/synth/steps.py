@@ -46,7 +46,7 @@ from ..microdata import Microdata
 from ..params import check_params, param
 from ..registry import DaskPlan, GateCheck, GateOutcome, register_gate_check, register_step, role_columns
 from ..result import Guarantee, StepResult
-from .disclosure import DisclosureMeasures, disclosure_measures
+from .disclosure import DisclosureMeasures, DisclosureSource, default_keys_targets, disclosure_measures
 from .expr import parse_rule
 from .models import METHODS
 from .synthesis import DRAW_BLOCK, FittedSynthesis, SynthesisDraw, Synthesiser, child_stream
@@ -281,8 +281,9 @@ class Synthesise:
     On the Dask engine the step fits on the client (every record, or the ``fit_sample``
     sample, collected from the partitions) and draws partition by partition with the same
     blocks and streams: the released file equals the in-memory one for the same seed. The
-    engine does not compute the utility and disclosure figures (they compare the whole
-    original and synthetic files).
+    disclosure figures (repU, DiSCO, TCAP) come from count tables built per partition and
+    merged on the workers, equal to the in-memory figures; the utility figures (pMSE, table
+    S_pMSE) are not computed there (they need a propensity model fitted on both whole files).
 
     References
     ----------
@@ -299,12 +300,14 @@ class Synthesise:
                             help="order of the variables not listed in visit_sequence")
     default_method: str = param("cart", kind="choice", label="method", choices=tuple(m for m in METHODS if m != "passive"),
                                 help="method of every variable (the first of the sequence is sampled)")
-    methods: dict = param({}, kind="mapping", label="method per variable", help="method per variable, e.g. {income = \"normrank\"}")
-    passive: dict = param({}, kind="mapping", label="derived variables (formulas)", help="derived variables: column -> formula over earlier columns")
-    rules: tuple = param((), kind="str_list", label="rules", help="rules 'condition -> consequent' every synthetic record meets")
+    methods: dict = param({}, kind="mapping", label="method per variable", value_kind="choice", value_choices=STEP_METHODS,
+                          help="method of each variable, as synthpop names it (empty: the method above)")
+    passive: dict = param({}, kind="mapping", label="derived variables (formulas)", value_kind="str",
+                          help="derived variables: column -> formula over earlier columns")
+    rules: tuple = param((), kind="str_list", label="rules every synthetic record meets", help="rules 'condition -> consequent' every synthetic record meets")
     strata: tuple = param((), kind="columns", label="strata", help="synthesis within the strata these columns define")
-    missing_codes: dict = param({}, kind="mapping", label="special codes per variable",
-                                help="special codes of numeric variables kept as categories, e.g. {income = [-8]}")
+    missing_codes: dict = param({}, kind="mapping", label="special codes per variable", value_kind="float_list",
+                                help="special codes of numeric variables kept as categories (such as -8 for income)")
     smoothing: tuple = param((), kind="columns", label="smoothed variables", help="numeric variables smoothed by a Gaussian kernel")
     categorical: tuple = param((), kind="columns", label="numeric columns treated as categorical", help="numeric columns to treat as categorical")
     min_leaf: int = param(5, kind="int", label="smallest leaf", low=1, symbol="minbucket", unit="records",
@@ -559,32 +562,29 @@ def _share_identical(orig: pd.DataFrame, syn: pd.DataFrame, cols: list[str]) -> 
 
 def _disclosure(md: Microdata, out: Microdata, keys: Sequence[str], targets: Sequence[str],
                 plan) -> list[DisclosureMeasures]:
-    keys = list(keys) or list(md.key_vars)
-    if not keys:
-        return []
-    targets = list(targets) or list(md.sensitive) or [c for c in plan.sequence if c not in keys]
-    return [disclosure_measures(md, out, keys, t) for t in targets if t not in keys]
+    keys, targets = default_keys_targets(md.key_vars, md.sensitive, plan.sequence, keys, targets)
+    return [disclosure_measures(md, out, keys, t) for t in targets]
 
 
 # ----------------------------------------------------------------------------- gate checks
-def _keys_targets(original: Microdata, released: Microdata, keys: Sequence[str], targets: Sequence[str],
+def _keys_targets(src: DisclosureSource, keys: Sequence[str], targets: Sequence[str],
                   gate: str, need_target: bool) -> tuple[list, list]:
-    keys = list(keys) or list(original.key_vars)
+    keys = list(keys) or list(src.key_vars)
     if not keys:
         raise InputError(f"gate.{gate}: the data have no key variables; give [roles] key_vars or the keys of "
                          f"the threshold ({gate} = {{ percent = 5, keys = [...] }}).")
-    targets = list(targets) or list(original.sensitive)
+    targets = list(targets) or list(src.sensitive)
     if need_target and not targets:
-        targets = [c for c in released.columns if c not in keys]
+        targets = [c for c in src.released_columns if c not in keys]
     for c in keys + targets:
-        for name, md in (("original", original), ("released", released)):
-            if c not in md.columns:
+        for name, cols in (("original", src.original_columns), ("released", src.released_columns)):
+            if c not in cols:
                 raise InputError(f"gate.{gate}: {c!r} is not a column of the {name} data; the measure needs "
                                  "the keys and targets in both files.")
     return keys, [t for t in targets if t not in keys]
 
 
-@register_gate_check("max_repU", description=(
+@register_gate_check("max_repU", engines=("memory", "dask"), description=(
     "replicated uniques: percent of original records unique on the keys in both the original and "
     "the released file, at most the threshold"))
 @dataclass(frozen=True)
@@ -603,40 +603,51 @@ class MaxRepU(GateCheck):
 
     measured_labels = {"repU": ("replicated uniques (repU)", "percent"), "UiO": ("original records unique on the keys (UiO)", "percent")}
 
+    dask_summary = "synthesis_disclosure"
+
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
-        keys, targets = _keys_targets(original, released, self.keys, (), "max_repU", False)
-        # repU reads the keys only; any other column serves as disclosure()'s target
-        other = next((c for c in released.columns if c not in keys and c in original.columns), None)
+        return self.finish(DisclosureSource(original, released))
+
+    def finish(self, summary: DisclosureSource) -> GateOutcome:
+        """The outcome from a :class:`~sdckit.synth.disclosure.DisclosureSource` (either engine)."""
+        src = summary
+        keys, targets = _keys_targets(src, self.keys, (), "max_repU", False)
+        # repU reads the keys only (with disclosure()'s default options the identity figures do
+        # not depend on the target): a target already measured with these keys serves, else any
+        # other column
+        other = src.measured_target(keys) or next(
+            (c for c in src.released_columns if c not in keys and c in src.original_columns), None)
         if other is None:
             raise InputError("gate.max_repU: the release has no column besides the keys.")
-        d = disclosure_measures(original, released, keys, other)
+        d = src.measures(keys, [other])[0]
         v = d.identity["repU"]
         ok = v <= self.percent
         detail = (f"repU {v:.3f}% {'<=' if ok else '>'} {self.percent:g}% (unique on {', '.join(keys)} in both "
                   f"files; {d.identity['UiO']:.2f}% unique in the original)"
-                  + ("" if ok else "; synthesise the keys more coarsely (larger min_leaf) or recode them"))
+                  + ("" if ok else "; synthesise the keys more coarsely (larger min_leaf) or recode them")
+                  + (f"; {src.scope}" if src.scope else ""))
         return GateOutcome("max_repU", self.percent, {"repU": v, "UiO": d.identity["UiO"]}, ok, detail)
 
 
 def _attribute_check(name: str, measure: str, threshold: float, keys: Sequence[str], targets: Sequence[str],
-                     original: Microdata, released: Microdata) -> GateOutcome:
-    keys, targets = _keys_targets(original, released, keys, targets, name, True)
+                     src: DisclosureSource) -> GateOutcome:
+    keys, targets = _keys_targets(src, keys, targets, name, True)
     if not targets:
         raise InputError(f"gate.{name}: no target variable; give [roles] sensitive or the targets of the threshold.")
     values = {}
-    for t in targets:
-        d = disclosure_measures(original, released, keys, t)
+    for t, d in zip(targets, src.measures(keys, targets)):
         values[t] = d.attribute["DiSCO"] if measure == "DiSCO" else d.cap["TCAP"]
     worst = max(values, key=lambda t: -1.0 if math.isnan(values[t]) else values[t])
     v = values[worst]
     ok = not (v > threshold)
     detail = (f"{measure} {v:.3f}% {'<=' if ok else '>'} {threshold:g}% (largest over {len(values)} target"
               f"{'s' if len(values) != 1 else ''}, for {worst}, keys {', '.join(keys)})"
-              + ("" if ok else f"; synthesise {worst} with coarser models or fewer keys' detail"))
+              + ("" if ok else f"; synthesise {worst} with coarser models or fewer keys' detail")
+              + (f"; {src.scope}" if src.scope else ""))
     return GateOutcome(name, threshold, {measure: v, "target": worst, "by_target": values}, ok, detail)
 
 
-@register_gate_check("max_disco", description=(
+@register_gate_check("max_disco", engines=("memory", "dask"), description=(
     "DiSCO: percent of original records whose target the released file discloses correctly from "
     "the keys, at most the threshold (largest over the targets)"))
 @dataclass(frozen=True)
@@ -659,11 +670,17 @@ class MaxDiSCO(GateCheck):
     measured_labels = {"DiSCO": ("records whose target is disclosed (DiSCO, worst target)", "percent"),
                        "target": ("worst target", None), "by_target": ("per target", None)}
 
+    dask_summary = "synthesis_disclosure"
+
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
-        return _attribute_check("max_disco", "DiSCO", self.percent, self.keys, self.targets, original, released)
+        return self.finish(DisclosureSource(original, released))
+
+    def finish(self, summary: DisclosureSource) -> GateOutcome:
+        """The outcome from a :class:`~sdckit.synth.disclosure.DisclosureSource` (either engine)."""
+        return _attribute_check("max_disco", "DiSCO", self.percent, self.keys, self.targets, summary)
 
 
-@register_gate_check("max_tcap", description=(
+@register_gate_check("max_tcap", engines=("memory", "dask"), description=(
     "TCAP: percent of the original records whose keys occur in the released file that it "
     "discloses correctly, at most the threshold (largest over the targets)"))
 @dataclass(frozen=True)
@@ -685,8 +702,14 @@ class MaxTCAP(GateCheck):
     measured_labels = {"TCAP": ("targeted correct attribution probability (TCAP, worst target)", "percent"),
                        "target": ("worst target", None), "by_target": ("per target", None)}
 
+    dask_summary = "synthesis_disclosure"
+
     def check(self, original: Microdata, released: Microdata, results: Sequence[StepResult]) -> GateOutcome:
-        return _attribute_check("max_tcap", "TCAP", self.percent, self.keys, self.targets, original, released)
+        return self.finish(DisclosureSource(original, released))
+
+    def finish(self, summary: DisclosureSource) -> GateOutcome:
+        """The outcome from a :class:`~sdckit.synth.disclosure.DisclosureSource` (either engine)."""
+        return _attribute_check("max_tcap", "TCAP", self.percent, self.keys, self.targets, summary)
 
 
 __all__ = ["Synthesise", "SynthesisResult", "MaxRepU", "MaxDiSCO", "MaxTCAP"]

@@ -4,17 +4,31 @@ Each module's ``routes(ctx)`` returns the routes of one page: :mod:`.pages` (the
 assets, job polls), :mod:`.data`, :mod:`.roles`, :mod:`.risk`, :mod:`.steps` (methods, steps,
 results, history), :mod:`.compare`, :mod:`.explore`, :mod:`.release` (gate, output, release),
 :mod:`.spec` (export, import), :mod:`.report` (the internal page, a release's reports),
-:mod:`.tables` and :mod:`.hierarchy` (the hierarchy editor).
+:mod:`.tables`, :mod:`.hierarchy` (the hierarchy editor) and :mod:`.attacks` (the attack panel).
 """
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from . import compare, data, explore, hierarchy, pages, release, report, risk, roles, spec, steps, tables
+from . import (
+    attacks,
+    compare,
+    data,
+    explore,
+    hierarchy,
+    pages,
+    release,
+    report,
+    risk,
+    roles,
+    spec,
+    steps,
+    tables,
+)
 from .common import AppContext
 
-PAGES = (pages, report, data, roles, risk, steps, compare, explore, release, spec, tables, hierarchy)
+PAGES = (pages, report, data, roles, risk, steps, compare, explore, release, spec, tables, hierarchy, attacks)
 
 
 def all_routes(ctx: AppContext) -> list[BaseRoute]:

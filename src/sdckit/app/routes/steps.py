@@ -154,6 +154,7 @@ def routes(ctx: AppContext) -> list[Route]:
         ctx.need_data()
         from ...report.narrative import step_sentence, verdict_words
         from ..figures import step_view
+        from ..synthesis_view import synthesis_panel
 
         pv = session.preview()
         views = []
@@ -165,6 +166,7 @@ def routes(ctx: AppContext) -> list[Route]:
                 v = step_view(i, res, pv.datas[i], after, risk=risk)
                 params = {k: x for k, x in steps[i].items() if k != "method"} if i < len(steps) else {}
                 v["explain_html"] = risk_rise(i, res, pv.datas[i], after, risk)
+                v["synthesis"] = synthesis_panel(res, pv.datas[i], after)  # None but after synthesise
                 try:  # the report's own sentence for what the step did
                     v["sentence"] = step_sentence(steps[i]["method"], params,
                                                   dict(getattr(res, "summary", {}) or {}), pv.datas[i].n_records)

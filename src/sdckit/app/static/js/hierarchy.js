@@ -1,4 +1,4 @@
-/* 9 Hierarchies: build an interval, grouping, masking or date hierarchy of a column (as ARX's
+/* 10 Hierarchies: build an interval, grouping, masking or date hierarchy of a column (as ARX's
    wizard), see its levels, save it (an ARX-compatible CSV in the output root's hierarchies
    folder) and attach it to a recode step or to a table dimension. */
 import { $, S, api, esc, setState } from "./util.js";

@@ -11,10 +11,11 @@ import { renderExplore } from "./explore.js";
 import { renderRelease } from "./release.js";
 import { renderTables } from "./tables.js";
 import { renderHierarchy } from "./hierarchy.js";
+import { renderAttacks } from "./attacks.js";
 
 Object.assign(PAGES, { data: renderData, roles: renderRoles, risk: renderRisk, steps: renderSteps, compare: renderCompare,
                        explore: renderExplore, release: renderRelease, tables: renderTables,
-                       hierarchy: renderHierarchy });
+                       hierarchy: renderHierarchy, attacks: renderAttacks });
 
 window.addEventListener("hashchange", () => go((location.hash || "#data").slice(1)));
 

@@ -1,4 +1,4 @@
-/* 7 Gate and release: thresholds from their declarations, the output folder with an overwrite
+/* 8 Gate and release: thresholds from their declarations, the output folder with an overwrite
    box, the release job, public and internal files listed apart, the spec export and import. */
 import { $, $$, S, api, esc, getResults, go, loadMethods, pollJob, setState } from "./util.js";
 import { gateHtml } from "./steps.js";

@@ -1,6 +1,7 @@
 /* 4 Steps: forms generated from the declarations, the steps' results, the recode helper. */
 import { $, $$, S, api, chart, chartDiv, esc, fmt, getResults, go, loadMethods, pct, setState, showError } from "./util.js";
 import { formHtml, parseLoose, readForm, wireVariants } from "./widgets.js";
+import { renderSynthesis } from "./synthesis.js";
 
 /* any value in words, never JSON: objects as "key value; key value", lists as comma lists */
 export function words(v, depth = 0) {
@@ -114,10 +115,15 @@ async function groupCategories(btn) {
   $$("input[data-i]", box).forEach((inp) => inp.oninput = write);
 }
 
+/* a summary figure in words: a share ("share_...") as a percentage, a figure in percent
+   ("..._percent") with its "%" */
+const summaryLabel = (k) => k.replace(/_percent$/, "").replace(/_/g, " ");
+const summaryValue = (k, x) => (typeof x !== "number" ? words(x) : (k.startsWith("share") ? pct(x) : (k.endsWith("_percent") ? `${fmt(x)}%` : words(x))));
+
 function renderStepBody(el, v) {
   let h = "";
   const sm = Object.entries(v.summary || {}).filter(([, x]) => x === null || typeof x !== "object" || Array.isArray(x));
-  if (sm.length) h += `<table class="kv small">${sm.slice(0, 12).map(([k, x]) => `<tr><th>${esc(k.replace(/_/g, " "))}</th><td>${esc(words(x))}</td></tr>`).join("")}</table>`;
+  if (sm.length) h += `<table class="kv small">${sm.slice(0, 12).map(([k, x]) => `<tr><th>${esc(summaryLabel(k))}</th><td>${esc(summaryValue(k, x))}</td></tr>`).join("")}</table>`;
   if (v.guarantees.length) h += `<h4>Guarantees</h4><ul class="guarantees">${v.guarantees.map((g) =>
     `<li class="${g.holds ? "ok" : "fail"}">${g.holds ? "✔" : "✘"} ${esc(g.statement)} <span class="muted">(measured: ${esc(words(g.value))})</span></li>`).join("")}</ul>`;
   if (v.risk_after && !v.risk_after.empty) {
@@ -129,6 +135,7 @@ function renderStepBody(el, v) {
   h += `<div class="charts"></div>`;
   el.innerHTML = h;
   const ch = $(".charts", el);
+  if (v.synthesis) renderSynthesis(el, v.synthesis, ch);  // the panel above the before/after bars
   for (const [col, f] of Object.entries(v.frequencies)) {
     chart(chartDiv(ch, `${col}: before / after ` + (f.hellinger === null ? "(categories recoded)" : `(Hellinger distance ${fmt(f.hellinger, 3)}, total variation ${fmt(f.tvd, 3)})`)), {
       width: Math.min(360, 24 * f.shown + 40), height: 130, data: { values: f.bars }, mark: "bar",

@@ -1,4 +1,4 @@
-/* 8 Tables: a one- or two-way table from the open microdata, protected and released through the
+/* 9 Tables: a one- or two-way table from the open microdata, protected and released through the
    tables API (GET /api/tables/methods, POST /api/tables/protect, POST /api/tables/release). The
    form is generated from the methods' and rules' declared parameters (widgets.js). */
 import { $, S, api, esc, fmt, loadMethods, pollJob } from "./util.js";

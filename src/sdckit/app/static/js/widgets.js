@@ -2,7 +2,7 @@
    (sdckit.params.KINDS, and "variant") to its widget. Every input has an id and a
    <label for=id> with the human label, the one-line help, the unit and the paper's symbol.
    tests/app/test_frontend.py parses this table and checks it against the declared kinds. */
-import { S, esc } from "./util.js";
+import { $$, S, esc } from "./util.js";
 
 let seq = 0;
 const listText = (v) => (v === null ? "" : esc((Array.isArray(v) ? v : [v]).join(", ")));
@@ -64,13 +64,21 @@ export const WIDGETS = {
     read: (el) => { const t = splitList(el.value); return t.length ? t.map(Number) : null; },
   },
   str_list: {
-    html: (p, v, id) => `<input type="text" id="${id}" value="${listText(v)}" placeholder="comma separated">`,
-    read: (el) => { const t = splitList(el.value); return t.length ? t : null; },
+    /* one item per row (add and remove rows): an item may hold commas ("x in [1, 2] -> ...") */
+    html: (p, v, id, m) => {
+      const items = v === null ? [] : (Array.isArray(v) ? v : [v]);
+      const row = (x) => `<div class="listrow"><input type="text" value="${esc(x)}" aria-label="${esc(m.label)}: one item" placeholder="one item"> <button type="button" class="tiny secondary rowdel" title="remove this row" aria-label="remove this row">×</button></div>`;
+      return `<div class="rowlist" id="${id}" data-widget="rows">${(items.length ? items : [""]).map(row).join("")}<template>${row("")}</template>
+        <button type="button" class="tiny secondary rowadd">+ add a row</button></div>`;
+    },
+    read: (el) => { const t = $$(".listrow input", el).map((i) => i.value.trim()).filter((x) => x !== ""); return t.length ? t : null; },
   },
   mapping: {
-    html: (p, v, id) => `<textarea id="${id}" placeholder="a table, e.g. {&quot;young&quot;: [1, 2]}">${v === null ? "" : esc(JSON.stringify(v))}</textarea>` +
-      (p.name === "mapping" ? `<button type="button" class="tiny secondary grouper" data-for="${esc(p.name)}">group the categories…</button><div class="groups"></div>` : ""),
-    read: (el) => { const t = el.value.trim(); if (!t) return null; try { return JSON.parse(t); } catch (e) { return parseLoose(t); } },
+    /* a table whose values have a declared kind (value_kind): one row per variable with the
+       value's own widget; else the free table (a recode's groups, with its helper) */
+    html: (p, v, id, m) => (p.value_kind ? valueTableHtml(p, v, id, m) : `<textarea id="${id}" placeholder="a table, e.g. {&quot;young&quot;: [1, 2]}">${v === null ? "" : esc(JSON.stringify(v))}</textarea>` +
+      (p.name === "mapping" ? `<button type="button" class="tiny secondary grouper" data-for="${esc(p.name)}">group the categories…</button><div class="groups"></div>` : "")),
+    read: (el, p) => { if (p.value_kind) return readValueTable(el, p); const t = el.value.trim(); if (!t) return null; try { return JSON.parse(t); } catch (e) { return parseLoose(t); } },
   },
   path: {
     html: (p, v, id) => `<input type="text" id="${id}" value="${jsonText(v)}" placeholder="a file name in the workbench's folders">`,
@@ -100,6 +108,57 @@ export const WIDGETS = {
   },
 };
 
+/* a mapping with a value_kind: "choice" -> one row per variable of the data (the variable's
+   name as the label, the declared choices in a list, empty = the step's default); any other
+   value kind -> rows of (variable, value) added and removed by the steward */
+const VALUE_HINTS = { str: "a formula, e.g. weight / (height / 100) ** 2", float_list: "numbers, e.g. -8, -9",
+                      int_list: "whole numbers, e.g. -8, -9", float: "a number", int: "a whole number" };
+function valueText(v) { return v === null || v === undefined ? "" : (Array.isArray(v) ? v.join(", ") : String(v)); }
+function valueTableHtml(p, v, id, m) {
+  const table = v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  const cols = columnsOffered();
+  if (p.value_kind === "choice") {
+    const rows = [...cols, ...Object.keys(table).filter((c) => !cols.includes(c))];
+    return `<table class="grid small maptable" id="${id}" data-widget="per-variable"><tr><th>variable</th><th>${esc(m.label)}</th></tr>${rows.map((c, i) => {
+      const cid = `${id}-r${i}`;
+      return `<tr data-col="${esc(c)}"><td><label for="${cid}">${esc(c)}</label></td><td><select id="${cid}"><option value="">(default)</option>${(p.value_choices || []).map((x) =>
+        `<option ${table[c] === x ? "selected" : ""}>${esc(x)}</option>`).join("")}</select></td></tr>`; }).join("")}</table>`;
+  }
+  const hint = VALUE_HINTS[p.value_kind] || "a value";
+  const row = (c, x) => `<div class="listrow maprow"><select aria-label="${esc(m.label)}: variable"><option value="">(variable)</option>${[...new Set([...cols, ...(c ? [c] : [])])].map((k) =>
+    `<option ${k === c ? "selected" : ""}>${esc(k)}</option>`).join("")}</select>
+    <input type="text" value="${esc(valueText(x))}" aria-label="${esc(m.label)}: ${esc(hint.split(",")[0])}" placeholder="${esc(hint)}">
+    <button type="button" class="tiny secondary rowdel" title="remove this row" aria-label="remove this row">×</button></div>`;
+  return `<div class="rowlist" id="${id}" data-widget="rows">${(Object.keys(table).length ? Object.entries(table) : [["", ""]]).map(([c, x]) => row(c, x)).join("")}<template>${row("", "")}</template>
+    <button type="button" class="tiny secondary rowadd">+ add a variable</button></div>`;
+}
+function readValueTable(el, p) {
+  const out = {};
+  if (p.value_kind === "choice") {
+    $$("tr[data-col]", el).forEach((tr) => { const x = tr.querySelector("select").value; if (x) out[tr.dataset.col] = x; });
+  } else {
+    $$(".maprow", el).forEach((r) => {
+      const c = r.querySelector("select").value, t = r.querySelector("input").value.trim();
+      if (!c || t === "") return;
+      if (p.value_kind === "str") out[c] = t;
+      else if (p.value_kind === "int" || p.value_kind === "float") out[c] = Number(t);
+      else out[c] = splitList(t).map(Number);
+    });
+  }
+  return Object.keys(out).length ? out : null;
+}
+/* the rows' add and remove buttons, wherever a form is drawn */
+document.addEventListener("click", (e) => {
+  const b = e.target.closest && e.target.closest("button.rowadd, button.rowdel");
+  if (!b) return;
+  if (b.classList.contains("rowdel")) { b.closest(".listrow").remove(); return; }
+  const list = b.closest(".rowlist");
+  list.insertBefore(list.querySelector(":scope > template").content.cloneNode(true), b);
+  const rows = list.querySelectorAll(":scope > .listrow");
+  const last = rows[rows.length - 1];
+  if (last) (last.querySelector("select") || last.querySelector("input")).focus();
+});
+
 /* the label, symbol and unit of a parameter: the declaration's label, or the one the server
    derived from its help (app/words.py); the symbol only where it does not repeat the label */
 export function meta(owner, p, labels) {
@@ -122,7 +181,7 @@ export function fieldHtml(owner, p, value, labels) {
   const m = meta(owner, p, labels);
   const id = `f${++seq}-${String(p.name).replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const v = value === undefined ? null : value;
-  const input = w.html(p, v, id, m, owner).replace(/^<(input|select|textarea)/, `<$1 name="${esc(p.name)}" data-kind="${esc(p.kind)}"`);
+  const input = w.html(p, v, id, m, owner).replace(/^<(input|select|textarea|div|table)/, `<$1 name="${esc(p.name)}" data-kind="${esc(p.kind)}"`);
   return `<div class="field" data-param="${esc(p.name)}"><label for="${id}">${esc(m.label)}${m.symbol ? ` <span class="sym">${esc(m.symbol)}</span>` : ""}${p.required ? " *" : ""}${m.unit ? ` <span class="unit">(${esc(m.unit)})</span>` : ""}</label>
     <div>${input}</div><div class="help">${esc(p.help || "")}</div></div>`;
 }
