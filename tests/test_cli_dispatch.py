@@ -3,7 +3,9 @@
 For any command line of the hot verbs, the thin parser either steps aside (Unsupported: typer
 then parses, with its own help and errors) or hands the verb exactly the keyword arguments
 typer would hand it. The reference is typer's own parsing of the same command line, with the
-verb's function replaced by one that records its arguments.
+verb's function replaced by one that records its arguments. The declarations the thin parser
+reads without typer are compared with typer's reading of them (``get_params_from_function``) for
+every verb, and the precomputed ``sdckit --help`` with typer's rendering of the same declarations.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from sdckit.cli import app, main
-from sdckit.cli_dispatch import Unsupported, find_command, one_verb_app, parse_verb
+from sdckit.cli import app, find_verb, main, root_help_text
+from sdckit.cli_dispatch import ROOT_HELP, Unsupported, find_command, one_verb_app, parse_args, parse_verb
 
 
 def typer_kwargs(argv: list[str]):
@@ -126,3 +128,81 @@ def test_typer_still_answers_help_and_errors(capsys):
     assert main(["anonymise", "a.csv", "--qis", "x"]) == 2   # typer's usage error, one line
     err = capsys.readouterr().err
     assert "Missing option '--hierarchies'" in err and len(err.strip().splitlines()) == 1
+
+
+def _typer_declarations(callback):
+    """What typer reads from ``callback`` (the reference): name, kind, default, option strings."""
+    from typer.models import ArgumentInfo
+    from typer.utils import get_params_from_function
+
+    out = []
+    for name, meta in get_params_from_function(callback).items():
+        info = meta.default
+        kind = "argument" if isinstance(info, ArgumentInfo) else "option"
+        decls = () if kind == "argument" else tuple(info.param_decls or ("--" + name.replace("_", "-"),))
+        out.append((name, kind, info.default, decls))
+    return out
+
+
+@pytest.mark.parametrize("verb", sorted(c.name for c in app.registered_commands if c.name) +
+                         sorted(c.callback.__name__ for c in app.registered_commands if not c.name))
+def test_the_declarations_read_without_typer_are_typers(verb):
+    from sdckit.cli_dispatch import _declarations
+
+    verb = verb.replace("_", "-")
+    info = find_command(app, verb)
+    found = find_verb(verb)  # the verb's function, found without building the application
+    assert found is not None and found[0] is info.callback
+    try:
+        ours = _declarations(info.callback)
+    except Unsupported:
+        return  # typer reads this verb (a context, a callback, a list option...)
+    assert [(n, k, d, ds) for n, k, _, d, ds in ours] == _typer_declarations(info.callback)
+
+
+def test_the_declarations_of_the_hot_verbs_are_read_without_typer():
+    # the verbs the import test runs: each takes the thin path (or the check above is vacuous)
+    from sdckit.cli_dispatch import _declarations
+
+    for verb in ("risk", "anonymise", "table"):
+        assert _declarations(find_verb(verb)[0])
+
+
+def verb_from_source(signature: str):
+    """A verb defined as in a verb module: typer's declarations, strings (PEP 563)."""
+    from typing import Annotated
+
+    namespace = {"Annotated": Annotated}
+    exec(f"from __future__ import annotations\ndef verb({signature}) -> None:\n    pass\n", namespace)
+    return namespace["verb"]
+
+
+def test_a_declaration_the_thin_parser_cannot_read_is_left_to_typer():
+    with pytest.raises(Unsupported, match="NoSuchType"):  # a name typer alone might resolve
+        parse_args(verb_from_source("y: Annotated[NoSuchType, typer.Option('--y')] = 2"), ["--y", "3"])
+    with pytest.raises(Unsupported, match="callback"):  # a callback typer calls
+        parse_args(verb_from_source("x: Annotated[int, typer.Option('--x', callback=print)] = 1"), ["--x", "3"])
+    with pytest.raises(Unsupported, match="no typer declaration"):
+        parse_args(verb_from_source("x: int = 1"), ["--x", "3"])
+    # the control: the same verb with a plain declaration is read
+    assert parse_args(verb_from_source("x: Annotated[int, typer.Option('--x')] = 1"), ["--x", "3"]) == {"x": 3}
+
+
+def test_the_precomputed_root_help_is_typers():
+    # typer renders the declarations (plain text, 80 columns); `python tools/write_root_help.py`
+    # rewrites ROOT_HELP after a verb is added or a verb's first docstring line changes
+    assert ROOT_HELP == root_help_text(80)
+    assert ROOT_HELP == root_help_text(200)  # click's help is at most 80 columns wide
+
+
+@pytest.mark.parametrize("columns", [60, 79, 80, 132])
+def test_sdckit_help_prints_typers_text_at_any_width(columns, monkeypatch, capsys):
+    import typer
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    # the reference: typer's own command object for the app, rendered by click without rich
+    group = typer.main.get_command(app)
+    group.rich_markup_mode = None
+    assert out == group.get_help(typer.Context(group, info_name="sdckit")) + "\n"

@@ -49,3 +49,28 @@ def attach(package: str, exports: Mapping[str, str], public: Iterable[str] = (),
         return sorted(set(namespace or ()) | set(public) | set(exports))
 
     return __getattr__, __dir__
+
+
+class LazyModule:
+    """A stand-in for the module ``name`` that imports it on the first attribute read.
+
+    For a module needed only on some paths of its importer (``typer`` in a command module whose
+    declarations are read without it): ``typer = lazy_module("typer")`` under ``if not
+    TYPE_CHECKING``.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        from importlib import import_module
+
+        return getattr(import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"
+
+
+def lazy_module(name: str) -> LazyModule:
+    """The module ``name``, imported on first use (see :class:`LazyModule`)."""
+    return LazyModule(name)

@@ -11,39 +11,64 @@ import json
 import os
 import sys
 import time
-import tomllib
 import warnings
-from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import typer
-
-from .cli_dispatch import Unsupported, one_verb_app, parse_verb
-from .cli_steps import StepsEpilogCommand, steps_command
+from ._lazy import lazy_module
 from .errors import SDCError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="sdckit: statistical disclosure control for microdata and tables.")
+if TYPE_CHECKING:
+    import typer
+else:  # imported on first use: the thin parser reads the verbs' declarations without it
+    typer = lazy_module("typer")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
+# The typer application is built on first use (``sdckit.cli.app``, or a command line the thin
+# parser of sdckit.cli_dispatch leaves to typer): ``sdckit --version`` and ``--help`` import neither
+# typer nor any verb's module, and a verb whose command line the thin parser reads imports only its
+# own module (not typer). The verbs below are plain functions whose annotations (typer's
+# declarations, strings under ``from __future__ import annotations``) are read when the
+# application is built (``JsonOpt`` is bound in this module's namespace then) or by the thin
+# parser (with ``typer`` standing for a recorder of the declarations).
+_COMMANDS: list[tuple[str | None, dict, object]] = []
+#: annotation aliases, evaluated where typer's declarations are (see sdckit.cli_dispatch)
+ANNOTATION_ALIASES = {"JsonOpt": 'Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]'}
+
+
+def _echo(message: str = "", err: bool = False) -> None:
+    """Print one line to stdout (or stderr), as ``typer.echo`` does for text, without importing typer."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{message}\n")
+    stream.flush()
+
+
+def _command(name: str | None = None, **settings):
+    """Register the decorated function as a verb (``app.command(name, **settings)`` once built)."""
+    def register(fn):
+        _COMMANDS.append((name, settings, fn))
+        return fn
+    return register
+
+
+def _external(name: str, module: str, attr: str, **settings) -> None:
+    """Register the verb ``name`` defined as ``attr`` in ``module`` (imported when the app is built)."""
+    _COMMANDS.append((name, settings, (module, attr)))
 
 
 def _emit(obj: dict) -> None:
     from .result import jsonable
 
-    typer.echo(json.dumps(jsonable(obj), sort_keys=False))
+    _echo(json.dumps(jsonable(obj), sort_keys=False))
 
 
 def _version(value: bool) -> None:
     if value:
         from . import __version__
 
-        typer.echo(f"sdckit {__version__}")
+        _echo(f"sdckit {__version__}")
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(version: Annotated[bool | None, typer.Option("--version", callback=_version, is_eager=True,
                                                           help="Print the version and exit.")] = None) -> None:
     """sdckit: statistical disclosure control for microdata and tables."""
@@ -53,7 +78,7 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
-@app.command()
+@_command()
 def risk(
     file: Annotated[Path, typer.Argument(help="Data file (CSV, Parquet, SPSS, Stata, SAS).")],
     keys: Annotated[str, typer.Option("--keys", help="Key variables, comma-separated.")],
@@ -137,10 +162,10 @@ def risk(
             d["output"] = str(output)
         _emit(d)
     else:
-        typer.echo(f"{file}: keys {', '.join(key_list)}" + (f", weight {weight}" if weight else ""))
-        typer.echo(report.describe())
+        _echo(f"{file}: keys {', '.join(key_list)}" + (f", weight {weight}" if weight else ""))
+        _echo(report.describe())
         if output is not None:
-            typer.echo(f"per-record risk written to {output}")
+            _echo(f"per-record risk written to {output}")
 
 
 def _check_risk_flags(*, missing_alpha, risk_method, uniqueness, suda_max_size, max_global_risk,
@@ -203,16 +228,16 @@ def _run_summary(run, paths: dict) -> dict:
 
 def _print_run(run, paths: dict) -> None:
     for r in run.results:
-        typer.echo(r.describe())
+        _echo(r.describe())
     for o in run.gate:
-        typer.echo(f"gate {o.name} = {o.threshold}: {'passed' if o.passed else 'FAILED'} ({o.detail})")
-    typer.echo(run.verdict_text)
-    typer.echo(f"released data:   {paths['data']}")
-    typer.echo(f"public report:   {paths['report']}")
-    typer.echo(f"internal report: {paths['internal_report']} (holds the seeds: do not publish)")
+        _echo(f"gate {o.name} = {o.threshold}: {'passed' if o.passed else 'FAILED'} ({o.detail})")
+    _echo(run.verdict_text)
+    _echo(f"released data:   {paths['data']}")
+    _echo(f"public report:   {paths['report']}")
+    _echo(f"internal report: {paths['internal_report']} (holds the seeds: do not publish)")
 
 
-@app.command(cls=StepsEpilogCommand)  # --help ends with every step's declared parameters
+@_command(cls="steps-epilog")  # --help ends with every step's declared parameters
 def protect(
     spec: Annotated[Path, typer.Argument(help="Release spec (TOML).")],
     engine: Annotated[str, typer.Option("--engine", help="memory (default) or dask: partitioned data on a Dask cluster.")] = "memory",
@@ -247,7 +272,7 @@ def protect(
         if as_json:  # a failed gate raised GateError (exit 3) before anything was written
             _emit(drun.summary_dict())
         else:
-            typer.echo(drun.describe())
+            _echo(drun.describe())
         return
     from .release import protect as run_protect
 
@@ -263,7 +288,7 @@ def protect(
         _print_run(run, paths)
 
 
-@app.command()
+@_command()
 def explore(
     spec: Annotated[Path, typer.Argument(help="Explore spec (TOML): a release spec with [explore] and [[candidates]].")],
     as_json: JsonOpt = False,
@@ -275,10 +300,10 @@ def explore(
     if as_json:
         _emit(run.to_dict())
     else:
-        typer.echo(run.describe())
+        _echo(run.describe())
 
 
-@app.command()
+@_command()
 def report(
     release_dir: Annotated[Path, typer.Argument(help="A folder written by sdckit protect or sdckit demo.")],
     pdf: Annotated[bool, typer.Option("--pdf", help="Also export the public report as PDF (headless Chromium).")] = False,
@@ -298,17 +323,17 @@ def report(
     if as_json:
         _emit(summary)
     else:
-        typer.echo(f"release in {release_dir}: {summary['n_records']:,} records, steps "
+        _echo(f"release in {release_dir}: {summary['n_records']:,} records, steps "
                    f"{', '.join(summary['steps']) or 'none'}; {summary.get('verdict') or ('passed' if summary['passed'] else 'FAILED')}")
         for g in summary["gate"]:
-            typer.echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
-        typer.echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
+            _echo(f"  gate {g['name']} = {g['threshold']}: {g['detail']}")
+        _echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
 
 
 _TABLE_ACTIONS = ("count", "posterior", "perturb")
 
 
-@app.command()
+@_command()
 def table(
     target: Annotated[str | None, typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")] = None,
     rows: Annotated[str | None, typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
@@ -343,10 +368,10 @@ def table(
             _emit(out)
         else:
             for j in out["jobs"]:
-                typer.echo(f"line {j['line']}: {j['command']} " + ", ".join(f"{k}={v}" for k, v in j.items()
+                _echo(f"line {j['line']}: {j['command']} " + ", ".join(f"{k}={v}" for k, v in j.items()
                                                                           if k not in ("line", "command", "tables")))
             for f in out["files"]:
-                typer.echo(f"written: {f}")
+                _echo(f"written: {f}")
         return
     if target is None:
         raise InputError("sdckit table needs a table spec (TOML), an action, or --argus FILE.arb")
@@ -362,7 +387,7 @@ def table(
             if as_json:
                 _emit(out)
             else:
-                typer.echo(f"about {out['estimate']} tables have these margins (standard error {out['std_error']}, "
+                _echo(f"about {out['estimate']} tables have these margins (standard error {out['std_error']}, "
                            f"ESS {out['ess']})" if estimate else
                            f"{int(out['count']):,} tables have these margins ({out['method']}, {out['cpu_seconds']} CPU s, "
                            f"predicted {out['predicted_cpu_seconds']})")
@@ -379,7 +404,7 @@ def table(
         if as_json:
             _emit(out)
         else:
-            typer.echo(text)
+            _echo(text)
         return
     if not Path(target).exists():
         raise InputError(f"sdckit table: {target!r} is neither an action ({', '.join(_TABLE_ACTIONS)}) "
@@ -396,21 +421,21 @@ def table(
             _emit(summary)
         else:
             rel = summary["release"]
-            typer.echo(run.describe())
-            typer.echo(rel["verdict"])
-            typer.echo(f"public ({rel['folders']['public']}): {', '.join(rel['public'])}")
-            typer.echo(f"internal ({rel['folders']['internal']}): {', '.join(rel['internal'])}")
+            _echo(run.describe())
+            _echo(rel["verdict"])
+            _echo(f"public ({rel['folders']['public']}): {', '.join(rel['public'])}")
+            _echo(f"internal ({rel['folders']['internal']}): {', '.join(rel['internal'])}")
         return
     summary, run = table_command(target)
     if as_json:
         _emit(summary)
     else:
-        typer.echo(run.describe())
+        _echo(run.describe())
         for name, path in summary["outputs"].items():
-            typer.echo(f"{name}: {path}")
+            _echo(f"{name}: {path}")
 
 
-@app.command()
+@_command()
 def estimate(
     released: Annotated[Path, typer.Argument(help="The released data file (CSV, Parquet, SPSS, Stata).")],
     matrix: Annotated[Path, typer.Option("--matrix", help="The published PRAM matrix (pram_*.csv or .json).")],
@@ -451,29 +476,34 @@ def estimate(
                "condition_number": float(est.condition_number), "has_negative": est.has_negative,
                "rows": json.loads(table.to_json(orient="records"))})
     else:
-        typer.echo(f"{released}: PRAMmed {', '.join(est.variables)} (matrix {matrix}, condition number "
+        _echo(f"{released}: PRAMmed {', '.join(est.variables)} (matrix {matrix}, condition number "
                    f"{est.condition_number:.3g})" + (f", by {', '.join(est.by)}" if est.by else ""))
-        typer.echo(table.to_string(index=False))
+        _echo(table.to_string(index=False))
         if est.has_negative:
-            typer.echo("note: the moment estimate has negative cells; the ml_estimate column is the "
+            _echo("note: the moment estimate has negative cells; the ml_estimate column is the "
                        "maximum-likelihood estimate on the simplex (EM).")
 
 
 def demo_spec_dict(output_dir: Path) -> tuple[dict, Path]:
     """The bundled demo spec (parsed) with its output folder set, and the folder of its data."""
+    import tomllib
+    from importlib import resources
+
     data_dir = resources.files("sdckit").joinpath("data")
     raw = tomllib.loads(data_dir.joinpath("demo_release.toml").read_text("utf-8"))
     raw.setdefault("output", {})["directory"] = str(output_dir.resolve())
     return raw, Path(str(data_dir))
 
 
-@app.command()
+@_command()
 def demo(
     output: Annotated[Path, typer.Option("--output", help="Folder to write.")] = Path("sdckit-demo"),
     key: Annotated[Path | None, typer.Option("--key", help="The steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the bundled release on the bundled census sample and write sdckit-demo/."""
+    import tomllib
+
     from .explore.rumap import release_ru_map_section
     from .explore.run import run_explore_spec
     from .explore.spec import explore_spec_from_dict
@@ -521,39 +551,21 @@ def demo(
         _emit(summary)
     else:
         _print_run(run, paths)
-        typer.echo(f"R-U map:         {summary['ru_map']} (methods: {', '.join(summary['ru_map_methods'])})")
+        _echo(f"R-U map:         {summary['ru_map']} (methods: {', '.join(summary['ru_map_methods'])})")
 
 
-from .app.cli import app_command  # noqa: E402
-
-app.command("app")(app_command)
-app.command("steps")(steps_command)
-
-
-
-def _verify_command():
-    from .report.verify import verify_command
-    return verify_command
-
-
-app.command("verify", help="Check a release folder against its certificate.json: the steward's signature "
-            "(--key), hashes, no unlisted file, the internal folder's run, gate thresholds, "
-            "published matrices (no original data needed).")(_verify_command())
+_external("app", "sdckit.app.cli", "app_command")
+_external("steps", "sdckit.cli_steps", "steps_command")
+_external("verify", "sdckit.report.verify", "verify_command",
+          help="Check a release folder against its certificate.json: the steward's signature "
+          "(--key), hashes, no unlisted file, the internal folder's run, gate thresholds, "
+          "published matrices (no original data needed).")
+_external("outputs", "sdckit.report.outputs_cli", "outputs_command",
+          help="Check researchers' outputs (ACRO's rules with the LP audit of margins and linked "
+          "outputs): check, approve, reject, exception, release.")
 
 
-
-def _outputs_command():
-    from .report.outputs_cli import outputs_command
-    return outputs_command
-
-
-app.command("outputs", help="Check researchers' outputs (ACRO's rules with the LP audit of margins and linked "
-            "outputs): check, approve, reject, exception, release.")(_outputs_command())
-
-from .lattice.cli import anonymise_command  # noqa: E402
-
-
-@app.command()
+@_command()
 def keygen(
     name: Annotated[str, typer.Argument(help="The key pair's name: writes NAME.key (private) and NAME.pub (public).")] = "steward",
     directory: Annotated[Path, typer.Option("--dir", help="Folder to write the two files into (never a release folder).")] = Path("."),
@@ -571,13 +583,13 @@ def keygen(
         _emit({"private_key": str(private), "public_key": str(public), "fingerprint": fp,
                "passphrase_protected": encrypted})
     else:
-        typer.echo(f"private key: {private} (keep it secret and outside every release folder"
+        _echo(f"private key: {private} (keep it secret and outside every release folder"
                    + ("; protected by the passphrase in " + PASSPHRASE_ENV if encrypted else "") + ")")
-        typer.echo(f"public key:  {public} (give it to whoever verifies: sdckit verify DIR --key {public.name})")
-        typer.echo(f"fingerprint: {fp}")
+        _echo(f"public key:  {public} (give it to whoever verifies: sdckit verify DIR --key {public.name})")
+        _echo(f"fingerprint: {fp}")
 
 
-@app.command("from-sdcmicro")
+@_command("from-sdcmicro")
 def from_sdcmicro(
     script: Annotated[Path, typer.Argument(help="The sdcMicro script (R) to translate.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the spec to this TOML file (a script reading several files gives NAME_<file>.toml each); default: print it.")] = None,
@@ -609,110 +621,117 @@ def from_sdcmicro(
         return
     for i, t in enumerate(translations):
         if written:
-            typer.echo(f"spec for {t.source!r} written to {written[i]}")
+            _echo(f"spec for {t.source!r} written to {written[i]}")
         else:
-            typer.echo(t.toml())
+            _echo(t.toml())
         missing = [n for n in t.notes if n.status == "not translated"]
-        typer.echo(f"{len(missing)} line(s) not translated" + (":" if missing else ""), err=True)
+        _echo(f"{len(missing)} line(s) not translated" + (":" if missing else ""), err=True)
         for n in missing:
-            typer.echo(f"  line {n.line}: {n.what}", err=True)
+            _echo(f"  line {n.line}: {n.what}", err=True)
 
 
-app.command("anonymise")(anonymise_command)
-app.command("attack")(__import__("sdckit.attacks.cli", fromlist=["attack_command"]).attack_command)
+_external("anonymise", "sdckit.lattice.cli", "anonymise_command")
+_external("attack", "sdckit.attacks.cli", "attack_command")
 
-@app.command("warm", hidden=True)
-def warm(as_json: JsonOpt = False) -> None:
-    """Compile the numba kernels of risk (with SUDA2), anonymise, the demo's masking steps and
-    table count into numba's on-disk cache, on the bundled census sample and small margins. The
-    Makefile runs it once after installing, so that a user's first command loads the kernels
-    instead of compiling them."""
-    import shutil
-    import tempfile
 
-    data = Path(str(resources.files("sdckit").joinpath("data", "uk_census2011_teaching_10k.csv")))
-    keys = ["Region", "Sex", "Age", "Marital Status"]
-
-    def risk_kernels() -> None:
-        from .io.files import read_microdata
-        from .risk.report import measure_risk
-
-        measure_risk(read_microdata(data, key_vars=keys), suda=True)
-
-    def anonymise_kernels() -> None:  # the command's own path: a CSV and a folder of hierarchies
-        import csv
-        import random
-
-        from .lattice.cli import run_anonymise
-
-        qis = keys + ["Student", "Country of Birth", "Health", "Ethnic Group"]  # 8, as on adult
-        with open(data, newline="", encoding="utf-8") as f:
-            columns = list(zip(*[[r[c] for c in qis] for r in csv.DictReader(f)]))
-        # 30,000 rows with each column shuffled on its own: the search's large-table paths run too
-        shuffled, draw = [list(col) * 3 for col in columns], random.Random(0)
-        for col in shuffled:
-            draw.shuffle(col)
-        rows = [list(r) for r in zip(*shuffled)]
-        folder = Path(tempfile.mkdtemp(prefix="sdckit-warm-"))
-        try:
-            with open(folder / "data.csv", "w", newline="", encoding="utf-8") as f:
-                csv.writer(f).writerows([qis, *rows])
-            for i, qi in enumerate(qis):  # three levels: value, pairs of values, *
-                levels = [[v, f"g{r // 2}", "*"] for r, v in enumerate(sorted({row[i] for row in rows}))]
-                (folder / f"h_{qi}.csv").write_text("".join(";".join(x) + "\n" for x in levels), "utf-8")
-            for k, suppression in ((5, 0.01), (2, 0.0)):
-                run_anonymise(folder / "data.csv", folder, qis, k=k, suppression=suppression,
-                              metric="discernibility")
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    def step_kernels() -> None:  # the masking steps of the bundled demo release and its sweep
-        from .io.files import read_microdata
-        from .registry import build_step
-
-        md = read_microdata(data, key_vars=keys + ["Country of Birth"])
-        for method, params in (
-                ("pram", {"variables": ["Marital Status"], "matrix": {"type": "invariant"}, "min_diagonal": 0.9}),
-                ("local_suppression", {"k": 3}),
-                ("record_swap", {"swap_rate": 0.1, "hierarchy": ["Region"], "similar": ["Sex", "Age"],
-                                 "risk_variables": ["Marital Status", "Country of Birth"],
-                                 "allow_across_top": True, "k_anonymity": 3})):
-            build_step(method, params).apply(md, rng=0)
-
-    def count_kernels() -> None:
-        from .tables.exact_cli import count_command
-
-        for rows, cols in (([108, 286, 71, 127], [220, 215, 93, 64]), ([5, 3, 2], [4, 4, 2]),
-                           ([9, 8, 7, 6, 5], [7, 7, 7, 7, 7]), ([6, 6], [4, 4, 4])):
-            count_command(rows, cols)
-        count_command([20, 55, 25, 35], [50, 35, 30, 20], estimate=True, n_samples=200, seed=1)
-
-    done = {}
-    for name, fn in (("risk", risk_kernels), ("anonymise", anonymise_kernels), ("protect steps", step_kernels),
-                     ("table count", count_kernels)):
-        t0 = time.process_time()
-        fn()
-        done[name] = round(time.process_time() - t0, 2)
-    if as_json:
-        _emit({"warmed": done})
-    else:
-        typer.echo("numba kernels compiled or loaded from the cache (CPU seconds): "
-                   + ", ".join(f"{k} {v}" for k, v in done.items()))
+_external("warm", "sdckit.cli_warm", "warm_command", hidden=True)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
+def _build_app() -> typer.Typer:
+    """The typer application of every verb (built once; ``sdckit.cli.app``)."""
+    global JsonOpt, app  # JsonOpt: the alias the verbs' annotations name
+    from importlib import import_module
+
+    import typer
+
+    from .cli_steps import StepsEpilogCommand
+
+    JsonOpt = eval(ANNOTATION_ALIASES["JsonOpt"])  # the one declaration of --json
+    built = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                        help="sdckit: statistical disclosure control for microdata and tables.")
+    built.callback()(_root)
+    for name, settings, fn in _COMMANDS:
+        if isinstance(fn, tuple):  # a verb defined in its own module
+            fn = getattr(import_module(fn[0]), fn[1])
+        if settings.get("cls") == "steps-epilog":  # --help ends with every step's declared parameters
+            settings = {**settings, "cls": StepsEpilogCommand}
+        built.command(name, **settings)(fn)
+    app = built
+    return built
+
+
+def find_verb(name: str):
+    """The verb typer would name ``name``, without building the application.
+
+    Parameters
+    ----------
+    name : str
+        The verb as typed (``anonymise``, ``from-sdcmicro``).
+
+    Returns
+    -------
+    tuple or None
+        ``(function, settings)``: the verb's function (its module imported) and the settings it
+        is registered with (``cls``, ``help``, ``hidden``...); None when no verb has that name.
+    """
+    from importlib import import_module
+
+    for registered, settings, fn in _COMMANDS:
+        if isinstance(fn, tuple):  # a verb defined in its own module
+            if registered != name:
+                continue
+            fn = getattr(import_module(fn[0]), fn[1])
+        elif (registered or fn.__name__.lower().replace("_", "-")) != name:  # typer's get_command_name
+            continue
+        return fn, settings
+    return None
+
+
+def _application() -> typer.Typer:
+    """The typer application, built on first use."""
+    built = globals().get("app")
+    return built if built is not None else _build_app()
+
+
+def __getattr__(name: str):
+    """``app`` (the typer application) is built on first use (PEP 562)."""
+    if name == "app":
+        return _application()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def root_help_text(columns: int = 80) -> str:
+    """``sdckit --help`` as typer renders it without rich, on a terminal ``columns`` wide.
+
+    :data:`sdckit.cli_dispatch.ROOT_HELP` holds this text for 80 columns or more (what
+    ``sdckit --help`` prints without building the application); a test compares the two.
+    """
+    from typer.main import get_command
+
+    group = get_command(_application())
+    group.rich_markup_mode = None  # this command object only; `app` is not changed
+    width = max(min(columns, 80) - 2, 50)  # click's HelpFormatter: at most 80 columns, less 2
+    ctx = typer.Context(group, info_name="sdckit", terminal_width=width)
+    return group.get_help(ctx)  # no parsing, no coercion
+
+
 def _root_help() -> int:
     """``sdckit --help``: the commands and their one-line help, as plain text.
 
-    The same text typer prints without rich: the root help does not load rich's renderer and
-    its markdown parser (a verb's ``--help`` still uses them).
+    The same text typer prints without rich (:func:`root_help_text`); on a terminal of 80
+    columns or more it is the precomputed :data:`sdckit.cli_dispatch.ROOT_HELP`, so the help
+    imports neither typer nor any verb's module.
     """
-    group = typer.main.get_command(app)
-    group.rich_markup_mode = None  # this command object only; `app` is not changed
-    typer.echo(group.get_help(typer.Context(group, info_name="sdckit")))  # no parsing, no coercion
+    import shutil
+
+    from .cli_dispatch import ROOT_HELP
+
+    width = shutil.get_terminal_size().columns
+    sys.stdout.write((ROOT_HELP if width >= 80 else root_help_text(width)) + "\n")
     return 0
 
 
@@ -730,25 +749,30 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--version"]:  # answered before the commands are built (fast from the first call)
         from . import __version__
 
-        typer.echo(f"sdckit {__version__}")
+        sys.stdout.write(f"sdckit {__version__}\n")
         return 0
     if args == ["--help"]:
         return _root_help()
+    from .cli_dispatch import Unsupported, one_verb_app, parse_args
 
     def fail(message: str, code: int) -> int:
         message = " ".join(str(message).split())  # one line, whatever the source said
-        typer.echo(f"error: {message}", err=True)
+        _echo(f"error: {message}", err=True)
         if json_mode:
-            typer.echo(json.dumps({"error": {"message": message, "exit_code": code}}))
+            _echo(json.dumps({"error": {"message": message, "exit_code": code}}))
         return code
 
     try:
-        try:  # the thin parser: no pydantic, no click command built (see sdckit.cli_dispatch)
-            command, kwargs = parse_verb(app, args)
+        try:  # the thin parser: no typer, no pydantic, no click command built (sdckit.cli_dispatch)
+            found = find_verb(args[0]) if args and not args[0].startswith("-") else None
+            if found is None or found[1].get("cls") or found[1].get("context_settings"):
+                raise Unsupported("typer parses this verb")  # a command class of its own parses its own way
+            command, kwargs = found[0], parse_args(found[0], args[1:])
         except Unsupported:  # help, an error, or an option kind it leaves to typer: typer parses
             # only the verb's own command is built; with standalone_mode=False a command's
             # typer.Exit(code) comes back as the return value
-            verb_app = one_verb_app(app, args[0]) if args else app
+            application = _application()
+            verb_app = one_verb_app(application, args[0]) if args else application
             returned = verb_app(args=args, prog_name="sdckit", standalone_mode=False)
         else:
             returned = command(**kwargs)
@@ -756,16 +780,17 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         return fail(str(exc), exc.exit_code)
-    except typer.Exit as exc:
-        return int(getattr(exc, "exit_code", 0) or 0)
-    except typer.Abort:
-        return fail("aborted", 130)
     except OSError as exc:  # the machine said no: a path, a permission, a full disk
         if debug:
             raise
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         return fail(f"{where}{exc.strerror or exc}; check the path, its permissions and the free disk space", 2)
-    except Exception as exc:  # a usage error (click-style) or an unexpected failure: one line
+    except Exception as exc:  # typer's exit, a usage error (click-style) or an unexpected failure
+        typer_module = sys.modules.get("typer")  # loaded where typer parsed (or a verb used it)
+        if typer_module is not None and isinstance(exc, typer_module.Exit):
+            return int(getattr(exc, "exit_code", 0) or 0)
+        if typer_module is not None and isinstance(exc, typer_module.Abort):
+            return fail("aborted", 130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             return fail(f"{exc.format_message()} (see 'sdckit --help')", 2)
         if debug:

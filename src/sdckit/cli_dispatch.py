@@ -2,25 +2,31 @@
 
 typer checks every option's value through a pydantic ``TypeAdapter`` built when the command line
 is parsed: importing pydantic and building the adapters costs about 0.1 s of CPU on every call,
-more than the whole of some commands (``sdckit table count`` on a small table). This module
-parses a verb's command line itself where the verb's options are all of the plain kinds it
-understands (``str``, ``int``, ``float``, ``bool`` flags, ``pathlib.Path``, each optionally
-``None``) and the command line holds nothing else; the verb's function is then called with the
-same keyword arguments typer would pass it. Anything else (``--help``, an unknown option, a value
-that does not read as its type, a missing required option, a parameter with a callback, a
-constraint or a prompt...) raises :class:`Unsupported` and the caller hands the command line to
+more than the whole of some commands (``sdckit table count`` on a small table), and importing typer
+itself costs 0.07 s more. This module parses a verb's command line itself where the verb's options
+are all of the plain kinds it understands (``str``, ``int``, ``float``, ``bool`` flags,
+``pathlib.Path``, each optionally ``None``) and the command line holds nothing else; the verb's
+function is then called with the same keyword arguments typer would pass it. The verb's typer
+declarations (``Annotated[int | None, typer.Option("--k", help=...)]``, strings under
+``from __future__ import annotations``) are read without importing typer: each annotation is
+evaluated in the verb's module namespace with ``typer`` bound to a recorder of the declaration's
+arguments. Anything else (``--help``, an unknown option, a value that does not read as its type,
+a missing required option, a parameter with a callback, a constraint or a prompt, an annotation
+that does not evaluate...) raises :class:`Unsupported` and the caller hands the command line to
 typer unchanged, so typer's help and error messages are kept word for word.
+
+A verb module may name annotation aliases in ``ANNOTATION_ALIASES`` (``{"JsonOpt": "Annotated[bool,
+typer.Option(...)]"}``): the recorder evaluates them the same way.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 import types
 import typing
 from pathlib import Path
 
-__all__ = ["Unsupported", "find_command", "one_verb_app", "parse_verb"]
+__all__ = ["ROOT_HELP", "Unsupported", "find_command", "one_verb_app", "parse_args", "parse_verb"]
 
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
@@ -49,6 +55,8 @@ def find_command(app, verb: str):
 def one_verb_app(app, verb: str):
     """A copy of ``app`` holding only ``verb`` (and the root callback), or ``app`` itself when no
     command has that name; building the click command then costs one verb, not all of them."""
+    import copy
+
     info = find_command(app, verb)
     if info is None:
         return app
@@ -84,37 +92,82 @@ def _convert(text: str, base):
     raise Unsupported(f"value {text!r}")  # typer reports it (or reads it its own way)
 
 
+class _Declared:
+    """What ``typer.Option(...)`` or ``typer.Argument(...)`` was given (recorded, not built)."""
+
+    def __init__(self, kind: str, args: tuple, keywords: dict) -> None:
+        self.kind, self.args, self.keywords = kind, args, keywords
+
+
+class _Recorder:
+    """Stands in for the ``typer`` module while a verb's annotations are evaluated."""
+
+    @staticmethod
+    def Option(*args, **keywords) -> _Declared:  # noqa: N802 (typer's name)
+        return _Declared("option", args, keywords)
+
+    @staticmethod
+    def Argument(*args, **keywords) -> _Declared:  # noqa: N802 (typer's name)
+        return _Declared("argument", args, keywords)
+
+
+def _annotations(callback) -> dict:
+    """``{parameter: (base type, declaration)}`` of ``callback``, its annotations evaluated with
+    ``typer`` standing for :class:`_Recorder` (Unsupported where one does not evaluate)."""
+    namespace = dict(getattr(callback, "__globals__", {}))
+    namespace["typer"] = _Recorder
+    for alias, text in namespace.get("ANNOTATION_ALIASES", {}).items():
+        namespace[alias] = eval(text, namespace)  # noqa: S307 (the verb module's own declaration)
+    out = {}
+    for name, text in getattr(callback, "__annotations__", {}).items():
+        if name == "return":
+            continue
+        try:
+            value = eval(text, namespace) if isinstance(text, str) else text  # noqa: S307
+        except Exception as exc:  # a name typer would resolve another way: leave it to typer
+            raise Unsupported(f"parameter {name}: {exc}") from None
+        if typing.get_origin(value) is not typing.Annotated:
+            raise Unsupported(f"parameter {name}: no typer declaration")
+        base, *meta = typing.get_args(value)
+        declared = [m for m in meta if isinstance(m, _Declared)]
+        if len(declared) != 1 or len(meta) != 1:
+            raise Unsupported(f"parameter {name}: {meta!r}")
+        out[name] = (base, declared[0])
+    return out
+
+
 def _declarations(callback):
     """Each parameter of ``callback``: name, kind ('argument' or 'option'), base type, default
     (``...`` when required) and option strings, as typer declares them."""
-    from typer.models import ArgumentInfo, OptionInfo
-    from typer.utils import get_params_from_function
+    import inspect
 
-    plain = {ArgumentInfo: ArgumentInfo(), OptionInfo: OptionInfo()}
+    annotations = _annotations(callback)
     out = []
-    for name, meta in get_params_from_function(callback).items():
-        info = meta.default
-        if type(info) not in plain:
+    for name, param in inspect.signature(callback).parameters.items():
+        if name not in annotations or param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             raise Unsupported(f"parameter {name}")  # e.g. a typer.Context, or no typer declaration
-        ref = plain[type(info)]
-        for attr, value in vars(info).items():
-            if attr not in _HELP_ONLY and value != getattr(ref, attr, value):
-                raise Unsupported(f"parameter {name}: {attr}")
-        base, _ = _plain_type(meta.annotation)
-        if isinstance(info, ArgumentInfo):
-            out.append((name, "argument", base, info.default, ()))
+        annotation, info = annotations[name]
+        for attr in info.keywords:
+            if attr not in _HELP_ONLY or attr in ("default", "param_decls"):
+                raise Unsupported(f"parameter {name}: {attr}")  # a callback, a constraint, a prompt...
+        base, _ = _plain_type(annotation)
+        default = ... if param.default is param.empty else param.default
+        if info.kind == "argument":
+            if info.args:  # a default inside Argument(...): typer refuses it in Annotated
+                raise Unsupported(f"parameter {name}: {info.args!r}")
+            out.append((name, "argument", base, default, ()))
             continue
-        decls = tuple(info.param_decls or ())
+        decls = tuple(info.args)
         if not decls:
             decls = ("--" + name.replace("_", "-"),)
-        if any("/" in d or not d.startswith("-") for d in decls):
+        if any(not isinstance(d, str) or "/" in d or not d.startswith("-") for d in decls):
             raise Unsupported(f"parameter {name}: {decls}")  # secondary (--no-x) flags, names
-        out.append((name, "option", base, info.default, decls))
+        out.append((name, "option", base, default, decls))
     return out
 
 
 def parse_verb(app, args: list[str]):
-    """``(callback, kwargs)`` for ``sdckit VERB ARGS...`` as typer would call the verb.
+    """``(callback, kwargs)`` for ``sdckit VERB ARGS...`` as typer would call the verb of ``app``.
 
     Raises
     ------
@@ -130,12 +183,24 @@ def parse_verb(app, args: list[str]):
 
     if info.cls not in (None, TyperCommand):  # a command class of its own may parse its own way
         raise Unsupported(f"verb {args[0]!r}: {info.cls!r}")
-    decls = _declarations(info.callback)
+    return info.callback, parse_args(info.callback, args[1:])
+
+
+def parse_args(callback, args: list[str]) -> dict:
+    """The keyword arguments typer would pass ``callback`` (a verb) for the command line ``args``
+    that follow the verb's name; typer is not imported.
+
+    Raises
+    ------
+    Unsupported
+        Where the command line or the verb needs typer's parser; nothing has run then.
+    """
+    decls = _declarations(callback)
     options = {d: (name, base) for name, kind, base, _, ds in decls if kind == "option" for d in ds}
     positional = [(name, base) for name, kind, base, _, _ in decls if kind == "argument"]
     kwargs: dict = {}
     given: list[str] = []
-    rest = iter(args[1:])
+    rest = iter(args)
     only_positional = False
     for token in rest:
         if not only_positional and token == "--":
@@ -167,4 +232,34 @@ def parse_verb(app, args: list[str]):
             if default is ...:
                 raise Unsupported(f"{name} is required")
             kwargs[name] = default
-    return info.callback, kwargs
+    return kwargs
+
+
+# ``sdckit --help`` on a terminal of 80 columns or more, exactly as typer renders it from the verbs'
+# declarations (sdckit.cli.root_help_text): printed without importing typer or any verb's module.
+# tests/test_cli_dispatch.py compares the two; `python tools/write_root_help.py` rewrites it.
+ROOT_HELP = """\
+Usage: sdckit [OPTIONS] COMMAND [ARGS]...
+
+  sdckit: statistical disclosure control for microdata and tables.
+
+Options:
+  --version  Print the version and exit.
+  --help     Show this message and exit.
+
+Commands:
+  risk           Measure the disclosure risk of a data file on its key...
+  protect        Run a release spec: read, mask, check the gate, write...
+  explore        Sweep candidate methods, draw the R-U map, and propose...
+  report         Summarise a written release (public figures only) and...
+  table          Protect a table from a spec (rules, suppression,...
+  estimate       For analysts: unbiased estimates of the original...
+  demo           Run the bundled release on the bundled census sample and...
+  app            Start the workbench: a local web app for the whole...
+  steps          List every release step with its declared parameters...
+  verify         Check a release folder against its certificate.json: the...
+  outputs        Check researchers' outputs (ACRO's rules with the LP...
+  keygen         Write the steward's Ed25519 key pair that signs release...
+  from-sdcmicro  Translate an sdcMicro script (createSdcObj's roles, the...
+  anonymise      Find the generalisation with the least loss that...
+  attack         Attack a release as an intruder would: singling out,..."""

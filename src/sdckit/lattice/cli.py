@@ -1,7 +1,9 @@
 """``sdckit anonymise``: optimal generalisation of a file by lattice search (ARX's core).
 
-This module only declares the command at import (``sdckit --help`` reads its options): numpy,
-pandas and the numba kernels of the search load when the command runs.
+This module only declares the command at import (``sdckit anonymise --help`` reads its options):
+numpy, pandas and the numba kernels of the search load when the command runs, and typer only
+where typer parses the command line (the thin parser of :mod:`sdckit.cli_dispatch` reads the
+declarations without it).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import typer
-
+from .._lazy import lazy_module
 from ..errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+    import typer
+else:
+    typer = lazy_module("typer")  # the declarations below name it; typer reads them when it parses
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -35,8 +39,17 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
                   metric: str, l: float | None = None, l_variant: str = "distinct", c: float | None = None,
                   t: float | None = None, t_distance: str = "equal", sensitive: str | None = None,
                   sensitive_hierarchy: Path | None = None, method: str = "exact", max_nodes: int = 2000,
-                  time_limit: float | None = None, output: Path | None = None, arx_models: dict | None = None) -> dict:
-    """Run the search on a file; returns the JSON summary (and writes the release if asked)."""
+                  time_limit: float | None = None, output: Path | None = None, arx_models: dict | None = None,
+                  kernels: str | None = None, population: Path | None = None, dp: dict | None = None) -> dict:
+    """Run the search on a file; returns the JSON summary (and writes the release if asked).
+
+    ``population`` is a population table (CSV or Parquet) of which the data are a research
+    subset: k-map counts it and the journalist profitability models need it
+    (:mod:`sdckit.lattice.population_table`).
+
+    ``kernels`` fixes the search kernels' backend for the process ("numba" or "numpy"; default:
+    numpy until the work outgrows it, see :mod:`sdckit.lattice._kernels`); the result is the same.
+    """
     import numpy as np
 
     from .hierarchies import find_hierarchies, read_hierarchy
@@ -49,6 +62,10 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     from .transform import generalise_frame
 
     t0 = time.perf_counter()
+    if kernels is not None:
+        from . import _kernels
+
+        _kernels.use(kernels)
     if output is not None:  # refuse an output over the input (or its links) before any work
         from ..io.atomic import check_writable_folder, guard_target, register_input  # noqa: PLC0415
 
@@ -58,14 +75,32 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     data = _read(Path(file))
     if not qis:
         raise InputError("--qis: name the quasi-identifiers, comma-separated.")
+    if dp is not None:   # (epsilon, delta)-DP by SafePub: the release holds the QI columns of the drawn records
+        return _run_safepub(data, hierarchies, qis, dp, k=k, metric=metric, output=output, t0=t0)
     arx = {key: v for key, v in (arx_models or {}).items() if v is not None}
+    game = arx.pop("game", None)   # the amounts of the profitability game (publisher_payout too)
+    if game is not None:
+        from .profitability import CostBenefit  # noqa: PLC0415
+
+        arx["cost_benefit"] = CostBenefit(*(float(v) for v in game),
+                                          journalist=str(arx.get("profitability")).startswith("journalist"))
+    pop = None
+    if population is not None:   # a research subset of a population table: k-map counts the table
+        from .population_table import check_research_subset, read_population  # noqa: PLC0415
+
+        pop = read_population(population, qis)
+        check_research_subset(data, pop, qis, Path(population).name)
+        arx.pop("k_map_estimator", None)
+    elif str(arx.get("profitability")).startswith("journalist"):
+        raise InputError(f"--profitability {arx['profitability']} needs the population table: give --population "
+                         "(a file of which the data are a subset).")
     models = make_models(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, **arx)
     if any(m.needs_sensitive for m in models) and sensitive is None:
         raise InputError("--l, --t, --beta and --delta-disclosure need --sensitive (the sensitive attribute).")
     hier = find_hierarchies(hierarchies, qis)
     sh = read_hierarchy(sensitive_hierarchy) if sensitive_hierarchy else None
-    problem = Problem(data, qis, hier, sensitive=sensitive, sensitive_hierarchy=sh)
-    ev = Evaluator(problem, models, suppression, metric)
+    problem = Problem(data, qis, hier, sensitive=sensitive, sensitive_hierarchy=sh, population=pop)
+    ev = Evaluator(problem, models, suppression, metric, cost_benefit=arx.get("cost_benefit"))
     res = search(ev, method, max_nodes=max_nodes if method != "anytime" or max_nodes != 2000 else None,
                  time_limit=time_limit)
     lv = np.asarray(res.levels)
@@ -81,6 +116,12 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
            "n_nodes": res.n_nodes, "n_patterns": res.n_patterns, "search": res.method}
     if res.events:   # the anytime search's progress: best, bound and gap along the run
         out["events"] = list(res.events)
+    if pop is not None:
+        out["population_records"] = len(pop)
+    if metric in ("publisher_payout", "entropy_information_loss") or arx.get("profitability"):
+        from .profitability import profitability_summary  # noqa: PLC0415
+
+        out.update(profitability_summary(view, kept, ev.cost_benefit or arx.get("cost_benefit")))
     if output is not None:
         from ..io.atomic import atomic_write_text  # noqa: PLC0415
 
@@ -88,6 +129,29 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
         atomic_write_text(output, frame.to_csv(index=False))
         out["output"] = str(output)
     return out
+
+
+def _run_safepub(data: pd.DataFrame, hierarchies: Path, qis: list[str], dp: dict, *, k: int | None, metric: str,
+                 output: Path | None, t0: float) -> dict:
+    """``--epsilon``: SafePub on the QI columns (:mod:`sdckit.lattice.safepub`), fresh entropy."""
+    import numpy as np
+
+    from .hierarchies import find_hierarchies
+    from .safepub import safepub
+    from .safepub_step import SafePubDP
+
+    settings = SafePubDP(**{key: v for key, v in dp.items() if key != "type"})
+    out, res = safepub(data[qis], qis, find_hierarchies(hierarchies, qis), epsilon=settings.epsilon,
+                       delta=settings.delta, steps=settings.steps, epsilon_search=settings.search_budget,
+                       metric=metric, rng=np.random.default_rng(), min_k=k)
+    summary = {"levels": res.level_map, "metric": metric, "search": "safepub", "dp": res.to_dict(),
+               "seconds": round(time.perf_counter() - t0, 4)}
+    if output is not None:
+        from ..io.atomic import atomic_write_text  # noqa: PLC0415
+
+        atomic_write_text(output, out.to_csv(index=False))
+        summary["output"] = str(output)
+    return summary
 
 
 def anonymise_command(
@@ -98,20 +162,24 @@ def anonymise_command(
     suppression: Annotated[float, typer.Option("--suppression", help="Largest share of records suppressed.")] = 0.0,
     metric: Annotated[str, typer.Option("--metric", help="discernibility, loss (ARX's), loss_mean, precision, "
                                         "non_uniform_entropy, normalised_entropy, aecs, kl_divergence, dm_star, "
-                                        "height, ambiguity or classification (needs --sensitive).")
+                                        "height, ambiguity, classification (needs --sensitive), "
+                                        "publisher_payout or entropy_information_loss.")
                       ] = "discernibility",
     l: Annotated[float | None, typer.Option("--l", help="l of l-diversity (needs --sensitive).")] = None,
     l_variant: Annotated[str, typer.Option("--l-variant", help="distinct, entropy or recursive.")] = "distinct",
     c: Annotated[float | None, typer.Option("--c", help="c of recursive-(c,l)-diversity.")] = None,
     t: Annotated[float | None, typer.Option("--t", help="t of t-closeness (needs --sensitive).")] = None,
     t_distance: Annotated[str, typer.Option("--t-distance", help="equal, hierarchical or ordered.")] = "equal",
-    k_map: Annotated[int | None, typer.Option("--k-map", help="k of k-map (needs --population-size).")] = None,
+    k_map: Annotated[int | None, typer.Option("--k-map", help="k of k-map (needs --population or --population-size).")] = None,
     k_map_estimator: Annotated[str, typer.Option("--k-map-estimator",
                                help="poisson or zero_truncated_poisson.")] = "poisson",
     significance: Annotated[float, typer.Option("--significance", help="Significance of the k-map estimate.")
                             ] = 0.01,
     population_size: Annotated[float | None, typer.Option("--population-size",
                                help="Population size N (k-map, population uniqueness).")] = None,
+    population: Annotated[Path | None, typer.Option("--population",
+                          help="Population table (CSV or Parquet) of which the data are a subset: k-map "
+                               "counts it; the journalist profitability models need it.")] = None,
     beta: Annotated[float | None, typer.Option("--beta", help="beta of beta-likeness (needs --sensitive).")] = None,
     beta_variant: Annotated[str, typer.Option("--beta-variant", help="basic or enhanced.")] = "basic",
     delta_disclosure: Annotated[float | None, typer.Option("--delta-disclosure",
@@ -120,6 +188,18 @@ def anonymise_command(
                                      help="Largest estimated share of population uniques.")] = None,
     uniqueness_model: Annotated[str, typer.Option("--uniqueness-model",
                                 help="zayatz, pitman, snb or dankar.")] = "dankar",
+    profitability: Annotated[str, typer.Option("--profitability",
+                             help="ARX's profitability model: none, prosecutor, prosecutor_no_attack, "
+                                  "journalist or journalist_no_attack (these two need --population).")
+                             ] = "none",
+    publisher_benefit: Annotated[float, typer.Option("--publisher-benefit",
+                                 help="Profitability game: the publisher's benefit per record.")] = 1200.0,
+    publisher_loss: Annotated[float, typer.Option("--publisher-loss",
+                              help="Profitability game: the publisher's loss per re-identified record.")] = 300.0,
+    adversary_gain: Annotated[float, typer.Option("--adversary-gain",
+                              help="Profitability game: the adversary's gain per re-identified record.")] = 300.0,
+    adversary_cost: Annotated[float, typer.Option("--adversary-cost",
+                              help="Profitability game: the adversary's cost per attacked record.")] = 4.0,
     sensitive: Annotated[str | None, typer.Option("--sensitive", help="Sensitive attribute.")] = None,
     sensitive_hierarchy: Annotated[Path | None, typer.Option("--sensitive-hierarchy",
                                    help="Hierarchy of the sensitive attribute.")] = None,
@@ -128,31 +208,47 @@ def anonymise_command(
     max_nodes: Annotated[int, typer.Option("--max-nodes", help="Node budget of the heuristic.")] = 2000,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds for the search.")] = None,
     output: Annotated[Path | None, typer.Option("--output", help="Write the released CSV here.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="(epsilon, delta)-differential privacy by "
+                       "SafePub: the budget; the release is the QI columns of the drawn records.")] = None,
+    delta: Annotated[float, typer.Option("--delta", help="delta of (epsilon, delta)-DP (with --epsilon).")] = 1e-6,
+    dp_steps: Annotated[int, typer.Option("--dp-steps", help="Steps of SafePub's private search.")] = 300,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""
-    if all(v is None for v in (k, l, t, k_map, beta, delta_disclosure, population_uniqueness)):
-        raise InputError("give a privacy model: --k, --l, --t, --k-map, --beta, --delta-disclosure or "
-                         "--population-uniqueness.")
+    if all(v is None for v in (k, l, t, k_map, beta, delta_disclosure, population_uniqueness, epsilon)) and \
+            profitability == "none":
+        raise InputError("give a privacy model: --k, --l, --t, --k-map, --beta, --delta-disclosure, "
+                         "--population-uniqueness or --profitability.")
+    if profitability not in ("none", "prosecutor", "prosecutor_no_attack", "journalist", "journalist_no_attack"):
+        raise InputError(f"--profitability must be none, prosecutor, prosecutor_no_attack, journalist or "
+                         f"journalist_no_attack; got {profitability!r}.")
     if k is not None and k < 2:  # as the generalise step declares it: k = 1 protects nobody
         raise InputError(f"--k must be a whole number >= 2 (k of k-anonymity); got {k}.")
     qi_list = [v.strip() for v in qis.split(",") if v.strip()]
     out = run_anonymise(file, hierarchies, qi_list, k=k, suppression=suppression, metric=metric, l=l,
                         l_variant=l_variant, c=c, t=t, t_distance=t_distance, sensitive=sensitive,
                         sensitive_hierarchy=sensitive_hierarchy, method=method, max_nodes=max_nodes,
-                        time_limit=time_limit, output=output,
+                        time_limit=time_limit, output=output, population=population,
+                        dp=None if epsilon is None else {"type": "safepub", "epsilon": epsilon, "delta": delta,
+                                                         "steps": dp_steps},
                         arx_models={"k_map": k_map, "population_size": population_size,
                                     "k_map_estimator": k_map_estimator if k_map is not None else None,
                                     "significance": significance, "beta": beta, "beta_variant": beta_variant,
                                     "delta_disclosure": delta_disclosure,
                                     "population_uniqueness": population_uniqueness,
-                                    "uniqueness_model": uniqueness_model})
+                                    "uniqueness_model": uniqueness_model,
+                                    "profitability": None if profitability == "none" else profitability,
+                                    "game": (publisher_benefit, publisher_loss, adversary_gain, adversary_cost)})
     if as_json:
         from ..result import jsonable  # noqa: PLC0415
 
-        typer.echo(json.dumps(jsonable(out)))
+        print(json.dumps(jsonable(out)))
         return
-    typer.echo("levels:        " + ", ".join(f"{q}={v}" for q, v in out["levels"].items()))
-    typer.echo(f"{metric}: {out['value']:.6g} (DM {out['dm']:.0f}), optimal: {out['optimal']}")
-    typer.echo(f"suppressed:    {out['n_suppressed']} records; classes: {out['n_classes']}")
-    typer.echo(f"nodes checked: {out['nodes_checked']} of {out['n_nodes']} in {out['search_seconds']} s")
+    print("levels:        " + ", ".join(f"{q}={v}" for q, v in out["levels"].items()))
+    if "dp" in out:
+        d = out["dp"]
+        print(f"SafePub: k = {d['k']}, beta = {d['beta']:.4g}; released {d['n_released']} records")
+        return
+    print(f"{metric}: {out['value']:.6g} (DM {out['dm']:.0f}), optimal: {out['optimal']}")
+    print(f"suppressed:    {out['n_suppressed']} records; classes: {out['n_classes']}")
+    print(f"nodes checked: {out['nodes_checked']} of {out['n_nodes']} in {out['search_seconds']} s")
