@@ -18,6 +18,7 @@ from sdckit.lattice.hierarchies import check_hierarchy
 from sdckit.lattice.models import KAnonymity, RecursiveCLDiversity
 from sdckit.lattice.problem import Problem
 from sdckit.lattice.profitability import GAME_VARIANTS
+from sdckit.lattice.safepub_step import DP_VARIANTS
 from sdckit.lattice.search import Evaluator, exact, exhaustive, heuristic
 from sdckit.lattice.steps import (
     DistinctDiversity,
@@ -92,7 +93,8 @@ def test_the_spec_takes_inline_tables_and_refuses_the_flat_form():
 def test_repr_round_trips(search, l_variant, k):
     step = Generalise(**H, k=k, l=2, l_variant=l_variant, search=search)
     namespace = {c.__name__: c for c in (Generalise, ExactSearch, ExhaustiveSearch, HeuristicSearch,
-                                         DistinctDiversity, EntropyDiversity, RecursiveDiversity, *GAME_VARIANTS)}
+                                         DistinctDiversity, EntropyDiversity, RecursiveDiversity, *GAME_VARIANTS,
+                                         *DP_VARIANTS)}
     assert eval(repr(step), {"__builtins__": {}, "inf": np.inf}, namespace) == step
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,8 +30,15 @@ from .metrics import METRICS, PAYOUT_METRICS, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
 from .models import NodeView
 from .models_arx import make_models
+from .population_table import (
+    JOURNALIST_VARIANTS,
+    check_research_subset,
+    population_guarantees,
+    read_population,
+)
 from .problem import Problem
 from .profitability import GAME_VARIANTS, NoGame, profitability_summary
+from .safepub_step import DP_VARIANTS, NoDP, dp_release, refuse_conflicts
 from .search import Evaluator
 from .searches import search
 from .transform import SUPPRESSED, generalise_frame
@@ -200,8 +208,8 @@ class Generalise:
     max_risk: float | None = param(None, kind="float", low=0, high=1, low_open=True, nullable=True,
                                    help="largest re-identification risk of any kept record")
     k_map: int | None = param(None, kind="int", low=2, nullable=True, symbol="k",
-                              help="k of k-map: each class matches >= k population records (estimated from "
-                                   "population_size)")
+                              help="k of k-map: each class matches >= k population records (counted in "
+                                   "population_file, else estimated from population_size)")
     k_map_estimator: str = param("poisson", kind="choice", choices=("poisson", "zero_truncated_poisson"),
                                  advanced=True, help="ARX's estimator of the population class sizes for k-map")
     significance: float = param(0.01, kind="float", low=0, high=1, low_open=True, high_open=True, advanced=True,
@@ -209,6 +217,10 @@ class Generalise:
     population_size: float | None = param(None, kind="float", low=1, nullable=True, unit="records",
                                           help="size N of the population the data were drawn from (k-map, "
                                                "population uniqueness)")
+    population_file: str | None = param(None, kind="path", nullable=True, advanced=True,
+                                        help="population table (CSV or Parquet) holding the quasi-identifiers, "
+                                             "the data being a subset of its records: k-map counts it, the "
+                                             "journalist profitability models need it")
     beta: float | None = param(None, kind="float", low=0, low_open=True, nullable=True, symbol="beta",
                                help="beta of beta-likeness on the sensitive attribute")
     beta_variant: str = param("basic", kind="choice", choices=("basic", "enhanced"), advanced=True,
@@ -221,11 +233,13 @@ class Generalise:
                                                      "(needs population_size)")
     uniqueness_model: str = param("dankar", kind="choice", choices=("zayatz", "pitman", "snb", "dankar"),
                                   advanced=True, help="estimator of the population uniques")
-    profitability: Any = param(NoGame(), kind="variant", variants=GAME_VARIANTS, advanced=True,
-                               label="profitability (game-theoretic) model",
+    profitability: Any = param(NoGame(), kind="variant", variants=GAME_VARIANTS + JOURNALIST_VARIANTS,
+                               advanced=True, label="profitability (game-theoretic) model",
                                help="ARX's profitability model (Wan et al. 2015): none, prosecutor (keep a class "
-                                    "when publishing it pays) or prosecutor_no_attack (no attack pays), with the "
-                                    "amounts of the game, which the publisher_payout metric uses too")
+                                    "when publishing it pays) or prosecutor_no_attack (no attack pays), or "
+                                    "journalist / journalist_no_attack (the same against the population table: "
+                                    "needs population_file), with the amounts of the game, which the "
+                                    "publisher_payout metric uses too")
     suppression: float = param(0.0, kind="float", low=0, high=1, unit="share of n",
                                help="largest share of records that may be suppressed", grid=(0.0, 0.01, 0.02))
     metric: str = param("discernibility", kind="choice", choices=METRICS, help="utility metric to minimise")
@@ -239,6 +253,10 @@ class Generalise:
                                 help="passes of local recoding: the search repeated on the records the "
                                      "previous pass suppressed, released at their own levels (ARX's local "
                                      "recoding); 0: global recoding only")
+    dp: Any = param(NoDP(), kind="variant", variants=DP_VARIANTS, advanced=True,
+                    label="differential privacy (SafePub)",
+                    help="(epsilon, delta)-differential privacy by SafePub (Bild et al. 2018): records drawn "
+                         "with probability beta, a private search, classes below k removed; none by default")
 
     global_recode: ClassVar[bool] = True
     #: the flat form of earlier specs: (variant parameter, its settings beside the step's own, default type)
@@ -249,7 +267,9 @@ class Generalise:
         check_params(self)
         if self.hierarchy_dir is None and not self.hierarchy_files:
             raise InputError("Generalise needs hierarchies: set hierarchy_dir (files *_<qi>.csv) or hierarchy_files.")
-        if not self.models():
+        if self.dp.variant_name != "none":
+            refuse_conflicts(self)
+        elif not self.models():
             raise InputError("Generalise needs a privacy model: set k, l, t, average_risk, max_risk, k_map, "
                              "beta, delta_disclosure, population_uniqueness or profitability.")
         if self.local_recoding:
@@ -258,6 +278,17 @@ class Generalise:
                 raise InputError("generalise: local_recoding does not take the profitability model or the "
                                  f"{self.metric if self.metric in PAYOUT_METRICS else 'publisher_payout'} metric "
                                  "(their figures depend on each pass's levels): set local_recoding = 0.")
+        self._check_population_settings()
+
+    def _check_population_settings(self) -> None:
+        """The journalist models need the population table; a table nothing uses is refused."""
+        journalist = self.profitability.variant_name.startswith("journalist")
+        if journalist and self.population_file is None:
+            raise InputError(f"generalise: profitability {self.profitability.variant_name!r} needs the population "
+                             "table: set population_file (the data must be a subset of its records).")
+        if self.population_file is not None and self.k_map is None and not journalist:
+            raise InputError("generalise: population_file is used by k_map and the journalist profitability "
+                             "models; set one of them or remove population_file.")
 
     @classmethod
     def spec_form_problem(cls, params: dict) -> str | None:
@@ -275,7 +306,8 @@ class Generalise:
         return make_models(k=self.k, l=self.l, l_variant=variant.variant_name, c=getattr(variant, "c", None),
                            t=self.t, t_distance=self.t_distance, average_risk=self.average_risk,
                            k_map=self.k_map, population_size=self.population_size,
-                           k_map_estimator=None if self.k_map is None else self.k_map_estimator,
+                           k_map_estimator=None if self.k_map is None or self.population_file is not None
+                           else self.k_map_estimator,
                            significance=self.significance, beta=self.beta, beta_variant=self.beta_variant,
                            delta_disclosure=self.delta_disclosure, population_uniqueness=self.population_uniqueness,
                            uniqueness_model=self.uniqueness_model,
@@ -297,13 +329,19 @@ class Generalise:
         qis = list(self.qis or md.key_vars)
         if not qis:
             raise InputError("Generalise: no quasi-identifiers; set qis or give the data key variables.")
+        if self.dp.variant_name != "none":   # SafePub: sampling, a private search, k-suppression
+            return dp_release(self, md, qis, self._hierarchies(qis), rng)
         models = self.models()
         wants_sens = any(m.needs_sensitive for m in models) or self.metric in NEEDS_SENSITIVE
         sens = self.sensitive or (md.sensitive[0] if wants_sens and md.sensitive else None)
         sh = read_hierarchy(self.sensitive_hierarchy) if self.sensitive_hierarchy else None
         frame = md.frame
         hierarchies = self._hierarchies(qis)
-        problem = Problem(frame, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh)
+        population = None
+        if self.population_file is not None:   # a research subset of a population table (ARX's DataSubset)
+            population = read_population(self.population_file, qis)
+            check_research_subset(frame, population, qis, Path(self.population_file).name)
+        problem = Problem(frame, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh, population=population)
         ev = Evaluator(problem, models, self.suppression, self.metric,
                        cost_benefit=self.profitability.cost_benefit())
         # max_nodes is the heuristic's own setting (the other searches ignore the budget)
@@ -339,13 +377,20 @@ class Generalise:
             summary["events"] = list(res.events)
         if self.metric in PAYOUT_METRICS or self.profitability.variant_name != "none":
             summary.update(profitability_summary(view, kept, self.profitability.cost_benefit()))
+        if population is not None:
+            summary["population_records"] = len(population)
         if self.local_recoding:
             summary["n_suppressed_global"] = res.n_suppressed
             summary["n_suppressed"] = int(suppressed.sum())
             summary["local_recoding"] = [p.to_dict() for p in passes]
-        guarantees = check_release(out, qis, suppressed, models_settings=self, sensitive=sens,
-                                   max_suppressed=ev.max_suppressed)
-        if self.profitability.variant_name != "none":
+        guarantees = check_release(out, qis, suppressed, models_settings=self if population is None
+                                   else _CountedKMap(self), sensitive=sens, max_suppressed=ev.max_suppressed)
+        if population is not None:   # k-map and the journalist models counted in the population table
+            game = self.profitability.variant_name
+            guarantees.extend(population_guarantees(out, suppressed, qis, population, hierarchies, res.level_map(),
+                                                    k_map=self.k_map, game=game if game.startswith("journalist")
+                                                    else None, cost_benefit=self.profitability.cost_benefit()))
+        if self.profitability.variant_name in ("prosecutor", "prosecutor_no_attack"):
             guarantees.extend(profitability_guarantees(out, suppressed, qis, hierarchies, res.level_map(),
                                                        self.profitability.variant_name,
                                                        self.profitability.cost_benefit()))
@@ -360,6 +405,20 @@ class Generalise:
                                                                 "profitability", "suppression", "metric", "search",
                                                                 "local_recoding")}
         return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
+
+
+class _CountedKMap:
+    """The step's settings as :func:`check_release` reads them when k-map is counted in the
+    population table (checked by :func:`.population_table.population_guarantees` instead of by
+    the estimate)."""
+
+    k_map = None
+
+    def __init__(self, settings: Generalise) -> None:
+        self._settings = settings
+
+    def __getattr__(self, name: str):
+        return getattr(self._settings, name)
 
 
 def check_release(out: pd.DataFrame, qis: list[str], suppressed: np.ndarray, *, models_settings,
