@@ -21,6 +21,14 @@ Cases (one JSON line each, keys n_cells, n_primary, n_secondary, cost, audit_ok,
   verified itself). Then, on the same pattern, the audit without the certificates (one LP per
   primary and direction, no budget) as ``audit_lp_only_*``. Baseline: tabulating the inner
   cells with ``bincount`` and flagging the threshold cells.
+* ``compare_2d`` / ``compare_hier3`` / ``compare_4d``: Gaussian-elimination suppression
+  (``gauss``), hypercube and optimal (not on the 4-D table) on the same table and
+  threshold rule, tau-Argus costs: secondaries, cost, CPU seconds, and each pattern's validity by
+  the same exact protection audit (no budget), timed apart (``audit_cpu_seconds``). Baseline:
+  the primary rule alone.
+* ``large_hypercube_exact_audit``: the sparse 4-D table (mean 15, 1,185,921 cells) by the
+  hypercube method (no clean-up) and an exact protection audit without a budget
+  (``--n -1`` runs it alone; ``--n -2`` the comparison alone).
 * ``rounding``: controlled rounding (network LP) of a 200 x 200 table to base 5.
 * ``ckm_5tables``: the cell key method on 1,000,000 records (100,000 with ``--quick``) into 5
   frequency tables of up to 10^5 cells (margins included), a generated p-table (D=5, V=3,
@@ -47,6 +55,8 @@ import pandas as pd
 from _common import emit, parse_args, peak_mb
 
 from sdckit.tables.audit import audit
+from sdckit.tables.audit_large import protection_audit
+from sdckit.tables.gauss import GaussSuppression
 from sdckit.tables.hypercube import HypercubeSuppression
 from sdckit.tables.modular import ModularSuppression
 from sdckit.tables.rounding import ControlledRounding
@@ -208,6 +218,71 @@ def case_large(groups: int, leaves: int, mean: float = 60.0, lp_audit: bool = Tr
          peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), baseline_seconds=base)
 
 
+def compare_methods(case: str, t: Table, size: str, *, optimal: bool = True, time_limit: float = 120.0) -> None:
+    """Gaussian elimination, hypercube and optimal suppression on one table and rule: cost,
+    secondaries, CPU seconds and validity by one exact audit of each pattern (no budget; the
+    same audit for every method, run after it and timed apart)."""
+    p = primary_cells(t, ThresholdRule(3))
+    methods = [("gauss", GaussSuppression(cost="tauargus")),
+               ("hypercube", HypercubeSuppression(cost="tauargus"))]
+    if optimal:
+        methods.append(("optimal", OptimalSuppression(cost="tauargus", time_limit=time_limit)))
+    t0 = time.perf_counter()
+    _ = primary_cells(t, ThresholdRule(3))  # baseline: the primary rule alone
+    base = time.perf_counter() - t0
+    for name, m in methods:
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = m.apply(t, p)
+        s, cpu = time.perf_counter() - t0, time.process_time() - c0
+        c1 = time.process_time()
+        exact = protection_audit(t, res.suppressed, p, max_lps=None, cpu_budget=None)
+        emit(case=case, method=name, n=t.n_cells, n_cells=t.n_cells, size=size, n_primary=p.n_primary,
+             n_secondary=res.n_secondary, cost=res.cost, audit_status=exact.status, audit_ok=exact.ok,
+             audit_lps=exact.n_lps, audit_cpu_seconds=time.process_time() - c1, seconds=s, cpu_seconds=cpu,
+             peak_mb=None, peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+             baseline_seconds=base, proven_optimal=bool(getattr(res, "proven_optimal", False)),
+             load=round(__import__("os").getloadavg()[0], 2))
+
+
+def case_compare(quick: bool) -> None:
+    """The comparison on the 2-D, hierarchical and 4-D tables."""
+    for size in ((20, 40) if quick else (40, 100)):
+        t = Table.from_microdata(microdata((size, size), 20.0, seed=size), ["d0", "d1"])
+        compare_methods("compare_2d", t, f"{size}x{size}")
+    t, _ = hier_table(3, 6, 8.0, seed=7) if quick else hier_table(4, 10, 8.0, seed=7)
+    compare_methods("compare_hier3", t, "3-level regions x activities", time_limit=20.0 if quick else 120.0)
+    g, l = (2, 3) if quick else (3, 5)
+    t, _, _ = large_table(g, l)
+    compare_methods("compare_4d", t, f"4 dims x (1 + {g} + {g * l} codes)", optimal=False)
+
+
+def case_large_exact(groups: int, leaves: int, mean: float, method: str = "hypercube") -> None:
+    """The 4-D table protected by ``method`` and audited exactly (no budget): the time in all."""
+    t, cells, counts = large_table(groups, leaves, mean=mean)
+    p = primary_cells(t, ThresholdRule(3))
+    t0 = time.perf_counter()
+    f = np.bincount(cells, weights=counts, minlength=t.n_cells)
+    _ = (f > 0) & (f < 3)
+    base = time.perf_counter() - t0
+    # time_limit: HiGHS's limit per fallback LP is wall time; on a loaded machine 600 s ran out
+    m = (HypercubeSuppression(cost="tauargus", cleanup=False, audit_lps=0, time_limit=7200.0) if method == "hypercube"
+         else GaussSuppression(cost="tauargus", interval_protection=False, audit_lps=0))
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = m.apply(t, p)
+    s1, cpu1 = time.perf_counter() - t0, time.process_time() - c0
+    proofs = getattr(res, "certificates", None)
+    c1, t1 = time.process_time(), time.perf_counter()
+    exact = protection_audit(t, res.suppressed, p, max_lps=None, cpu_budget=None, proofs=proofs)
+    emit(case=f"large_{method}_exact_audit", n=t.n_cells, n_cells=t.n_cells, mean_count=mean,
+         size=f"4 dims x (1 + {groups} + {groups * leaves} codes)", n_primary=p.n_primary,
+         n_secondary=res.n_secondary, cost=res.cost, audit_status=exact.status, audit_ok=exact.ok,
+         n_audited=exact.n_audited, audit_lps=exact.n_lps, n_proven_by_certificates=exact.n_proven_by_given,
+         method_cpu_seconds=cpu1, audit_cpu_seconds=time.process_time() - c1, cpu_seconds=time.process_time() - c0,
+         seconds=s1 + time.perf_counter() - t1, peak_mb=None,
+         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), baseline_seconds=base,
+         load=round(__import__("os").getloadavg()[0], 2))
+
+
 def case_rounding(size: int, base: int) -> None:
     df = microdata((size, size), 10.0, seed=13)
     t = Table.from_microdata(df, ["d0", "d1"])
@@ -268,6 +343,12 @@ def main() -> None:
         for mean in (60.0, 15.0):
             case_large(*((4, 7) if args.n >= 1_000_000 else (3, 5)), mean=mean)
         return
+    if args.n == -1:  # the sparse 4-D table (mean 15), hypercube and an exact audit, full size
+        case_large_exact(4, 7, 15.0)
+        return
+    if args.n == -2:  # the comparison of gauss, hypercube and optimal alone
+        case_compare(quick=args.quick)
+        return
     if args.n:
         case_2d(args.n, time_limit=120.0, heuristic=args.n <= 100)
         return
@@ -278,6 +359,7 @@ def main() -> None:
         case_3d(6, time_limit=20.0)
         case_audit(40, 200)
         case_large(3, 5)
+        case_compare(quick=True)
         case_rounding(60, 5)
         case_ckm(100_000)
         return
@@ -288,6 +370,8 @@ def main() -> None:
     case_audit(100, 1000)
     case_large(4, 7)
     case_large(4, 7, mean=15.0)
+    case_compare(quick=False)
+    case_large_exact(4, 7, 15.0)
     case_rounding(200, 5)
     case_ckm(1_000_000)
 

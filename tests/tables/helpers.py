@@ -37,15 +37,39 @@ def enumerate_intervals(inner, mask):
     idx = list(zip(*np.nonzero(mask)))
     row_rem = (inner * mask).sum(1)
     col_rem = (inner * mask).sum(0)
-    ranges = [np.arange(min(row_rem[i], col_rem[j]) + 1) for i, j in idx]
-    grids = np.meshgrid(*ranges, indexing="ij")
-    vals = np.stack([g.reshape(-1) for g in grids], axis=1)  # every candidate completion
-    ok = np.ones(len(vals), bool)
-    for i in np.unique([c[0] for c in idx]):
-        cols = [k for k, c in enumerate(idx) if c[0] == i]
-        ok &= vals[:, cols].sum(1) == row_rem[i]
-    for j in np.unique([c[1] for c in idx]):
-        cols = [k for k, c in enumerate(idx) if c[1] == j]
-        ok &= vals[:, cols].sum(1) == col_rem[j]
-    feas = vals[ok]
-    return {c: (int(feas[:, k].min()), int(feas[:, k].max())) for k, c in enumerate(idx)}
+    # depth-first over the suppressed cells in order, a row's and a column's running sums never
+    # above their remainders, and a row's (column's) last cell taking what is left: the same set
+    # of completions as the full grid, without building it
+    last_in_row = {i: max(k for k, c in enumerate(idx) if c[0] == i) for i in {c[0] for c in idx}}
+    last_in_col = {j: max(k for k, c in enumerate(idx) if c[1] == j) for j in {c[1] for c in idx}}
+    lo = [None] * len(idx)
+    hi = [None] * len(idx)
+    row_sum = dict.fromkeys(last_in_row, 0)
+    col_sum = dict.fromkeys(last_in_col, 0)
+    vals = [0] * len(idx)
+
+    def visit(k: int) -> None:
+        if k == len(idx):
+            for m, v in enumerate(vals):
+                lo[m] = v if lo[m] is None else min(lo[m], v)
+                hi[m] = v if hi[m] is None else max(hi[m], v)
+            return
+        i, j = idx[k]
+        room = min(row_rem[i] - row_sum[i], col_rem[j] - col_sum[j])
+        if last_in_row[i] == k or last_in_col[j] == k:
+            need = row_rem[i] - row_sum[i] if last_in_row[i] == k else col_rem[j] - col_sum[j]
+            if last_in_col[j] == k and col_rem[j] - col_sum[j] != need:
+                return
+            choices = [need] if 0 <= need <= room else []
+        else:
+            choices = range(int(room) + 1)
+        for v in choices:
+            vals[k] = int(v)
+            row_sum[i] += v
+            col_sum[j] += v
+            visit(k + 1)
+            row_sum[i] -= v
+            col_sum[j] -= v
+
+    visit(0)
+    return {c: (int(lo[k]), int(hi[k])) for k, c in enumerate(idx)}

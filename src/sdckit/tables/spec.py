@@ -91,7 +91,7 @@ def spec_methods() -> tuple[str, ...]:
 
 #: ``[protection] audit``: "exact" refuses a run whose audit is not exact and passing
 AUDIT_REQUIREMENTS = ("exact", "sampled")
-_SUPPRESSION = ("optimal", "modular", "heuristic", "hypercube")
+_SUPPRESSION = ("optimal", "modular", "heuristic", "hypercube", "gauss")
 _SECTIONS = {
     "input": {"microdata", "table", "value", "freq", "top"},
     "table": {"dimensions", "response", "weight", "holding", "total", "n_top", "missing", "missing_label"},
@@ -100,6 +100,7 @@ _SECTIONS = {
                    "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
                    "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit", "audit_certificates",
                    "cleanup", "cleanup_seconds",  # modular and hypercube: the clean-up pass
+                   "order", "singletons", "interval_protection", "interval_rounds",  # method "gauss"
                    "weights", "solver", "integer",  # method "cta" (sdckit.tables.cta)
                    # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
                    "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",

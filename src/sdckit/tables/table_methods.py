@@ -2,7 +2,7 @@
 
 Each class declares its settings with :func:`sdckit.params.param` and delegates the work to
 the method's own module (:mod:`~sdckit.tables.suppression`, :mod:`~sdckit.tables.modular`,
-:mod:`~sdckit.tables.hypercube`, :mod:`~sdckit.tables.rounding`, :mod:`~sdckit.tables.margins`,
+:mod:`~sdckit.tables.hypercube`, :mod:`~sdckit.tables.gauss`, :mod:`~sdckit.tables.rounding`, :mod:`~sdckit.tables.margins`,
 :mod:`~sdckit.tables.ckm`); ``apply`` turns that module's result into a
 :class:`~sdckit.tables.registry.TableResult` with the audit's verdict. The differential-privacy
 settings register themselves in :mod:`sdckit.dp.table_methods`.
@@ -28,7 +28,7 @@ from .registry import (
     register_table_rule,
 )
 
-__all__ = ["Threshold", "PPercent", "PQ", "Dominance", "Optimal", "Modular", "Heuristic", "Hypercube",
+__all__ = ["Threshold", "PPercent", "PQ", "Dominance", "Optimal", "Modular", "Heuristic", "Hypercube", "Gauss",
            "Rounding", "Margins", "CellKey", "CTA", "suppression_verdict", "ckm_guarantees"]
 
 _COSTS = ("value", "freq", "log", "unity", "tauargus")
@@ -254,6 +254,47 @@ class Hypercube(TableMethod):
                                    audit_certificates=self.audit_certificates, lower_bound=self.lower_bound,
                                    upper_bound=self.upper_bound, cleanup=self.cleanup,
                                    cleanup_seconds=self.cleanup_seconds).apply(table, primary)
+        return _suppressed_result(self, table, primary, res)
+
+
+@register_table_method("gauss", label="Gaussian-elimination suppression (GaussSuppression)", needs_rules=True,
+                       help="candidates published in priority order unless a sensitive cell would become "
+                            "derivable, then intervals repaired until the audit passes (Statistics Norway)")
+@dataclass(frozen=True)
+class Gauss(TableMethod):
+    """Secondary suppression by Gaussian elimination (Langsrud 2024, sec. 3-4) with interval protection."""
+
+    cost: str = _cost_param()
+    order: str = param("frequency", kind="choice", choices=("frequency", "value", "cost"), label="candidate order",
+                       help="which cells are published first: most contributors, largest value, or dearest "
+                            "to suppress (the others become secondaries first)")
+    singletons: str = param("subsum", kind="choice", choices=("subsum", "none"), label="singleton handling",
+                            help="subsum: a single contributor cannot learn the other sensitive cells of a group "
+                                 "it shares (Langsrud's subSum); none: no singleton handling")
+    interval_protection: bool = param(True, kind="bool", label="interval protection",
+                                      help="audit every sensitive cell's interval against the rule's protection "
+                                           "levels and suppress more until each one is met")
+    interval_rounds: int = param(5, kind="int", low=1, advanced=True, unit="rounds", label="repair rounds",
+                                 help="rounds of audit and repair at most")
+    time_limit: float = param(600.0, kind="float", low=0, low_open=True, unit="seconds", label="time limit",
+                              help="time per LP of the interval repair")
+    audit_lps: int = param(20_000, kind="int", low=0, advanced=True, unit="LPs", label="audit budget (LPs)",
+                           help="LPs the audit may solve; beyond it the audit is sampled and says so")
+    audit_seconds: float = param(120.0, kind="float", low=0, advanced=True, unit="CPU seconds",
+                                 label="audit budget (CPU)",
+                                 help="CPU time the audit may use; beyond it the audit is sampled and says so")
+    lower_bound: float | None = _bound("lower")
+    upper_bound: float | None = _bound("upper")
+
+    def apply(self, table: Any, primary: Any = None, *, rng: Any = None, microdata: Any = None) -> TableResult:
+        from .gauss import GaussSuppression
+
+        _need_primary("gauss", primary)
+        res = GaussSuppression(cost=self.cost, order=self.order, singletons=self.singletons,
+                               interval_protection=self.interval_protection, interval_rounds=self.interval_rounds,
+                               time_limit=self.time_limit, audit_lps=self.audit_lps,
+                               audit_seconds=self.audit_seconds, lower_bound=self.lower_bound,
+                               upper_bound=self.upper_bound).apply(table, primary)
         return _suppressed_result(self, table, primary, res)
 
 
