@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.app._server import running_app
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -37,40 +35,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this ma
                                                          "the browser test needs a real browser")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def server(tmp_path):
-    port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    log = tmp_path / "server.log"
-    proc = subprocess.Popen([sys.executable, "-m", "sdckit", "app", "--port", str(port), "--no-browser",
-                             "--token", TOKEN, "--workdir", str(tmp_path / "wb")],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(base + "/api/state", timeout=1)
-        except urllib.error.HTTPError:
-            break  # 401: it is up and refusing us
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sdckit app exited: " + log.read_text()) from None
-            time.sleep(0.2)
-    else:
-        proc.terminate()
-        raise RuntimeError("sdckit app did not start in 30 s")
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with running_app(tmp_path, TOKEN) as base:
+        yield base
 
 
 def _status(url: str, headers: dict | None = None) -> int:

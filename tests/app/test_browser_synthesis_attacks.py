@@ -15,17 +15,13 @@ temporary folder.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.app.test_browser_flows import ARGS, CHROMIUM, DEMO, _free_port, scan
+from tests.app._server import running_app
+from tests.app.test_browser_flows import ARGS, CHROMIUM, DEMO, scan
 
 TOKEN = "e2e-panels-token-41d7b2"
 KEYS = ["Region", "Sex", "Age", "Marital Status"]
@@ -39,32 +35,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this ma
 @pytest.fixture
 def panels_server(tmp_path):
     pd.read_csv(DEMO).head(2000).to_csv(tmp_path / "census2000.csv", index=False)
-    port = _free_port()
-    log = tmp_path / "server.log"
-    proc = subprocess.Popen([sys.executable, "-m", "sdckit", "app", "--port", str(port), "--no-browser",
-                             "--token", TOKEN, "--workdir", str(tmp_path / "wb")],
-                            cwd=tmp_path, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            stdout=subprocess.DEVNULL, stderr=log.open("w"))
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(base + "/api/state", timeout=1)
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("sdckit app exited: " + log.read_text()) from None
-            time.sleep(0.2)
-    else:
-        proc.terminate()
-        raise RuntimeError("sdckit app did not start in 30 s")
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with running_app(tmp_path, TOKEN) as base:
+        yield base
 
 
 def test_synthesis_and_attack_panels_in_words(panels_server, tmp_path):
