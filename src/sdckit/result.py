@@ -300,11 +300,15 @@ class StepResult(ResultDisplay):
                 "artifacts": sorted(self.artifacts)}
 
     def describe(self) -> str:
-        lines = [f"{self.method}: " + ", ".join(f"{k}={v!r}" for k, v in self.params.items())]
+        """The step in words: its settings (by their declared labels), its figures and its
+        checked guarantees, one per line (what ``sdckit protect`` prints)."""
+        labels = _param_labels(self.method)
+        settings = " | ".join(f"{labels.get(k, k.replace('_', ' '))} {words(v)}" for k, v in self.params.items())
+        lines = [f"{self.method}: {settings}" if settings else self.method]
         for k, v in self.summary.items():
-            lines.append(f"  {k}: {v}")
+            lines.append(f"  {k.replace('_', ' ')}: {words(v)}")
         for g in self.guarantees:
-            lines.append(f"  [{'ok' if g.holds else 'FAILED'}] {g.statement} (measured: {g.value})")
+            lines.append(f"  [{'ok' if g.holds else 'FAILED'}] {g.statement} (measured: {words(g.value)})")
         return "\n".join(lines)
 
     def internal_report_html(self) -> str:
@@ -323,6 +327,50 @@ class StepResult(ResultDisplay):
         return (f"<p><code>{params}</code></p>"
                 + (f"<table class='kv'>{rows}</table>" if rows else "")
                 + (f"<ul class='guarantees'>{g}</ul>" if g else ""))
+
+
+def _param_labels(method: str) -> dict[str, str]:
+    """Declared labels of a registered step's parameters (name -> label), or {} for another."""
+    try:
+        from .params import step_params
+        from .registry import step_class
+
+        return {p.name: (p.label or p.name.replace("_", " ")) for p in step_params(step_class(method))}
+    except Exception:  # not a registered step (a result built by hand): names in words
+        return {}
+
+
+def words(v: Any) -> str:
+    """A value as a person reads it: numbers with separators or 4 significant digits, yes/no,
+    lists joined by commas, tables as "key value" pairs, never Python or JSON syntax."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1e15 else f"{v:.4g}"
+    if isinstance(v, dict):
+        if not v:
+            return "none"
+        if "type" in v and isinstance(v["type"], str):
+            rest = {k: x for k, x in v.items() if k != "type"}
+            return v["type"] + (f" ({words(rest)})" if rest else "")
+        nested = any(isinstance(x, (dict, list, tuple, set, frozenset)) for x in v.values())
+        name = {k: (k.replace("_", " ") if isinstance(k, str) else str(k)) for k in v}
+        if nested:   # "a: 1, 2; b: 3" (the inner lists keep their commas)
+            return "; ".join(f"{name[k]}: {words(x)}" for k, x in v.items())
+        return ", ".join(f"{name[k]} {words(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple, set, frozenset)):
+        items = [words(x) for x in v]
+        if any(isinstance(x, (dict, list, tuple)) for x in v):
+            return "; ".join(items) if items else "none"
+        return ", ".join(items) if items else "none"
+    if v is None:
+        return "none"
+    if hasattr(v, "variant_name"):  # a declared variant (a search, an l-diversity type, ...)
+        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v)} if dataclasses.is_dataclass(v) else {}
+        return words({"type": v.variant_name, **fields})
+    return str(v)
 
 
 def _fmt(v: Any) -> str:
