@@ -1,5 +1,5 @@
-"""What ``sdckit protect`` prints for a step is words: no Python or JSON syntax, labels from the
-declarations (the command line's text, as the workbench's and the reports')."""
+"""What ``sdckit protect`` prints for a step is words: no Python or JSON syntax (the command
+line's text, as the workbench's and the reports')."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_numbers_and_truth_values_in_words():
     assert words([]) == "none" and words(None) == "none"
 
 
-def test_a_step_describes_itself_with_its_declared_labels():
+def test_a_step_describes_itself_in_words():
     df = pd.DataFrame({"age": [1, 2, 3, 1, 2, 3] * 5, "sex": [1, 2] * 15, "region": [1, 1, 2, 2, 3, 3] * 5})
     md = Microdata(df, key_vars=["age", "sex", "region"])
     res = build_step("recode", {"variable": "age", "mapping": {"young": [1, 2], "old": [3]}}).apply(md)

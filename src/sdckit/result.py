@@ -300,10 +300,9 @@ class StepResult(ResultDisplay):
                 "artifacts": sorted(self.artifacts)}
 
     def describe(self) -> str:
-        """The step in words: its settings (by their declared labels), its figures and its
-        checked guarantees, one per line (what ``sdckit protect`` prints)."""
-        labels = _param_labels(self.method)
-        settings = " | ".join(f"{labels.get(k, k.replace('_', ' '))} {words(v)}" for k, v in self.params.items())
+        """The step in words: its settings, its figures and its checked guarantees, one per line
+        (what ``sdckit protect`` prints)."""
+        settings = " | ".join(f"{k.replace('_', ' ')} {words(v)}" for k, v in self.params.items())
         lines = [f"{self.method}: {settings}" if settings else self.method]
         for k, v in self.summary.items():
             lines.append(f"  {k.replace('_', ' ')}: {words(v)}")
@@ -327,17 +326,6 @@ class StepResult(ResultDisplay):
         return (f"<p><code>{params}</code></p>"
                 + (f"<table class='kv'>{rows}</table>" if rows else "")
                 + (f"<ul class='guarantees'>{g}</ul>" if g else ""))
-
-
-def _param_labels(method: str) -> dict[str, str]:
-    """Declared labels of a registered step's parameters (name -> label), or {} for another."""
-    try:
-        from .params import step_params
-        from .registry import step_class
-
-        return {p.name: (p.label or p.name.replace("_", " ")) for p in step_params(step_class(method))}
-    except Exception:  # not a registered step (a result built by hand): names in words
-        return {}
 
 
 def words(v: Any) -> str:
