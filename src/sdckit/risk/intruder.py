@@ -54,21 +54,7 @@ def intruder_microdata(original: Microdata, steps: Sequence[Any]) -> Microdata:
 
 
 def intruder_view(original: Microdata, steps: Sequence[Any]) -> pd.DataFrame:
-    """The original keys recoded by the pipeline's published global recodings.
-
-    Parameters
-    ----------
-    original : Microdata
-        The original data.
-    steps : sequence of steps
-        The release's steps; those with a true ``global_recode`` attribute are published and
-        applied to the original (the others are not known to the intruder).
-
-    Returns
-    -------
-    DataFrame
-        The key variables of ``original`` as the intruder sees them, one row per record.
-    """
+    """The key variables of :func:`intruder_microdata`'s view, one row per original record."""
     return intruder_microdata(original, steps).frame[list(original.key_vars)]
 
 

@@ -270,9 +270,9 @@ def classification_accuracy(original: Any, released: Any, target: str, features:
     n_classes = int(truth.max()) + 1
 
     fold_of = _folds(n, k, seed)
+    zeror = _zeror(truth, fold_of, k, n_classes)   # the same for every classifier
     rows = []
     for name in classifiers:
-        zeror = _zeror(truth, fold_of, k, n_classes)
         orig_fit = _cross_validate(name, xo, truth, np.zeros(n, bool), fold_of, k, n_categories, n_classes, seed)
         rel_fit = _cross_validate(name, xr, truth, skip, fold_of, k, n_categories, n_classes, seed)
         acc = {"released": rel_fit[0] / n, "original": orig_fit[0] / n, "zeror": zeror[0] / n}
