@@ -8,6 +8,10 @@ changes. A preview runs the spec's steps through the one step runner that
 per step, spawned from the run seed) with results cached by the step prefix that produced
 them, so changing step 3 re-runs steps 3.. only. A release goes through
 :func:`sdckit.release.protect` on the exported TOML itself.
+
+The export and import of that TOML are :class:`sdckit.app.spec_file.SpecFile` (a base class of
+:class:`Session`); what the data file says about its variables (declared missing codes, a
+plausible weight, value labels) is :mod:`sdckit.app.variables`.
 """
 
 from __future__ import annotations
@@ -15,24 +19,30 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import os
-import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..errors import InputError, SpecError
+from ..errors import InputError
 from ..io.files import read_data
 from ..microdata import Microdata
 from ..result import jsonable
 from ..runner import StepCache
 from .security import FileRoots, PathRefused, check_file_name, path_text
+from .spec_file import SpecFile, new_seed, spec_only
+from .variables import (
+    declared_missing_by_column,
+    declared_missing_codes,
+    json_value,
+    value_label,
+    weight_problem,
+    whole_number,
+)
 
 #: suffixes the file picker lists
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".sav", ".zsav", ".dta", ".sas7bdat")
@@ -75,12 +85,7 @@ def _canon(obj: Any) -> str:
     return json.dumps(jsonable(obj), sort_keys=True, default=str)
 
 
-def new_seed() -> int:
-    """A fresh run seed (a secret: shown only on the internal page and in the exported spec)."""
-    return secrets.randbelow(2**31 - 1) + 1
-
-
-class Session:
+class Session(SpecFile):
     """State of one workbench: the data, the release-spec history, caches.
 
     Parameters
@@ -294,10 +299,10 @@ class Session:
             top = s.value_counts(dropna=True).head(6)
             cols.append({"name": str(c), "dtype": str(s.dtype), "kind": kind, "n_categories": nun,
                          "n_missing": n_missing, "label": (meta.column_labels.get(c) if meta else None),
-                         "value_labels": {str(_show(_whole(k))): str(v) for k, v in list(vl.items())[:20]},
+                         "value_labels": {str(json_value(whole_number(k))): str(v) for k, v in list(vl.items())[:20]},
                          "n_value_labels": len(vl),
-                         "examples": [_show(_whole(v)) for v in top.index],
-                         "example_labels": [_label_of(vl, v) for v in top.index]})
+                         "examples": [json_value(whole_number(v)) for v in top.index],
+                         "example_labels": [value_label(vl, v) for v in top.index]})
         return {"file": self.state["input"]["path"], "format": getattr(meta, "file_format", None),
                 "n_records": int(len(df)), "n_columns": int(df.shape[1]), "columns": cols}
 
@@ -376,7 +381,7 @@ class Session:
         from ..spec import spec_from_dict
 
         self.check_paths(state)
-        return spec_from_dict(_spec_only(state), base_dir=self.workdir)
+        return spec_from_dict(spec_only(state), base_dir=self.workdir)
 
     def check_paths(self, state: dict, *, release: bool = False) -> None:
         """Refuse a state that names a file to read outside the read roots (the input, a step's
@@ -436,101 +441,6 @@ class Session:
                                                  kind="folder" if folder else "file")
                     if folder:  # its files are read by name: none may be a link out
                         self.files.check_folder_entries(real, f"{where}.{key}")
-
-    def spec_toml(self, state: dict | None = None, *, with_seed: bool = True) -> str:
-        """The state as a release spec in TOML (tomli-w), ready for ``sdckit protect``."""
-        import tomli_w
-
-        raw = _spec_only(copy.deepcopy(state or self.state))
-        if not with_seed:
-            raw.pop("run", None)
-        head = ("# Release spec exported by the sdckit workbench; run it with: sdckit protect FILE\n"
-                + ("# It holds the run seed: a secret (whoever knows it can undo PRAM or swapping).\n"
-                   if with_seed else ""))
-        return head + tomli_w.dumps(_drop_none(raw))
-
-    def import_toml(self, text: str, base_dir: Path | None = None) -> dict:
-        import tomllib
-
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SpecError(f"the spec is not valid TOML: {exc}") from None
-        base = base_dir or self.workdir
-        inp = raw.get("input")
-        if not isinstance(inp, dict) or not isinstance(inp.get("path"), str):
-            raise SpecError("input.path: is required: the data file to protect, as a string")
-        for key in ("run", "output"):
-            if not isinstance(raw.get(key, {}), dict):
-                raise SpecError(f"{key}: must be a table")
-        text = path_text(inp["path"], "input.path")
-        p = Path(text).expanduser() if text.startswith("~") else Path(text)
-        if not p.is_absolute():  # relative: to the workbench folder, else to a picker folder
-            tries = [base, self.workdir / "uploads", *self.roots]
-            p = next((t / p for t in tries if (t / p).is_file()), base / p)
-        self._wait_for_data(raw, p, base)
-        # every file and folder the spec names: inside the workbench's folders, or refused
-        p = self.files.check_read(p, base=base, what="input.path")
-        inp["path"] = str(p)
-        out = raw.setdefault("output", {})
-        out["directory"] = str(self.files.check_write(out.get("directory", "release"), base=base,
-                                                      what="output.directory"))
-        if "internal_directory" in out:
-            out["internal_directory"] = str(self.files.check_write(
-                out["internal_directory"], base=base, what="output.internal_directory"))
-        raw.setdefault("run", {})
-        if raw["run"].get("seed") is None:
-            raw["run"]["seed"] = new_seed()
-        for k in list(raw):
-            if k not in ("input", "roles", "run", "steps", "gate", "output"):
-                raise SpecError(f"{k}: unknown section of a release spec")
-        self.check_paths({"input": inp, "output": out, "steps": raw.get("steps", [])})
-        from ..spec import spec_from_dict
-        spec_from_dict(raw, base_dir=base)  # validate before touching the session
-        self.open(p, file_format=inp.get("format"), na_values=inp.get("na_values"),
-                  roles=raw.get("roles"), delimiter=inp.get("delimiter"))
-        state = {"input": inp, "roles": raw.get("roles", {}), "run": raw["run"],
-                 "steps": raw.get("steps", []), "gate": raw.get("gate", {}), "output": out}
-        self.push(state, "import spec")
-        return state
-
-    # ------------------------------------------------------------------ a spec before its data
-    def _wait_for_data(self, raw: dict, p: Path, base: Path) -> None:
-        """A spec whose data file is missing (inside the workbench's folders) is kept, and the
-        refusal names the file to open or upload; that file, once uploaded, resumes it."""
-        try:
-            real = self.files.resolve(p, base=base, what="input.path")
-        except Exception:
-            return  # refused below, as before (outside the folders, a bad name)
-        if os.path.lexists(real) or self.files.readable_root(real) is None:
-            return
-        try:
-            name = check_file_name(real.name, "input.path")
-        except Exception:
-            return
-        self._pending_spec = {"raw": copy.deepcopy(raw), "name": name}
-        raise InputError(f"input.path: the spec needs its data file {name!r}, which is not in the workbench's "
-                         f"folders: upload {name} (Data page) and the spec continues from it")
-
-    def pending_spec_info(self) -> dict | None:
-        """The data file a spec imported before its data waits for, or None."""
-        if self._pending_spec is None:
-            return None
-        return {"needs": self._pending_spec["name"],
-                "message": f"an imported spec waits for its data file {self._pending_spec['name']}: upload it"}
-
-    def pending_spec_wants(self, name: str) -> bool:
-        return self._pending_spec is not None and self._pending_spec["name"] == name
-
-    def resume_pending_spec(self, path: Path) -> dict:
-        """Import the waiting spec with its data file now at ``path``."""
-        import tomli_w
-
-        raw = copy.deepcopy(self._pending_spec["raw"])
-        raw["input"]["path"] = str(path)
-        state = self.import_toml(tomli_w.dumps(_drop_none(raw)))
-        self._pending_spec = None
-        return state
 
     # ------------------------------------------------------------------ state the pages derive
     def removed_columns(self, state: dict | None = None) -> list[str]:
@@ -606,7 +516,7 @@ class Session:
                 continue
             if isinstance(v, float) and v.is_integer():
                 v = int(v)  # a code read as a float (a column with missing values) shows as 1, not 1.0
-            rows.append({"value": v, "records": int(n), "label": _label_of(labels, value), "missing": False})
+            rows.append({"value": v, "records": int(n), "label": value_label(labels, value), "missing": False})
         if missing:
             rows.append({"value": None, "records": missing, "label": "missing", "missing": True})
         return rows
@@ -714,70 +624,6 @@ class _Background:
         return self._value
 
 
-def declared_missing_by_column(meta) -> dict[str, list]:
-    """The single user-missing codes an SPSS/Stata file declares, per column (``{"Health": [-9]}``)."""
-    out: dict[str, list] = {}
-    for col, rs in (getattr(meta, "missing_ranges", None) or {}).items():
-        codes = sorted({int(lo) if float(lo).is_integer() else float(lo)
-                        for r in rs or [] for lo, hi in [(r.get("lo"), r.get("hi"))]
-                        if lo is not None and lo == hi and isinstance(lo, (int, float))})
-        if codes:
-            out[str(col)] = codes
-    return out
-
-
-def declared_missing_codes(meta) -> list:
-    """The single user-missing codes an SPSS file declares (``{"lo": -9, "hi": -9}``), sorted."""
-    ranges = getattr(meta, "missing_ranges", None) or {}
-    codes = set()
-    for rs in ranges.values():
-        for r in rs or []:
-            lo, hi = r.get("lo"), r.get("hi")
-            if lo is not None and lo == hi and isinstance(lo, (int, float)):
-                codes.add(int(lo) if float(lo).is_integer() else float(lo))
-    return sorted(codes)
-
-
-def weight_problem(s: pd.Series) -> str | None:
-    """Why ``s`` is not a plausible sampling weight (values below 1, missing values, or a few
-    small whole numbers such as 1-3, which read as a category code), or None."""
-    if not pd.api.types.is_numeric_dtype(s):
-        return "it is not numeric"
-    v = pd.to_numeric(s, errors="coerce")
-    if v.isna().any():
-        return f"{int(v.isna().sum()):,} records have no weight"
-    below = int((v < 1).sum())
-    if below:
-        return f"{below:,} records have a weight below 1 (smallest {v.min():g})"
-    distinct = np.unique(v.to_numpy())
-    if len(distinct) <= 5 and np.all(distinct == np.round(distinct)) and distinct.max() <= 10:
-        return ("it takes only the whole values " + ", ".join(f"{x:g}" for x in distinct)
-                + ", which reads as a category code")
-    return None
-
-
-def _label_of(labels: dict, value) -> str | None:
-    if not labels:
-        return None
-    for key in (value, _show(value)):
-        try:
-            if key in labels:
-                return str(labels[key])
-        except TypeError:
-            continue
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    for k, lab in labels.items():
-        try:
-            if float(k) == f:
-                return str(lab)
-        except (TypeError, ValueError):
-            continue
-    return None
-
-
 def _suggest(frame: pd.DataFrame) -> dict:
     from .figures import suggest_roles
 
@@ -792,33 +638,6 @@ def _path_params(method: str) -> set[str]:
     if method not in known_steps():
         return set()
     return {p.name for p in step_params(step_class(method)) if p.kind == "path"}
-
-
-def _spec_only(state: dict) -> dict:
-    return {k: state[k] for k in ("input", "roles", "run", "steps", "gate", "output", "report") if k in state}
-
-
-def _drop_none(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _drop_none(v) for k, v in obj.items() if v is not None and v != [] or k == "steps"}
-    if isinstance(obj, (list, tuple)):
-        return [_drop_none(v) for v in obj]
-    return obj
-
-
-def _whole(v: Any) -> Any:
-    """A float code that is a whole number as an int (1.0 -> 1), anything else unchanged."""
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return int(v)
-    return v
-
-
-def _show(v: Any) -> Any:
-    if isinstance(v, (np.generic,)):
-        v = v.item()
-    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        return str(v)
-    return v if isinstance(v, (int, float, bool)) else str(v)
 
 
 def one_line(exc: BaseException, where: str | None = None) -> str:

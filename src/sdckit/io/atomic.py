@@ -1,4 +1,4 @@
-"""Atomic writes, the one switch of a release's folder pair, and the one output guard.
+"""Atomic writes and the one switch of a release's folder pair, under sdckit's journals.
 
 Names no user file can have, and a journal
     Every temporary entry sdckit makes beside an output carries a fresh random 128-bit token in
@@ -49,11 +49,10 @@ Switch points
     ``os._exit(KILL_EXIT)``, as a SIGKILL would end it: the kill tests enumerate every point.
 
 The output guard
-    Every writer goes through :func:`guard_target`: it refuses to write over any file sdckit
-    read in this process (:func:`register_input`) or was told is an input, including through a
-    symbolic link or a hard link to it. :func:`check_output_folder` refuses folders that a
-    release must never replace (the root, the home folder, the current folder and their
-    ancestors).
+    Every writer goes through :func:`guard_target` (it refuses to write over an input file);
+    :func:`check_output_folder` refuses folders that a release must never replace. Those
+    checks live in :mod:`sdckit.io.guard` and are re-exported here; whether the process that
+    wrote a journal or lock still runs is asked of :mod:`sdckit.io.processes`.
 """
 
 from __future__ import annotations
@@ -65,19 +64,19 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .guard import check_output_folder, check_writable_folder, guard_target, refuse_overwrite, register_input
+from .processes import owner_alive, this_process
 
 __all__ = ["register_input", "guard_target", "refuse_overwrite", "check_writable_folder", "check_output_folder",
            "clean_stale", "staged_folder", "staged_release", "recover_release", "ReleaseStage", "read_mark",
            "atomic_path", "atomic_write_bytes", "atomic_write_text", "atomic_write_with", "new_token",
            "RELEASE_MARK", "SWITCH_POINTS", "KILL_EXIT", "JOURNAL_FORMAT", "MARK_FORMAT"]
-
-_INPUTS: set[str] = set()
 
 #: a file inside a folder that sdckit wrote as a release (so --overwrite may replace the folder);
 #: it holds the run id (JSON, :data:`MARK_FORMAT`)
@@ -109,155 +108,6 @@ def _point(name: str) -> None:
 def new_token() -> str:
     """A fresh random 128-bit token, as 32 hex digits."""
     return secrets.token_hex(16)
-
-
-# --------------------------------------------------------------------------- the output guard
-
-def register_input(path: str | os.PathLike) -> None:
-    """Remember a file sdckit read: no writer of this process may write over it."""
-    try:
-        _INPUTS.add(str(Path(path).resolve()))
-    except OSError:  # pragma: no cover - unresolvable path: nothing to protect
-        pass
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    if a.resolve() == b.resolve():
-        return True
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def guard_target(target: str | os.PathLike, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
-    """Refuse to write ``target`` over an input file (same path, a symbolic link or a hard link).
-
-    The inputs are the ones given plus every file read in this process (:func:`register_input`).
-    Raises :class:`~sdckit.errors.InputError` naming both files.
-    """
-    t = Path(target)
-    for src in [*(i for i in inputs if i is not None), *sorted(_INPUTS)]:
-        if _same_file(t, Path(src)):
-            raise InputError(f"{target}: refusing to write over the input file {Path(src).name}; "
-                             "choose another output path.")
-    if t.is_symlink():
-        raise InputError(f"{target}: is a symbolic link; refusing to write through it; "
-                         "choose another output path.")
-
-
-def refuse_overwrite(target: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:
-    """Raise if ``target`` is one of the input files (same resolved path or same inode)."""
-    guard_target(target, inputs)
-
-
-def check_writable_folder(folder: str | os.PathLike) -> Path:
-    """Raise a one-line error when ``folder`` cannot be created or written (before any work)."""
-    folder = Path(folder)
-    probe = folder
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise InputError(f"{folder}: cannot create this folder: {probe} is a file, not a folder; "
-                         "choose another output folder.")
-    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError(f"{folder}: cannot write here: the folder {probe} is not writable; "
-                         "choose another output folder.")
-    return folder
-
-
-def check_output_folder(folder: str | os.PathLike, what: str = "output folder") -> Path:
-    """Refuse a folder that a release, which replaces its folder whole, must never be: the root
-    folder, the home folder, the current folder, or a folder holding one of them.
-
-    Returns the folder as an absolute path; raises a one-line
-    :class:`~sdckit.errors.InputError` naming it.
-    """
-    given = Path(folder).expanduser()
-    path = Path(os.path.abspath(given))
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):  # pragma: no cover - a symlink loop: the writer refuses it later
-        real = path
-    if real.parent == real or path.parent == path:
-        raise InputError(f"{what}: {folder} is the root folder of the disk; a release replaces its folder "
-                         "whole; choose a new folder, e.g. ./release.")
-    for name, special in (("your home folder", _home()), ("the current folder", _cwd())):
-        if special is None:
-            continue
-        if real == special:
-            raise InputError(f"{what}: {folder} is {name}; a release replaces its folder whole; "
-                             "choose a new folder inside it, e.g. ./release.")
-        if real in special.parents:
-            raise InputError(f"{what}: {folder} holds {name}; a release replaces its folder whole; "
-                             "choose a new folder, e.g. ./release.")
-    return path
-
-
-def _home() -> Path | None:
-    try:
-        return Path.home().resolve()
-    except (OSError, RuntimeError, KeyError):  # pragma: no cover - no home folder
-        return None
-
-
-def _cwd() -> Path | None:
-    try:
-        return Path.cwd().resolve()
-    except OSError:  # pragma: no cover - the current folder was removed
-        return None
-
-
-# --------------------------------------------------------------------------- processes
-
-def _pid_alive(pid: int) -> bool:
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - someone else's live process
-        return True
-    except OSError:  # pragma: no cover - pid out of range
-        return False
-    return True
-
-
-def _proc_stat(pid: int) -> tuple[str, str] | None:
-    """(state, start time in clock ticks since boot) of a process, from /proc; None elsewhere."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-        rest = data[data.rindex(b")") + 2:].split()
-        return rest[0].decode(), rest[19].decode()
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _proc_start(pid: int) -> str | None:
-    st = _proc_stat(pid)
-    return None if st is None else st[1]
-
-
-def _owner_alive(pid: object, start: object) -> bool:
-    """Whether the process that wrote a journal or lock still runs (the same pid and, where the
-    system tells, the same start time: a reused pid is another process; a zombie has ended)."""
-    if not isinstance(pid, int) or not _pid_alive(pid):
-        return False
-    st = _proc_stat(pid)
-    if st is None:
-        return True
-    state, now = st
-    if state == "Z":
-        return False
-    return not (isinstance(start, str) and start and start != now)
-
-
-def _me() -> dict:
-    return {"pid": os.getpid(), "proc_start": _proc_start(os.getpid())}
 
 
 # --------------------------------------------------------------------------- journals
@@ -378,7 +228,7 @@ def clean_stale(folder: str | os.PathLike) -> int:
             continue
         path = folder / name
         data = _read_journal(path)
-        if data is None or _owner_alive(data.get("pid"), data.get("proc_start")):
+        if data is None or owner_alive(data.get("pid"), data.get("proc_start")):
             continue
         if data["kind"] == "file":
             for entry in data.get("entries", []) or []:
@@ -410,7 +260,7 @@ def atomic_path(target: str | os.PathLike, *, mode: int | None = None, exclusive
     clean_stale(folder)
     token = new_token()
     tmp = folder / f".{_short(target.name)}.sdckit-{token}.tmp"
-    journal = _write_journal(folder, {"format": JOURNAL_FORMAT, "kind": "file", "token": token, **_me(),
+    journal = _write_journal(folder, {"format": JOURNAL_FORMAT, "kind": "file", "token": token, **this_process(),
                                       "target": target.name, "entries": [tmp.name]}, sync=False)
     _point("file_journal")
     try:
@@ -548,7 +398,7 @@ def _take_lock(target: Path, token: str, journal_folder: Path) -> Path:
     """Create the lock of ``target`` exclusively, holding this process, ``token`` and the
     folder of the journal that lists it."""
     lock = _lock_path(target)
-    body = json.dumps({"format": LOCK_FORMAT, "token": token, **_me(), "folder": target.name,
+    body = json.dumps({"format": LOCK_FORMAT, "token": token, **this_process(), "folder": target.name,
                        "journal_folder": str(journal_folder)}).encode()
     new = lock.with_name(f".{_short(target.name)}.sdckit-{token}.lock")
     _write_new(new, body, sync=False)
@@ -585,7 +435,7 @@ def _busy(target: Path, lock: Path) -> InputError:
         return InputError(f"{target}: the lock file {lock.name} beside it was not written by sdckit (or is "
                           "unreadable); if no sdckit run is writing to this folder, remove the lock file.")
     pid = held.get("pid")
-    if _owner_alive(pid, held.get("proc_start")):
+    if owner_alive(pid, held.get("proc_start")):
         return InputError(f"another sdckit run is writing to {target.name} (pid {pid}); wait for it or choose "
                           "another folder")
     return InputError(f"{target}: the lock file {lock.name} names a sdckit run (pid {pid}) that has ended "
@@ -602,7 +452,7 @@ def _acquire(target: Path, token: str, journal_folder: Path) -> Path:
             return _take_lock(target, token, journal_folder)
         except FileExistsError:
             held = _read_lock(lock)
-            if held is None or _owner_alive(held.get("pid"), held.get("proc_start")):
+            if held is None or owner_alive(held.get("pid"), held.get("proc_start")):
                 raise _busy(target, lock) from None
             owner = held.get("token")
             journal = None
@@ -752,7 +602,7 @@ def recover_release(public: str | os.PathLike) -> dict[str, Any]:
             continue
         if not any(e["target"] == public.name and e.get("role") == "public" for e in data["folders"]):
             continue
-        if _owner_alive(data.get("pid"), data.get("proc_start")):
+        if owner_alive(data.get("pid"), data.get("proc_start")):
             running.append(data.get("pid"))
             continue
         recovered += _recover(parent / name, data)
@@ -812,7 +662,7 @@ def staged_release(public: str | os.PathLike, internal: str | os.PathLike | None
             _mkdirs(t.parent, created)
         order = [("internal", internal)] if internal is not None else []
         order.append(("public", public))  # the internal folder is switched first
-        data = {"format": JOURNAL_FORMAT, "kind": "release", "token": token, **_me(), "state": "staging",
+        data = {"format": JOURNAL_FORMAT, "kind": "release", "token": token, **this_process(), "state": "staging",
                 "run_id": run_id, "created": created,
                 "folders": [{"role": role, "parent": str(t.parent), "target": t.name,
                              "stage": f".{_short(t.name)}.sdckit-{token}.staging",

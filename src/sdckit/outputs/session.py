@@ -5,7 +5,9 @@ Each call returns what pandas or statsmodels returns and records the output with
 (:mod:`sdckit.outputs.checks`) plus sdckit's audits (:mod:`sdckit.outputs.audit`): a failing
 cell that the margins give back, and small cells that outputs of the session give away
 together (differencing). :meth:`Session.finalise` writes the outputs and a ``results.json``
-in ACRO's layout (so SACRO-Viewer and ACRO's own loader read it) for the checker.
+in ACRO's layout (so SACRO-Viewer and ACRO's own loader read it) for the checker. The record of
+one output is :class:`~sdckit.outputs.record.OutputRecord` (re-exported here); which outputs the
+session's audit stacks together is :mod:`sdckit.outputs.linking`.
 
 References
 ----------
@@ -20,7 +22,6 @@ from __future__ import annotations
 import datetime as _dt
 import linecache
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ import pandas as pd
 
 from ..errors import InputError
 from .audit import TableLayout, audit_linked
-from .checks import CHECK_WORDS, STATBARN, Check, cell_evidence, overall_status, table_checks
+from .checks import STATBARN, Check, cell_evidence, table_checks
+from .linking import MAX_LINKED, linked_components, linked_groups  # noqa: F401 - MAX_LINKED re-exported
+from .record import OutputRecord
 from .rules import OutputRules
 
 __all__ = ["Session", "OutputRecord", "RESULTS_FILE", "ACRO_FORMAT_VERSION"]
@@ -39,71 +42,9 @@ RESULTS_FILE = "results.json"
 ACRO_FORMAT_VERSION = "1.0.2"
 #: ACRO's blocked extensions for custom outputs (default.yaml)
 BLOCKED_EXTENSIONS = (".svg", ".gph")
-#: largest set of linked tables audited as one system; a larger set is split into groups, one per
-#: largest set of variables among its tables (:func:`_groups`)
-MAX_LINKED = 16
 
 _AGG_NAMES = {"count": "count", "size": "count", "len": "count", "mean": "mean", "average": "mean", "sum": "sum",
               "std": "std", "median": "median", "min": "min", "max": "max", "mode": "mode"}
-
-
-@dataclass
-class OutputRecord:
-    """One output of a session with its checks (the checker's unit)."""
-
-    uid: str
-    output_type: str                 # ACRO's type: "table", "regression", "histogram", "survival plot", "custom"
-    properties: dict
-    command: str
-    frames: list = field(default_factory=list)     # DataFrames written as CSV files
-    checks: list = field(default_factory=list)     # list[Check]
-    outcome: pd.DataFrame | None = None
-    statistics: tuple = ()
-    dims: list = field(default_factory=list)
-    timestamp: str = ""
-    comments: list = field(default_factory=list)
-    exception: str = ""
-    custom_file: Path | None = None
-    figure: Any = None                  # (kind, data) drawn at finalise
-    layout: TableLayout | None = None   # for the audits
-    evidence: Any = None                # the cells' figures (kept in memory, never written)
-    link_dims: frozenset = frozenset()  # the variables with more than one category (what links tables)
-    audit: dict = field(default_factory=dict)
-
-    @property
-    def status(self) -> str:
-        if self.output_type == "custom":
-            return "review"
-        return overall_status(self.checks)
-
-    def failed_mask(self) -> np.ndarray | None:
-        masks = [c.mask for c in self.checks if c.status == "fail" and c.mask is not None and c.mask.ndim == 2]
-        if not masks:
-            return None
-        return np.logical_or.reduce(masks)
-
-    def summary(self) -> str:
-        head = "+".join(STATBARN.get(s, s) for s in self.statistics) if self.statistics else self.output_type
-        parts = [f"{c.name}: {c.summary}" for c in self.checks if c.status != "pass"
-                 or c.name in ("MinimumDoFCheck",)]
-        return f"{head} : \n " + "\n ".join(parts) + "\n" if parts else f"{head} : pass"
-
-    def sentences(self) -> list[str]:
-        """The checks in words, for the checker."""
-        out = []
-        for c in self.checks:
-            words = CHECK_WORDS.get(c.name, c.name)
-            if c.status == "pass":
-                continue
-            if c.mask is not None and c.n_cells:
-                out.append(f"{c.status}: {c.n_cells} cell{'s' if c.n_cells != 1 else ''} with {words}"
-                           if c.name in ("MinimumThresholdCheck", "PresenceOfZeroCheck")
-                           else f"{c.status}: {c.n_cells} cell{'s' if c.n_cells != 1 else ''}: {words}")
-            else:
-                out.append(f"{c.status}: {words} ({c.summary.strip()})")
-            for d in c.details or []:
-                out.append("  " + d["sentence"])
-        return out or ["pass: every check passed"]
 
 
 def _caller_line(depth: int = 2) -> str:
@@ -493,10 +434,10 @@ class Session:
         known = {tuple(d["position"]) for r in recs for d in r.audit.get("margins", {}).get("recovered", [])
                  if d["position"]}
         checks: dict[str, Check] = {}
-        for comp in _components(recs):
+        for comp in linked_components(recs):
             if len(comp) < 2:
                 continue
-            groups, mode = _groups(comp)
+            groups, mode = linked_groups(comp)
             self.n_linked_systems += len(groups)
             for group in groups:
                 stats: dict = {}
@@ -709,75 +650,6 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
         return obj.item()
     return str(obj)
-
-
-def _components(recs: list[OutputRecord]) -> list[list[OutputRecord]]:
-    """Tables that link (union-find over :func:`_linked` pairs). Only pairs whose variables nest
-    (equal, or one table's variables among the other's) are tried: the same table on another
-    subset, or a table and one of its margins published apart."""
-    parent = list(range(len(recs)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    buckets: dict[tuple, list[int]] = {}
-    for i, r in enumerate(recs):
-        buckets.setdefault((r.layout.measure, r.link_dims), []).append(i)
-    keys = list(buckets)
-    for a in keys:
-        for b in keys:
-            if a[0] != b[0] or not a[1] <= b[1] or (a[1] == b[1] and a is not b):
-                continue
-            for i in buckets[a]:
-                for j in buckets[b]:
-                    if i < j or (a != b and i != j):
-                        if find(i) != find(j) and _linked(recs[i], recs[j]):
-                            parent[find(i)] = find(j)
-    comps: dict[int, list[OutputRecord]] = {}
-    for i, r in enumerate(recs):
-        comps.setdefault(find(i), []).append(r)
-    return list(comps.values())
-
-
-def _groups(comp: list[OutputRecord]) -> tuple[list[list[OutputRecord]], str]:
-    """The systems of one linked set: the set itself, or (more than ``MAX_LINKED`` outputs) one group
-    per largest set of variables among its outputs, holding every output whose variables are among
-    them. Linked outputs nest in their variables (:func:`_linked`), so every linked pair lies in
-    the group of a largest set that holds the larger one's variables."""
-    if len(comp) <= MAX_LINKED:
-        return [comp], "joint"
-    dims = {r.link_dims for r in comp}
-    largest = sorted((d for d in dims if not any(d < e for e in dims)), key=sorted)
-    groups = [[r for r in comp if r.link_dims <= d] for d in largest]
-    return [g for g in groups if len(g) > 1], "by variables"
-
-
-def _linked(a: OutputRecord, b: OutputRecord) -> bool:
-    """Same measure and nested variables: the same variables on shared records (differencing of
-    subsets), or fewer variables on at least the other's records (a margin published apart).
-    A table of fewer variables on a part of the other's records is one of its rows: no link."""
-    if a.layout.measure != b.layout.measure:
-        return False
-    da, db = a.link_dims, b.link_dims
-    if da == db:
-        return not _id_set(a).isdisjoint(_id_set(b))
-    if db < da:
-        a, b = b, a
-    elif not da < db:
-        return False
-    return _id_set(a) >= _id_set(b)
-
-
-def _id_set(rec: OutputRecord) -> frozenset:
-    """The records behind a table (built once per output)."""
-    cached = getattr(rec.layout, "_id_set", None)
-    if cached is None:
-        cached = frozenset(rec.layout.record_ids[rec.layout.cell >= 0].tolist())
-        rec.layout._id_set = cached
-    return cached
 
 
 def _draw(figure: tuple, path: Path) -> None:
