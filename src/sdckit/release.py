@@ -165,7 +165,8 @@ class ReleaseRun(ResultDisplay):
                 "before": linkage_all_columns(self.original, self.original,
                                               [c for c in self.released.columns if c in self.original.columns]),
                 "after": linkage_all_columns(self.original, self.released,
-                                             recodes=[s for s in self.steps if getattr(s, "global_recode", False)])},
+                                             recodes=[s for s in self.steps if getattr(s, "global_recode", False)],
+                                             record_for_record=self.released.n_records == self.original.n_records)},
             "undeclared_scan": undeclared_scan(self.released, top=10),
         })
 
@@ -222,7 +223,8 @@ class ReleaseRun(ResultDisplay):
         keep_order = output.keep_order if keep_order is None else keep_order
         out_dir, int_dir = release_folders(output)
         inputs = tuple(p for p in (self.original.meta.source,) if p)
-        if self.released.n_records != self.original.n_records:
+        if self.released.n_records != self.original.n_records and not any(getattr(r, "resized", False)
+                                                                           for r in self.results):
             raise SDCError(f"row count changed from {self.original.n_records} to "
                            f"{self.released.n_records}; nothing was written.")
         artifacts = {name: text for r in self.results for name, text in r.artifacts.items()}
@@ -464,7 +466,7 @@ class Release:
 
         def after_step(i: int, step: Any, result: StepResult, seconds: float) -> None:
             before = current[0]
-            if result.microdata.n_records != before.n_records:
+            if result.microdata.n_records != before.n_records and not getattr(result, "resized", False):
                 raise SDCError(f"step {i} ({result.method}) changed the number of records from "
                                f"{before.n_records} to {result.microdata.n_records}.")
             where = f"steps[{i}] ({result.method})"

@@ -106,6 +106,10 @@ def test_synthesis_and_attack_panels_in_words(panels_server, tmp_path):
         page.click("#tabs a[data-page='attacks']")
         page.wait_for_selector("#runatk")
         page.fill("#atk-n", "150")
+        # the tie rule, in words, wired to the job
+        ties = page.locator("#atk-tie option").all_inner_texts()
+        assert len(ties) == 3 and any("Anonymeter" in t for t in ties)
+        page.select_option("#atk-tie", "first")
         scan(page, "attacks (form)")
         page.click("#runatk")
         page.wait_for_selector("#atkprog .progress")
@@ -115,6 +119,7 @@ def test_synthesis_and_attack_panels_in_words(panels_server, tmp_path):
         assert len(measured) == 5 and all("95% interval" in m for m in measured)
         sentences = page.locator("#atkout ul.attacks li").all_inner_texts()
         assert sentences[0].startswith("Singling out:") and sentences[2].startswith("Inference: guessing Health")
+        assert "comes first in the release" in page.locator("#atkout").inner_text()
         scan(page, "attacks")
         page.screenshot(path=str(shots / "app_attacks.png"), full_page=True)
         # after a reload the run is still shown

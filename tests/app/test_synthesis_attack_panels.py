@@ -159,3 +159,33 @@ def test_the_per_target_disclosure_sentence_has_its_percent_signs(name):
     measure = "DiSCO" if name == "max_disco" else "TCAP"
     text = measured_sentence(name, {measure: 3.21, "target": "Health", "by_target": {"Health": 3.21, "Occupation": 1.5}})
     assert "Health: 3.21%" in text and "Occupation: 1.5%" in text
+
+
+@pytest.mark.parametrize("tie", ["first", "quicksort"])
+def test_the_attack_panels_tie_rule_reaches_the_attacks(tmp_path, tie):
+    # the reference: the library's attacks called with the same rule on the same split
+    from sdckit.attacks import run_attacks
+    from sdckit.runner import run_steps
+
+    c, app = _client(tmp_path, n=600)
+    c.post("/api/steps", json={"action": "add", "step": {"method": "remove", "variables": ["Person ID"]}})
+    info = c.get("/api/attacks/runs").json()
+    assert set(info["tie_breaks"]) == {"random", "first", "quicksort"}
+    body = {"secret": ["Health"], "attacks": ["linkability", "inference"], "n_attacks": 60, "control_share": 0.5,
+            "seed": 3, "tie_break": tie}
+    j = _wait(c, c.post("/api/attacks", json=body).json()["id"])
+    assert j["status"] == "done", j
+    run = c.get("/api/attacks/runs").json()["runs"][-1]
+    assert run["tie_break"] == tie and info["tie_breaks"][tie] in run["intro"]
+    session = app.state.session
+    spec = session.validate(session.state)
+    kept, control = split_records(session.preview().original, 0.5, 3)
+    released = run_steps(kept, spec.steps, spec.seed).released
+    sentences = []
+    for attack in ("linkability", "inference"):
+        ref = run_attacks(kept, released, control, aux=KEYS, secret=["Health"], attacks=[attack], n_attacks=60,
+                          rng=3, tie_break=tie)
+        sentences += [r.sentence() for r in ref.results]
+    assert [a["sentence"] for a in run["attacks"]] == sentences
+    r = c.post("/api/attacks", json={**body, "tie_break": "nearest"})
+    assert r.status_code == 400 and "nearest" in r.json()["error"] and "\n" not in r.json()["error"]

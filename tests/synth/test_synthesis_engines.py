@@ -85,7 +85,7 @@ def test_same_seed_same_values_in_memory_and_on_1_3_7_partitions(fit_sample):
         out, summary = on_dask(df, params, npart)
         assert same_values(out, memory), (fit_sample, npart)
         assert summary["records_fitted"] == (fit_sample or len(df))
-        assert "(pMSE) are not computed on the Dask engine" in summary["scope"]
+        assert "propensity figures (pMSE) from the records of the two files" in summary["scope"]
     # the rule holds on the engine's file too
     assert (out.loc[out["age"] < 3, "job"] == "a").all()
 

@@ -39,6 +39,17 @@ class AttackRequest:
     control_share: float = 0.5
     seed: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    tie_break: str = "random"
+
+
+#: the tie rules of the nearest-record attacks (linkability, inference; the attacks' declared
+#: ``tie_break`` choices), in words
+TIE_BREAK_WORDS = {
+    "random": "one of the equally near released records at random (seeded with the attacks' seed)",
+    "first": "the equally near released record that comes first in the release",
+    "quicksort": "the one Anonymeter picks: its distances' float rounding and numpy's quicksort order "
+                 "(figures comparable with Anonymeter's)",
+}
 
 
 def attack_request(body: dict, md: Microdata, offered: Sequence[str]) -> AttackRequest:
@@ -91,11 +102,14 @@ def attack_request(body: dict, md: Microdata, offered: Sequence[str]) -> AttackR
         raise InputError(f"share of records set aside as control: must be between 5% and 95%, got {100 * share:g}%")
     if seed < 0:
         raise InputError(f"seed of the attacks: must be a whole number >= 0, got {seed}")
+    tie_break = body.get("tie_break") or "random"
+    if tie_break not in TIE_BREAK_WORDS:
+        raise InputError(f"equally near records: choose one of {', '.join(TIE_BREAK_WORDS)}, got {tie_break!r}")
     n_control = int(round(md.n_records * share))
     if min(n_control, md.n_records - n_control) < 20:
         raise InputError(f"{md.n_records:,} records are too few to set aside control records: each part needs 20")
     return AttackRequest(aux, secrets, tuple(a for a in ATTACK_NAMES if a in attacks), n_attacks, share, seed,
-                         tuple(notes))
+                         tuple(notes), tie_break)
 
 
 def split_records(md: Microdata, share: float, seed: int) -> tuple[Microdata, Microdata]:
@@ -149,7 +163,7 @@ def run_attack_panel(md: Microdata, steps: Sequence[Any], run_seed: Any, req: At
         # one attack per call, each from the child stream run_attacks gives it for this seed:
         # the same figures as one call with every attack, with a cancel check in between
         rep = run_attacks(kept, released, control, aux=list(req.aux), secret=list(req.secrets) or None,
-                          attacks=[attack], n_attacks=req.n_attacks, rng=req.seed)
+                          attacks=[attack], n_attacks=req.n_attacks, rng=req.seed, tie_break=req.tie_break)
         for r in rep.results:
             rows.append(attack_row(r))
     progress(total, total, "attacks done")
@@ -157,10 +171,14 @@ def run_attack_panel(md: Microdata, steps: Sequence[Any], run_seed: Any, req: At
              f"set aside as control records; the other {kept.n_records:,} were protected with this branch's "
              f"{len(steps)} step{'s' if len(steps) != 1 else ''} and the release was attacked by an intruder who "
              f"knows {', '.join(req.aux)}"
-             + (f" and guesses {', '.join(req.secrets)}" if req.secrets else "") + ". Each risk counts only the "
+             + (f" and guesses {', '.join(req.secrets)}" if req.secrets else "")
+             + (f". Among equally near records the linkability and inference attacks take "
+                f"{TIE_BREAK_WORDS[req.tie_break]}" if {"linkability", "inference"} & set(req.attacks) else "")
+             + ". Each risk counts only the "
              "success beyond that on the control records: what the release reveals about its own records, not "
              "what it teaches about the population.")
-    return {"intro": intro, "attacks": rows, "notes": list(req.notes), "n_protected": kept.n_records,
+    return {"intro": intro, "attacks": rows, "notes": list(req.notes), "tie_break": req.tie_break,
+            "n_protected": kept.n_records,
             "n_control": control.n_records}
 
 

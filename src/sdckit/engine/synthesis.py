@@ -29,13 +29,20 @@ a record's synthetic values depend on the fitted models and on its own earlier v
    partitions are drawn once for the figures (all targets in one pass) and once more when the
    release is written (the same values: the draw is a function of the seed and the rows).
 
+A file of another size (the step's ``n_records``, synthpop's ``k``) has as many partitions as
+the input, each of whole blocks, drawn from the blocks' streams as in memory
+(:meth:`~sdckit.synth.synthesis.FittedSynthesis.draw_resized_rows`): the same file.
+
+4. utility, on the client (:func:`propensity_partitioned`): the records of the two files the
+   in-memory engine reads (every record, or the step's seeded ``utility_sample`` sample of
+   bounded size) are collected and the same propensity model is fitted with the same stream:
+   the same pMSE and S_pMSE, marked ``sampled`` with the sample's sizes when sampled.
+
 The figures compare the step's input and output. The gate thresholds ``max_repU``,
 ``max_disco`` and ``max_tcap`` read them (:func:`synthesis_disclosure`), which is the release's
 own comparison only when ``synthesise`` is the release's only step: with other steps the
-thresholds are refused on this engine. The utility figures (pMSE, S_pMSE) need a propensity
-model fitted on the two whole files stacked (synthpop's ``utility.gen`` has no sampled or
-partitioned form; its ``aggregate`` option needs every variable categorical): the engine does
-not compute them, and the summary says so.
+thresholds are refused on this engine. The table measures (``utility.tab``) are not computed
+on this engine, and the summary says so.
 
 References
 ----------
@@ -135,21 +142,25 @@ def fit_synthesis(pmd: PartitionedMicrodata, s: SynthesisSettings, stats: Any,
     synth = step.synthesiser(md)
     fitted = synth.fit(md)
     plan = fitted.plan
+    k = int(step.n_records) or n
+    if k != n:
+        fitted.check_resizable(k)
     n_fit = int(frame.shape[0])
     how = (f"every record ({n_fit:,})" if rows is None else
            f"a seeded sample of {n_fit:,} of the {n:,} records (fit_sample)")
-    summary = {"method": "synthesise", "records": n, "records_fitted": n_fit,
+    summary = {"method": "synthesise", "records": k, "records_original": n, "records_fitted": n_fit,
                "synthesised_variables": len(plan.sequence), "visit_sequence": list(plan.sequence),
                "methods": {v: plan.methods[v] for v in plan.sequence}, "kept_variables": list(plan.kept),
                "rules": len(plan.rules), "draw_block": int(step.draw_block),
                "scope": (f"fitted on {how} on the client; drawn partition by partition in blocks of "
                          f"{int(step.draw_block):,} records, each from its own child stream of the step's "
                          "seed: the same file as the in-memory engine. The disclosure figures come from "
-                         "count tables merged on the workers (equal to the in-memory figures); the utility "
-                         "figures (pMSE) are not computed on the Dask engine: they need a propensity model "
-                         "fitted on the two whole files."),
+                         "count tables merged on the workers (equal to the in-memory figures); the propensity "
+                         "figures (pMSE) from the records of the two files collected on the client (every "
+                         "record, or the utility_sample sample), equal to the in-memory figures; the table "
+                         "figures are not computed on the Dask engine."),
                "notes": list(fitted.notes)}
-    out = SynthesisPlan(s, fitted.for_drawing(), n, n_fit, summary, source=pmd, stream=stream)
+    out = SynthesisPlan(s, fitted.for_drawing(), k, n_fit, summary, source=pmd, stream=stream)
     keys, targets = default_keys_targets(pmd.key_vars, _as_list(pmd.roles.get("sensitive")), plan.sequence,
                                          step.disclosure_keys, step.disclosure_targets)
     if keys and targets:
@@ -158,7 +169,48 @@ def fit_synthesis(pmd: PartitionedMicrodata, s: SynthesisSettings, stats: Any,
         summary["repU_percent"] = max(d.identity["repU"] for d in figures)
         top = max(figures, key=lambda d: d.attribute["DiSCO"])
         summary["DiSCO_percent"] = {"target": top.target, "DiSCO": top.attribute["DiSCO"]}
+    if step.utility != "none":
+        summary["utility"] = propensity_partitioned(out, md)
+        summary["pMSE"], summary["S_pMSE"] = summary["utility"]["pMSE"], summary["utility"]["S_pMSE"]
     return out
+
+
+def _gather(frame: Any, offsets: Sequence[int], rows: np.ndarray | None) -> pd.DataFrame:
+    """Rows ``rows`` (global positions, sorted; None: every row) of a partitioned frame, in order."""
+    import dask
+
+    if rows is None:
+        return frame.compute().reset_index(drop=True)
+    parts = []
+    for p, part in enumerate(frame.to_delayed()):
+        lo, hi = int(offsets[p]), int(offsets[p + 1])
+        mine = rows[(rows >= lo) & (rows < hi)] - lo
+        if mine.size:
+            parts.append(dask.delayed(_take)(part, mine))
+    return pd.concat(dask.compute(*parts)).reset_index(drop=True)
+
+
+def propensity_partitioned(plan: SynthesisPlan, fitted_md: Microdata) -> dict:
+    """The step's propensity figures (pMSE, S_pMSE) on the Dask engine: the records of the
+    two files the in-memory engine reads (every record, or the seeded ``utility_sample``
+    sample, :func:`sdckit.synth.sized.utility_rows`) collected on the client, and the same
+    computation with the same stream, so the figures equal the in-memory ones for the same
+    seed; ``sampled`` with the sample's sizes when a sample was read."""
+    from ..synth.sized import step_utility, utility_rows
+    from ..synth.steps import categorical_columns
+    from ..synth.synthesis import child_stream
+
+    step, pmd, stream = plan.settings.step, plan.source, plan.stream
+    n, k = pmd.n_records, plan.n_records
+    rows_o, rows_s = utility_rows(n, k, step.utility_sample, stream)
+    synthetic = synthesis_partitioned(pmd, plan, stream)
+    fp = plan.fitted.plan
+    original = _gather(pmd.frame, pmd.offsets, rows_o)
+    released = _gather(synthetic.frame, synthetic.offsets, rows_s)
+    return step_utility(original, released, method=step.utility, variables=list(fp.columns),
+                        cont_na=dict(fp.missing_codes), categorical=categorical_columns(fitted_md, fp),
+                        n_permutations=step.utility_permutations, rng=child_stream(stream, 1),
+                        n_original=n, n_synthetic=k, sampled=rows_o is not None)
 
 
 def _as_list(v: Any) -> list:
@@ -342,6 +394,8 @@ def synthesis_partitioned(pmd: PartitionedMicrodata, plan: SynthesisPlan,
     draw_stream = child_stream(stream, 0)  # the step draws its file from child 0, as in memory
     block_rows = int(plan.settings.step.draw_block)
     n = pmd.n_records
+    if plan.n_records != n:
+        return _resized_partitioned(pmd, plan, draw_stream, block_rows)
     offsets = [int(x) for x in pmd.offsets]
     parts = pmd.frame.to_delayed()
     fitted = dask.delayed(plan.fitted, pure=True)
@@ -359,6 +413,40 @@ def synthesis_partitioned(pmd: PartitionedMicrodata, plan: SynthesisPlan,
                                                 [offsets[q] for q in need], *[parts[q] for q in need]))
     frame = dd.from_delayed(out, meta=pmd.frame._meta, divisions=pmd.frame.divisions, verify_meta=False)
     return pmd.with_frame(frame)
+
+
+def draw_resized_partition(fitted: Any, stream: np.random.SeedSequence, block_rows: int, k: int, lo: int, hi: int,
+                           meta: pd.DataFrame) -> pd.DataFrame:
+    """Rows ``lo .. hi`` (whole blocks) of a synthetic file of ``k`` records of another size than
+    the original (:meth:`~sdckit.synth.synthesis.FittedSynthesis.draw_resized_rows`, as in
+    memory), with ``meta``'s columns and dtypes."""
+    from ..synth.synthesis import SynthesisDraw
+
+    parts, _ = fitted.draw_resized_rows(stream, k, lo, hi, block_rows=block_rows)
+    frame = SynthesisDraw(fitted, hi - lo, parts, [], None).frame(meta)
+    frame.index = pd.RangeIndex(lo, hi)
+    return frame[list(meta.columns)]
+
+
+def _resized_partitioned(pmd: PartitionedMicrodata, plan: SynthesisPlan, stream: np.random.SeedSequence,
+                         block_rows: int) -> PartitionedMicrodata:
+    """A synthetic file of ``plan.n_records`` records, another size than the input's: as many
+    partitions as the input, each of whole blocks (the last one the rest), each drawn on its
+    own worker from the blocks' streams, so the file equals the in-memory one."""
+    import dask
+    import dask.dataframe as dd
+
+    k = int(plan.n_records)
+    n_blocks = -(-k // block_rows)
+    per = -(-n_blocks // max(1, pmd.npartitions)) * block_rows
+    bounds = list(range(0, k, per)) + [k]
+    meta = pmd.frame._meta
+    fitted = dask.delayed(plan.fitted, pure=True)
+    parts = [dask.delayed(draw_resized_partition)(fitted, stream, block_rows, k, lo, hi, meta)
+             for lo, hi in zip(bounds[:-1], bounds[1:])]
+    frame = dd.from_delayed(parts, meta=meta, divisions=tuple(bounds[:-1]) + (k - 1,), verify_meta=False)
+    return PartitionedMicrodata(frame, pmd.roles, pmd.categories, np.asarray(bounds, dtype=np.int64),
+                                pmd.source, pmd.file_format, pmd.meta)
 
 
 def synthesis_summary(plan: SynthesisPlan) -> dict:

@@ -377,17 +377,19 @@ def utility_section_html(run: ReleaseRun) -> str:
 
         labels = {v: (labelled(run.original, v), labelled(run.released, v), labelled(view, v)) for v in keys}
         # H(X) and H(X | Y) of each key once: each key's figure and the total (summed in key order)
-        terms = {v: entropy_terms(a, b) for v, (a, b, _) in labels.items()}
+        # a synthetic file of another size has no record-for-record figures (entropy, changes)
+        aligned = run.original.n_records == run.released.n_records
+        terms = {v: entropy_terms(a, b) if aligned else (0.0, float("nan")) for v, (a, b, _) in labels.items()}
         h_x = h_xy = 0.0
         for hx, hxy in terms.values():
             h_x += hx
             h_xy += hxy
-        total = 1.0 if h_x == 0 else float(1.0 - h_xy / h_x)
+        total = 1.0 if h_x == 0 and aligned else float(1.0 - h_xy / h_x) if aligned else float("nan")
         out.append("<p>Each key variable's frequencies in the original data (recoded by the release's "
                    "published global recodings, so the bars compare like with like) and in the release. "
                    "Hellinger distance and total variation distance (TVD) are 0 for identical frequencies, "
                    "1 for disjoint ones.</p>"
-                   f"<p>Information kept in the key variables (1 = all; non-uniform entropy): <b>{total:.4f}</b>.</p>")
+                   f"<p>Information kept in the key variables (1 = all; non-uniform entropy): <b>{'—' if total != total else f'{total:.4f}'}</b>.</p>")
         rows, figs = [], []
         for v in keys:
             a_orig, b_rel, a_view = labels[v]
@@ -398,12 +400,12 @@ def utility_section_html(run: ReleaseRun) -> str:
                 pb.index = [look.get(t, t) for t in pb.index]
             h, t = hellinger(pa.to_numpy(), pb.to_numpy()), total_variation(pa.to_numpy(), pb.to_numpy())
             hx, hxy = terms[v]
-            kept = 1.0 if hx == 0 else float(1.0 - hxy / hx)   # entropy_kept of this key alone
+            kept = float("nan") if not aligned else 1.0 if hx == 0 else float(1.0 - hxy / hx)   # this key alone
             # a record counts as changed when its value differs from the original recoded by the
             # published global recodings (a recoded label alone is not a change of the record)
-            changed = changed_share(a_view, b_rel)
+            changed = f"{changed_share(a_view, b_rel):.2%}" if aligned else "—"
             rows.append(f"<tr><td>{html.escape(v)}</td><td>{len(pa)}</td><td>{h:.4f}</td><td>{t:.4f}</td>"
-                        f"<td>{kept:.4f}</td><td>{changed:.2%}</td></tr>")
+                        f"<td>{'—' if kept != kept else f'{kept:.4f}'}</td><td>{changed}</td></tr>")
             figs.append(charts.embed(charts.frequency_bars(pa, pb, variable=f"{v} (Hellinger {h:.4f}, TVD {t:.4f})",
                                                            width=max(160, min(26 * len(pa), 420))),
                                      charts.chart_id("freq", v)))
@@ -431,7 +433,11 @@ def utility_section_html(run: ReleaseRun) -> str:
             out.append(f"<p>Largest change of a correlation: {np.nanmax(np.abs(d)):.4f}.</p>")
             out.append(charts.embed(charts.heatmap(d, num, title="Change of the correlation matrix (released - original)",
                                                    value_title="change"), "chart-corr-change"))
-    if keys or num:
+    if (keys or num) and run.original.n_records != run.released.n_records:
+        out.append(f"<p>The release has {run.released.n_records:,} records and the original "
+                   f"{run.original.n_records:,}: no released record stands for an original one, so the "
+                   "record-for-record figures (information kept, records changed) do not apply.</p>")
+    elif keys or num:
         out.append("<details><summary>Original against released: statistics, two-way tabulations and "
                    "information loss per variable</summary>"
                    + fragments.utility_panel_html(_intruder_view(run) if run.steps else run.original, run.released)

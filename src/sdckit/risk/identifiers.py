@@ -235,13 +235,16 @@ def _rows_equal(original: pd.DataFrame, released: pd.DataFrame, columns: Sequenc
 
 
 def linkage_all_columns(original: Microdata, released: Microdata,
-                        columns: Sequence[str] | None = None, *, recodes: Sequence = ()) -> dict:
+                        columns: Sequence[str] | None = None, *, recodes: Sequence = (),
+                        record_for_record: bool = True) -> dict:
     """Sample uniques and expected correct exact-match links for an intruder knowing ``columns``.
 
     ``columns`` defaults to every released column that is also in the original. Both frames
     must have the same rows in the same order (the release's own row order is not yet
     shuffled when this runs). ``recodes`` are the release's published global recodings (step
     objects): the intruder applies them to the original values first, as they are published.
+    ``record_for_record=False`` (a synthetic file of another size, whose records stand for no
+    original record): no released record is a respondent's own, so no link is correct.
 
     Returns
     -------
@@ -263,7 +266,7 @@ def linkage_all_columns(original: Microdata, released: Microdata,
         raise InputError(f"linkage on all columns: {missing} not in both the original and the "
                          "released data; name released columns only.")
     n = len(rel)
-    if len(orig) != n:
+    if len(orig) != n and record_for_record:
         raise InputError(f"linkage on all columns: the original has {len(orig)} records and the "
                          f"release {n}; they must match record for record.")
     if not columns or n == 0:
@@ -274,7 +277,8 @@ def linkage_all_columns(original: Microdata, released: Microdata,
     # are the released records equal to that row (the same sums as coding both sides jointly)
     b, bound = _mixed_radix(rel, columns, max(DENSE_LIMIT, 4 * n))
     m = np.bincount(b, minlength=bound)[b]
-    correct = np.ones(n, dtype=bool) if rel is orig else _rows_equal(orig, rel, columns)
+    correct = (np.zeros(n, dtype=bool) if not record_for_record else
+               np.ones(n, dtype=bool) if rel is orig else _rows_equal(orig, rel, columns))
     expected = float(np.where(correct, 1.0 / m, 0.0).sum())
     uniques = int((m == 1).sum())
     return {"columns": columns, "n_records": n, "sample_uniques": uniques,

@@ -49,8 +49,9 @@ from ..result import Guarantee, StepResult
 from .disclosure import DisclosureMeasures, DisclosureSource, default_keys_targets, disclosure_measures
 from .expr import parse_rule
 from .models import METHODS
+from .sized import resized_microdata, step_utility, utility_rows
 from .synthesis import DRAW_BLOCK, FittedSynthesis, SynthesisDraw, Synthesiser, child_stream
-from .utility import propensity_utility, table_utility
+from .utility import table_utility
 
 #: the methods a variable may be given in ``methods`` (``passive`` needs a formula)
 STEP_METHODS = METHODS
@@ -75,14 +76,23 @@ class SynthesisResult(StepResult):
     disclosure: tuple = ()
     notes: tuple = ()
 
+    @property
+    def resized(self) -> bool:
+        """Whether the synthetic file has another size than the original (``n_records``): the
+        release then accepts the change of record count."""
+        return self.summary.get("records", self.microdata.n_records) != self.summary.get(
+            "records_original", self.microdata.n_records)
+
     def report_section(self) -> str:
         """The public report's section on the synthesis: words and small tables."""
         n = self.microdata.n_records
+        n_orig = self.summary.get("records_original", n)
+        size = "" if n_orig == n else f" (the original has {n_orig:,}: the size was asked for)"
         seq = list(self.methods)
         parts = [
             "<h4>Synthetic data</h4>",
             f"<p>The {len(seq)} released column{'s' if len(seq) != 1 else ''} "
-            f"{html.escape(_words_list(seq))} {'are' if len(seq) != 1 else 'is'} synthetic: {n:,} records "
+            f"{html.escape(_words_list(seq))} {'are' if len(seq) != 1 else 'is'} synthetic: {n:,} records{size} "
             "drawn one variable at a time from models fitted on the original records, each variable "
             "given the ones before it (sequential synthesis). <b>The synthetic file is not the original:</b> "
             "no released record is a respondent's record, although by chance some may equal one "
@@ -110,7 +120,9 @@ class SynthesisResult(StepResult):
                 f"<p><b>Utility.</b> A {model} told the synthetic records from the "
                 f"original ones with a mean squared propensity error pMSE = {u['pMSE']:.3g}; standardised by "
                 f"its expected value for two samples of one population, S_pMSE = {u['S_pMSE']:.3g} (about 1: "
-                "hard to tell apart; large: easy).</p>")
+                "hard to tell apart; large: easy)"
+                + (f", from a seeded sample of {u['sample_original']:,} original and {u['sample_synthetic']:,} "
+                   "synthetic records (sampled)" if u.get("sampled") else "") + ".</p>")
         if self.tables:
             worst = sorted(self.tables, key=lambda t: -t["S_pMSE"])[:10]
             trs = "".join(f"<tr><td>{html.escape(' x '.join(t['variables']))}</td><td>{t['S_pMSE']:.3g}</td>"
@@ -270,9 +282,18 @@ class Synthesise:
     disclosure_keys, disclosure_targets : list of str
         Keys and targets of the disclosure figures (default: the key variables; the sensitive
         variables, or else every synthesised variable that is not a key).
+    n_records : int
+        Records in the released synthetic file (synthpop's ``k``; 0: as many as the original).
+        A file of another size needs every column synthesised (strata excepted): its records
+        come stratum after stratum, each stratum's share proportional to its size.
+    utility_sample : int
+        Fit the utility's propensity model on a seeded sample of this many records of the two
+        files together (split in proportion to their sizes) when they hold more (0: every
+        record); the figures then say ``sampled`` with the sample's sizes.
     fit_sample : int
         Fit the models on a seeded sample of this many records when the data have more (0:
-        on every record); the file still has one synthetic record per original record.
+        on every record); the file still has one synthetic record per original record (or
+        ``n_records``).
     draw_block : int
         Records drawn from one random stream: block ``b`` of the file's rows draws from child
         ``b`` of the step's stream, so the file is the same on either engine and for any
@@ -282,8 +303,10 @@ class Synthesise:
     sample, collected from the partitions) and draws partition by partition with the same
     blocks and streams: the released file equals the in-memory one for the same seed. The
     disclosure figures (repU, DiSCO, TCAP) come from count tables built per partition and
-    merged on the workers, equal to the in-memory figures; the utility figures (pMSE, table
-    S_pMSE) are not computed there (they need a propensity model fitted on both whole files).
+    merged on the workers, equal to the in-memory figures; the propensity figures (pMSE,
+    S_pMSE) come from the records of the two files collected on the client (every record, or
+    the ``utility_sample`` sample), equal to the in-memory figures; the table S_pMSE figures
+    are not computed there.
 
     References
     ----------
@@ -294,6 +317,8 @@ class Synthesise:
     utility measures for synthetic data. JRSS A 181(3), 663-688.
     """
 
+    n_records: int = param(0, kind="int", low=0, unit="records", symbol="k", label="records in the synthetic file",
+                           help="records in the released synthetic file (0: as many as the original)")
     variables: tuple = param((), kind="columns", label="synthesised columns", help="columns to synthesise (default: all but weight and household)")
     visit_sequence: tuple = param((), kind="columns", label="visit sequence", help="order of synthesis (the rest follow visit_rule)")
     visit_rule: str = param("data", kind="choice", label="order of the other variables", choices=("data", "synthpop"),
@@ -318,6 +343,10 @@ class Synthesise:
                          help="propensity model of the utility figures")
     utility_permutations: int = param(20, kind="int", label="permutations for the null pMSE", low=1, high=1000, advanced=True,
                                       help="label permutations for the null pMSE of a CART model")
+    utility_sample: int = param(0, kind="int", low=0, unit="records", advanced=True,
+                                label="records read by the utility model",
+                                help="fit the utility's propensity model on a seeded sample of this many records "
+                                     "of the two files together when they hold more (0: every record)")
     utility_tables: list = param([], kind="any", label="tables compared", advanced=True,
                                  help="tables (lists of columns) whose counts are compared")
     disclosure_keys: tuple = param((), kind="columns", label="intruder's keys", help="what an intruder knows (default: the key variables)")
@@ -394,27 +423,38 @@ class Synthesise:
         fit_stream, utility_stream = child_stream(ss, 0), child_stream(ss, 1)
         synth = self.synthesiser(microdata)
         fitted = fit_for_release(self, microdata, ss, synth)
-        draw = fitted.draw(rng=fit_stream, frame=microdata.frame, block_rows=self.draw_block)
-        out = _to_microdata(microdata, fitted, draw)
+        n, k = microdata.n_records, self.n_records or microdata.n_records
+        if k == n:
+            draw = fitted.draw(rng=fit_stream, frame=microdata.frame, block_rows=self.draw_block)
+            out = _to_microdata(microdata, fitted, draw)
+        else:
+            # a file of k records: stratum after stratum, drawn in the same blocks on either engine
+            fitted.check_resizable(k)
+            parts, checks = fitted.draw_resized_rows(fit_stream, k, 0, k, block_rows=self.draw_block)
+            draw = SynthesisDraw(fitted, k, parts, checks, None)
+            out = resized_microdata(microdata, draw.frame(microdata.frame))
         plan = fitted.plan
         methods = {v: _final_method(fitted, v) for v in plan.sequence}
-        guarantees = _guarantees(microdata, out, fitted)
+        guarantees = _guarantees(microdata, out, fitted, k)
         original, released = microdata.frame, out.frame
         utility: dict = {}
         if self.utility != "none":
-            u = propensity_utility(original, released, method=self.utility, variables=list(plan.columns),
-                                   cont_na=dict(plan.missing_codes), categorical=_categorical_columns(microdata, plan),
-                                   n_permutations=self.utility_permutations, rng=utility_stream)
-            utility = {"method": u.method, "pMSE": u.pMSE, "S_pMSE": u.S_pMSE}
+            rows_o, rows_s = utility_rows(n, k, self.utility_sample, ss)
+            utility = step_utility(original if rows_o is None else original.iloc[rows_o],
+                                   released if rows_s is None else released.iloc[rows_s], method=self.utility,
+                                   variables=list(plan.columns), cont_na=dict(plan.missing_codes),
+                                   categorical=categorical_columns(microdata, plan),
+                                   n_permutations=self.utility_permutations, rng=utility_stream,
+                                   n_original=n, n_synthetic=k, sampled=rows_o is not None)
         tables = []
-        cat = _categorical_columns(microdata, plan)
+        cat = categorical_columns(microdata, plan)
         for t in [[v] for v in plan.sequence] + self.utility_tables:
             tu = table_utility(original, released, t, cont_na=dict(plan.missing_codes), categorical=cat)
             tables.append({"variables": list(t), "S_pMSE": tu.measures["S_pMSE"], "df": tu.df})
         disclosure = [d.to_dict() for d in _disclosure(microdata, out, self.disclosure_keys,
                                                         self.disclosure_targets, plan)]
         identical = _share_identical(original, released, list(plan.sequence))
-        summary = {"records": out.n_records, "synthesised_variables": len(plan.sequence),
+        summary = {"records": out.n_records, "records_original": n, "synthesised_variables": len(plan.sequence),
                    "visit_sequence": list(plan.sequence), "methods": methods,
                    "kept_variables": list(plan.kept), "rules": len(plan.rules),
                    "share_identical_to_an_original_record": identical}
@@ -468,8 +508,9 @@ def _final_method(fitted: FittedSynthesis, var: str) -> str:
     return planned
 
 
-def _categorical_columns(md: Microdata, plan) -> list[str]:
-    """Numeric-typed columns the synthesis treated as categorical (keys and those listed)."""
+def categorical_columns(md: Microdata, plan) -> list[str]:
+    """Numeric-typed columns the synthesis treated as categorical (keys and those listed): the
+    utility model reads them as categories (either engine)."""
     return [c for c in plan.columns if plan.categorical.get(c) and pd.api.types.is_numeric_dtype(md.frame[c])]
 
 
@@ -497,29 +538,35 @@ def _to_microdata(md: Microdata, fitted: FittedSynthesis, draw: SynthesisDraw) -
     return out
 
 
-def _guarantees(md: Microdata, out: Microdata, fitted: FittedSynthesis) -> list[Guarantee]:
+def _guarantees(md: Microdata, out: Microdata, fitted: FittedSynthesis, k: int) -> list[Guarantee]:
     """The step's promises, checked on the output frame (not on the synthesiser's codes)."""
     plan = fitted.plan
     n = md.n_records
     orig, syn = md.frame, out.frame
-    gs = [Guarantee("record_count", "the synthetic file has as many records as the original",
-                    out.n_records, out.n_records == n)]
+    resized = k != n
+    gs = [Guarantee("record_count", f"the synthetic file has the {k:,} records asked" if resized else
+                    "the synthetic file has as many records as the original", out.n_records, out.n_records == k)]
     if plan.rules:
         bad = 0
         data = {c: _values(syn[c]) for c in plan.columns}
         for r in plan.rules:
-            bad += int((~r.holds(data, n)).sum())
+            bad += int((~r.holds(data, out.n_records)).sum())
         gs.append(Guarantee("rules_hold", f"every synthetic record meets the {len(plan.rules)} rule(s)",
                             {"violations": bad}, bad == 0))
-    kept_changed = [c for c in plan.kept if not orig[c].equals(syn[c])]
-    if plan.kept:
+    kept_changed = [] if resized else [c for c in plan.kept if not orig[c].equals(syn[c])]
+    if plan.kept and not resized:
         gs.append(Guarantee("kept_unchanged", "columns not synthesised keep their values",
                             {"changed": kept_changed}, not kept_changed))
     if plan.strata:
         mixed = 0
         keys_o = orig[list(plan.strata)].astype(object).apply(tuple, axis=1)
         keys_s = syn[list(plan.strata)].astype(object).apply(tuple, axis=1)
-        same_place = bool((keys_o.to_numpy() == keys_s.to_numpy()).all())
+        if resized:   # each stratum keeps its share of the k records (largest remainders)
+            want = fitted.allocation(k)
+            got = keys_s.value_counts()
+            same_place = all(int(got.get(tuple(lab), 0)) == m for lab, m in want.items())
+        else:
+            same_place = bool((keys_o.to_numpy() == keys_s.to_numpy()).all())
         for c in plan.sequence:
             if not plan.categorical[c] or plan.methods[c] == "passive":
                 continue

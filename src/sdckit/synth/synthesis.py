@@ -29,8 +29,8 @@ code) as a categorical variable, then its value for the records whose synthetic 
 "observed", from the observed records only; later variables see the value (0 where not
 observed) and the status as two predictors.
 
-Randomness: the fit uses none. A file of one synthetic record per original record is drawn
-in fixed blocks of rows (:data:`DRAW_BLOCK` records): block ``b`` draws from child ``b`` of the
+Randomness: the fit uses none. A file (of one synthetic record per original record, or of
+another size ``k`` whose records come stratum after stratum) is drawn in fixed blocks of rows (:data:`DRAW_BLOCK` records): block ``b`` draws from child ``b`` of the
 draw's stream (the stream itself for a file of one block), and within a block each stratum
 from a child of the block's stream and each variable from a child of that
 (:meth:`FittedSynthesis.draw_rows`). The draw of a record depends on its position in its
@@ -205,6 +205,8 @@ class FittedSynthesis:
     stratum_labels: dict
     n_original: int
     notes: list = field(default_factory=list)
+    #: records fitted per stratum (kept when :meth:`for_drawing` drops the rows)
+    stratum_sizes: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ fit
     @classmethod
@@ -253,13 +255,14 @@ class FittedSynthesis:
                              f"{diff} of {n} records")
         chains = {lab: fit_chain(plan, enc, sl, orig, rows, dec_all, n_jobs)
                   for lab, rows in strata_rows.items()}
-        return cls(plan, enc, sl, orig, chains, strata_rows, labels, n, notes)
+        sizes = {lab: int(r.shape[0]) for lab, r in strata_rows.items()}
+        return cls(plan, enc, sl, orig, chains, strata_rows, labels, n, notes, sizes)
 
     # ------------------------------------------------------------------ draw
     def allocation(self, k: int) -> dict:
         """Records per stratum for a file of ``k`` records: the original counts when ``k`` is
         the original size, else proportional (largest remainders)."""
-        sizes = {lab: int(r.shape[0]) for lab, r in self.stratum_rows.items()}
+        sizes = self.stratum_sizes or {lab: int(r.shape[0]) for lab, r in self.stratum_rows.items()}
         if k == self.n_original:
             return sizes
         exact = {lab: k * s / self.n_original for lab, s in sizes.items()}
@@ -279,8 +282,10 @@ class FittedSynthesis:
         (and the values of any kept column) of record ``i`` of ``frame`` (default: the records
         fitted), and block ``b`` draws from its own child of ``rng``, so the file does not
         depend on how the records are partitioned. A file of another size needs every column
-        synthesised (or a stratum): its records come stratum after stratum, each stratum from
-        its own child of ``rng`` (:meth:`draw_stratum`).
+        synthesised (or a stratum): its records come stratum after stratum (each stratum's
+        share of ``k``, :meth:`allocation`) and are drawn in the same blocks
+        (:meth:`draw_resized_rows`); for ``k`` up to ``block_rows`` stratum ``s`` draws from
+        child ``s`` of ``rng``.
         """
         block_rows = check_int("FittedSynthesis", "block_rows", block_rows, min_value=1)
         ss, record = seed_sequence(rng)
@@ -292,21 +297,42 @@ class FittedSynthesis:
             parts, checks = self.draw_rows(frame, ss, first_row=0, n_total=n, block_rows=block_rows)
             return SynthesisDraw(self, n, parts, checks, record, aligned=True)
         k = check_int("FittedSynthesis", "k", k, min_value=1)
-        non_strata_kept = [c for c in self.plan.kept if c not in self.plan.strata]
-        if non_strata_kept:
-            raise InputError(f"k = {k} differs from the {self.n_original} original records, but "
-                             f"{non_strata_kept[0]!r} is kept (not synthesised); a file of another size "
-                             "needs every column synthesised (or a stratum).")
-        labs = list(self.stratum_rows)
-        alloc = self.allocation(k)
-        parts, checks = [], []
-        for s, lab in enumerate(labs):
-            if alloc[lab] == 0:
-                continue
-            syn, chk = self.draw_stratum(lab, alloc[lab], child_stream(ss, s))
-            parts.append((lab, None, syn))
-            checks.append(chk)
+        self.check_resizable(k)
+        parts, checks = self.draw_resized_rows(ss, k, 0, k, block_rows=block_rows)
         return SynthesisDraw(self, k, parts, checks, record)
+
+    def check_resizable(self, k: int) -> None:
+        """Raise InputError when a file of ``k`` records (not the original size) cannot be drawn:
+        a kept column that is not a stratum has no value for a record that stands for no
+        original record."""
+        non_strata_kept = [c for c in self.plan.kept if c not in self.plan.strata]
+        if non_strata_kept and k != self.n_original:
+            raise InputError(f"records in the synthetic file: {k:,} differs from the {self.n_original:,} original "
+                             f"records, but {non_strata_kept[0]!r} is kept (not synthesised); a file of another "
+                             "size needs every column synthesised (or a stratum): add it to the synthesised "
+                             "columns or keep the original size.")
+
+    def resized_strata(self, k: int, lo: int, hi: int) -> pd.DataFrame:
+        """The strata columns of rows ``lo .. hi`` of a file of ``k`` records of another size:
+        the strata in the fit's order, each with its :meth:`allocation` of records (a frame
+        without columns when there are no strata)."""
+        alloc = self.allocation(k)
+        labs = list(self.stratum_rows)
+        counts = np.array([alloc[lab] for lab in labs], dtype=np.int64)
+        which = np.repeat(np.arange(len(labs)), counts)[lo:hi]
+        data = {c: pd.Series([labs[s][j] for s in range(len(labs))], dtype=object).to_numpy()[which]
+                for j, c in enumerate(self.plan.strata)}
+        return pd.DataFrame(data, index=pd.RangeIndex(lo, hi))
+
+    def draw_resized_rows(self, ss: np.random.SeedSequence, k: int, lo: int, hi: int, *,
+                          block_rows: int = DRAW_BLOCK) -> tuple[list, list]:
+        """Rows ``lo .. hi`` (whole blocks) of a synthetic file of ``k`` records of another size
+        than the original (synthpop's ``k``): its records come stratum after stratum
+        (:meth:`resized_strata`) and are drawn in blocks exactly as :meth:`draw_rows` draws a
+        file of the original size, so any cut of the rows into whole blocks (the Dask
+        engine's partitions) gives the same file. Rows are counted from ``lo``."""
+        frame = self.resized_strata(k, lo, hi).reset_index(drop=True)
+        return self.draw_rows(frame, ss, first_row=lo, n_total=k, block_rows=block_rows)
 
     def draw_rows(self, frame: pd.DataFrame | None, ss: np.random.SeedSequence, *, first_row: int,
                   n_total: int, block_rows: int = DRAW_BLOCK) -> tuple[list, list]:

@@ -10,8 +10,12 @@ propensities,
 is 0 when the model cannot tell the files apart. Its expectation when both files come from
 the same distribution is, for a logistic model with ``k`` parameters,
 ``(k - 1) (1 - c)^2 c / N`` (Snoke et al. 2018, section 3.1, eq. (3)), and for a CART model it
-is estimated by refitting on randomly permuted labels (synthpop: 50 permutations, the mean
-halved); the standardised ``S_pMSE = pMSE / expectation`` is about 1 for a good synthesis.
+is estimated by refitting on randomly permuted labels: their pMSE has mean about
+``(k - 1) c (1 - c) / N`` (exactly ``c (1 - c) (J - 1) / (N - 1)`` for a model of ``J`` fixed
+cells, the hypergeometric variance), so the mean times ``1 - c`` estimates the expectation
+above for any ``c``; synthpop halves the mean, which is the same when the two files have equal
+sizes (``c = 1/2``) and not otherwise (its ``utility.gen`` keeps the halving for ``k != n``;
+sdckit follows the paper). The standardised ``S_pMSE = pMSE / expectation`` is about 1 for a good synthesis.
 :func:`propensity_utility` reproduces synthpop's ``utility.gen`` (logit with all two-way
 interactions, ``maxorder = 1``; or CART with ``cp = 0.001``, ``minbucket = 5``), including its
 handling of the data: numeric columns with missing values get a 0/1 indicator (and the
@@ -353,8 +357,12 @@ def propensity_utility(original: Any, synthetic: Any, *, method: str = "logit",
             tp = gen.permutation(t)
             sc = _tree_scores(grow_tree(xb, is_cat, y_class=tp.astype(np.int64), n_classes=2,
                                         min_leaf=min_leaf, cp=cp), tp, Nfit)
-            sims[i] = float(np.sum((sc - c) ** 2)) / N / 2.0
-        null = float(sims.mean()) if n_permutations else float("nan")
+            sims[i] = float(np.sum((sc - c) ** 2)) / N
+        # the permuted labels' pMSE has mean about (k - 1) c (1 - c) / N; scaled by (1 - c) it is
+        # the expectation of Snoke et al. (2018), eq. (3), (k - 1) (1 - c)^2 c / N, the logit's
+        # null, for any c. synthpop halves it whatever c: the same when the files have equal
+        # sizes (c = 1/2), not when they differ
+        null = (1.0 - c) * float(sims.mean()) if n_permutations else float("nan")
         s_pmse = pmse / null if null > 0 else float("nan")
         km1, conv, nperm = None, True, n_permutations
     so, ss = score[:n1], score[n1:]

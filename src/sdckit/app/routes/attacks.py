@@ -43,9 +43,9 @@ def routes(ctx: AppContext) -> list[Route]:
 
     def get_attacks(request, body):
         ctx.need_data()
-        from ..attack_view import ATTACK_NAMES
+        from ..attack_view import ATTACK_NAMES, TIE_BREAK_WORDS
 
-        return {"runs": runs, "attacks": ATTACK_NAMES, "key_vars": list(session.state.get("roles", {}).get("key_vars") or []),
+        return {"runs": runs, "attacks": ATTACK_NAMES, "tie_breaks": TIE_BREAK_WORDS, "key_vars": list(session.state.get("roles", {}).get("key_vars") or []),
                 "sensitive": list(session.state.get("roles", {}).get("sensitive") or [])}
 
     return [Route("/api/attacks", api(post_attacks), methods=["POST"]), Route("/api/attacks/runs", api(get_attacks))]

@@ -21,6 +21,8 @@ export async function renderAttacks(el) {
         `<label class="inline"><input type="checkbox" class="atk-kind" value="${esc(k)}" checked> ${esc(v)}</label>`).join(" ")}</div></div>
       <div class="field"><label for="atk-n">Attacks per kind <span class="unit">(predicates or target records)</span></label><div><input type="number" id="atk-n" value="500" min="10" step="1"></div></div>
       <div class="field"><label for="atk-share">Records set aside as control <span class="unit">(%)</span></label><div><input type="number" id="atk-share" value="50" min="5" max="95" step="any"></div></div>
+      <div class="field"><label for="atk-tie">Among equally near records <span class="unit">(linkability, inference)</span></label><div><select id="atk-tie">${Object.entries(info.tie_breaks || {}).map(([k, v]) =>
+        `<option value="${esc(k)}" ${k === "random" ? "selected" : ""}>${esc(v)}</option>`).join("")}</select></div><div class="help">which released record the intruder takes when several are equally near</div></div>
       <div class="field"><label for="atk-seed">Seed of the attacks <span class="unit">(not the release's seed)</span></label><div><input type="number" id="atk-seed" value="0" min="0" step="1"></div></div>
     </div>
     <p><button id="runatk">Run the attacks</button> <button id="cancelatk" class="danger" hidden>Cancel</button></p><div id="atkprog"></div></div>
@@ -31,7 +33,7 @@ export async function renderAttacks(el) {
                    secret: $$("#atk-secret option").filter((o) => o.selected).map((o) => o.value),
                    attacks: $$(".atk-kind").filter((b) => b.checked).map((b) => b.value),
                    n_attacks: parseInt($("#atk-n").value, 10), control_share: parseFloat($("#atk-share").value) / 100,
-                   seed: parseInt($("#atk-seed").value, 10) };
+                   seed: parseInt($("#atk-seed").value, 10), tie_break: $("#atk-tie").value };
     const job = await api("/api/attacks", { method: "POST", body });
     pollJob(job.id, $("#atkprog"), $("#cancelatk"), (res) => showRun(res));
   };
