@@ -1,6 +1,7 @@
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
@@ -18,9 +19,12 @@ import org.deidentifier.arx.ARXPopulationModel;
 import org.deidentifier.arx.ARXResult;
 import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.AttributeType.Hierarchy;
+import org.deidentifier.arx.AttributeType.MicroAggregationFunction;
 import org.deidentifier.arx.Data;
 import org.deidentifier.arx.DataDefinition;
+import org.deidentifier.arx.DataHandle;
 import org.deidentifier.arx.DataSubset;
+import org.deidentifier.arx.DataType;
 import org.deidentifier.arx.criteria.BasicBLikeness;
 import org.deidentifier.arx.criteria.DDisclosurePrivacy;
 import org.deidentifier.arx.criteria.EnhancedBLikeness;
@@ -53,7 +57,11 @@ import org.deidentifier.arx.risk.RiskModelPopulationUniqueness.PopulationUniquen
  * publisher_payout (attacker prosecutor, or journalist with payout_attacker=journalist) and
  * entropy_information_loss; subset_mod=M makes the research subset the rows whose index is a
  * multiple of M (the journalist models: the file is the population, the subset the data),
- * whose size the output gives as n.
+ * whose size the output gives as n; gs (ARX's generalisation/suppression factor of the loss and
+ * classification metrics, default 0.5); microagg=COLUMN:FUNCTION (arithmetic_mean,
+ * geometric_mean, median, mode or interval; the column a decimal quasi-identifier transformed by
+ * ARX's microaggregation, without clustering) with dump=PATH (the optimum's output values of
+ * that column written there, one a line, in the input's row order).
  */
 public class ArxCompare {
 
@@ -97,6 +105,24 @@ public class ArxCompare {
             File f = new File(hierDir, c.getOrDefault("hier_prefix", "adult_hierarchy_") + q + ".csv");
             def.setAttributeType(q, Hierarchy.create(f, StandardCharsets.UTF_8, ','));
         }
+        String microCol = null;
+        if (c.containsKey("microagg")) {
+            String[] mf = c.get("microagg").split(":");
+            microCol = mf[0];
+            MicroAggregationFunction f;
+            switch (mf[1]) {
+                case "arithmetic_mean": f = MicroAggregationFunction.createArithmeticMean(); break;
+                case "geometric_mean": f = MicroAggregationFunction.createGeometricMean(); break;
+                case "median": f = MicroAggregationFunction.createMedian(); break;
+                case "mode": f = MicroAggregationFunction.createMode(); break;
+                case "interval": f = MicroAggregationFunction.createInterval(); break;
+                default: throw new IllegalArgumentException("unknown microaggregation function " + mf[1]);
+            }
+            def.setDataType(microCol, DataType.DECIMAL);
+            def.setAttributeType(microCol, AttributeType.QUASI_IDENTIFYING_ATTRIBUTE);
+            def.setMicroAggregationFunction(microCol, f, false);
+        }
+        double gs = Double.parseDouble(c.getOrDefault("gs", "0.5"));
         ARXConfiguration config = ARXConfiguration.create();
         boolean needsSensitive = false;
         if (c.containsKey("k")) {
@@ -158,7 +184,7 @@ public class ArxCompare {
         }
         String metric = c.getOrDefault("metric", "dm");
         switch (metric) {
-            case "loss": config.setQualityModel(Metric.createLossMetric()); break;
+            case "loss": config.setQualityModel(Metric.createLossMetric(gs)); break;
             case "dm": config.setQualityModel(Metric.createDiscernabilityMetric(false)); break;
             case "dm_star": config.setQualityModel(Metric.createDiscernabilityMetric(true)); break;
             case "height": config.setQualityModel(Metric.createHeightMetric()); break;
@@ -166,7 +192,7 @@ public class ArxCompare {
             case "normalised_entropy": config.setQualityModel(Metric.createNormalizedEntropyMetric()); break;
             case "classification":
                 def.setResponseVariable(sens, true);
-                config.setQualityModel(Metric.createClassificationMetric());
+                config.setQualityModel(Metric.createClassificationMetric(gs));
                 break;
             case "publisher_payout":
                 config.setQualityModel(Metric.createPublisherPayoutMetric(
@@ -208,6 +234,15 @@ public class ArxCompare {
         }
         if (subset != null) {
             sb.append(", \"n\": ").append(subset.getSet().size());
+        }
+        if (opt != null && microCol != null && c.containsKey("dump")) {
+            DataHandle out = result.getOutput(opt, false);
+            int col = out.getColumnIndexOf(microCol);
+            try (PrintWriter w = new PrintWriter(c.get("dump"), "UTF-8")) {
+                for (int r = 0; r < out.getNumRows(); r++) {
+                    w.println(out.getValue(r, col));
+                }
+            }
         }
         sb.append(", \"cpu_seconds\": ").append(String.format(Locale.ROOT, "%.4f", cpu));
         sb.append(", \"seconds\": ").append(String.format(Locale.ROOT, "%.4f", wall)).append("}");

@@ -461,9 +461,15 @@ def build_step(name: str, params: dict[str, Any], *, where: str = "step") -> Any
 def published_recodes(results: Iterable[Any]) -> list[Any]:
     """The global recodings among a run's step results, rebuilt as steps from their recorded
     parameters: what an intruder applies to what they know, since global recodings are
-    published (a step class says so with ``global_recode = True``)."""
+    published (a step class says so with ``global_recode = True``). A result may carry its
+    recoding itself (``published_recoding``, e.g. a generalisation's levels, whose hierarchy
+    files are not among its public parameters); that object is used as it is."""
     steps = []
     for r in results:
+        published = getattr(r, "published_recoding", None)
+        if published is not None:  # a step whose recoding needs more than its public parameters
+            steps.append(published)
+            continue
         cls = _STEPS.get(str(getattr(r, "method", ""))) if _discovered else None
         if cls is None:
             try:

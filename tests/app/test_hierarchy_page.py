@@ -30,7 +30,7 @@ def client(tmp_path):
 def test_levels_save_and_recode(client):
     c, app, work = client
     kinds = c.get("/api/hierarchy/kinds").json()
-    assert [k["name"] for k in kinds["kinds"]] == ["intervals", "grouping", "masking", "dates"]
+    assert [k["name"] for k in kinds["kinds"]] == ["intervals", "grouping", "masking", "dates", "priority"]
     assert all(s["label"] and "_" not in s["label"] for k in kinds["kinds"] for s in k["settings"])
     body = {"column": "age", "kind": "intervals", "settings": {"widths": "10, 20"}}
     v = c.post("/api/hierarchy/preview", json=body).json()

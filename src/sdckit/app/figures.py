@@ -71,15 +71,22 @@ def risk_panel(md: Microdata, *, suda: bool = True, original: Microdata | None =
     return jsonable(out)
 
 
-def all_columns_linkage(original: Microdata, released: Microdata, results=()) -> dict:
+def all_columns_linkage(original: Microdata, released: Microdata, results=()) -> dict | None:
     """The all-columns linkage figure: an intruder who knows every released column of a person
     links by exact matching (:func:`sdckit.risk.identifiers.linkage_all_columns`), after
     applying the published global recodings of ``results`` to what they know (the measure of
-    the ``max_linkage_all_columns`` gate)."""
+    the ``max_linkage_all_columns`` gate). None where a published recoding cannot be rebuilt
+    from the step's public settings (a ``generalise`` step reads its hierarchies from files its
+    settings do not name): no figure rather than one measured without the recoding."""
+    from ..errors import SDCError
     from ..registry import published_recodes
     from ..risk.identifiers import linkage_all_columns
 
-    d = linkage_all_columns(original, released, recodes=published_recodes(results))
+    try:
+        recodes = published_recodes(results)
+    except SDCError:
+        return None
+    d = linkage_all_columns(original, released, recodes=recodes)
     return {"columns": len(d["columns"]), "sample_uniques": d["sample_uniques"],
             "sample_unique_share": d["sample_unique_share"],
             "expected_correct_links": d["expected_correct_links"],
@@ -258,6 +265,9 @@ def step_view(i: int, result, before: Microdata, after: Microdata, *, risk: dict
         "numeric": numeric_compare(fb, fa, num_cols) if any(c in changed for c in num_cols) else None,
         "matrices": [], "risk_after": risk,
     }
+    space = getattr(result, "solution_space", None)
+    if space is not None:   # a generalise step: the lattice view (ARX's solution space)
+        view["lattice"] = lattice_view(space)
     for key, m in (getattr(result, "matrices", None) or {}).items():
         if m.n_categories > 40:
             view["matrices"].append({"title": str(key), "note": f"{m.n_categories} categories: too many to draw"})
@@ -284,3 +294,46 @@ def _matrix_title(key: Any) -> str:
     if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], tuple):
         return ", ".join(map(str, key[0])) + ("" if key[1] == "all" else f" (stratum {key[1]})")
     return str(key)
+
+
+# ---------------------------------------------------------------------- the lattice view
+def lattice_view(space) -> dict:
+    """The lattice view of a ``generalise`` step's card, in words: the counts as a sentence, the
+    drawn nodes (checked nodes, capped, and the chosen node's neighbours) placed by height with
+    their levels named per quasi-identifier and their figures, the chosen node and a row per
+    neighbour with what changes (:class:`sdckit.lattice.solution_space.SolutionSpace`)."""
+    from ..lattice.space_report import STATUS_COLOURS, counts_sentence, neighbour_rows
+
+    metric = space.metric.replace("_", " ")
+    xs = space.positions()
+    n_nb = len(space.neighbours)
+    points = []
+    for i, (x, n) in enumerate(zip(xs, space.nodes)):
+        fig = (f"{n.n_suppressed:,} records suppressed, {n.n_classes:,} classes"
+               + (f", {metric} {n.metric:,.6g}" if n.satisfied and n.metric is not None else ""))
+        points.append({"x": x, "height": n.height, "status": n.status,
+                       "role": "chosen node" if i == 0 else ("neighbour" if i <= n_nb else "checked node"),
+                       "levels": space.level_text(n.levels), "figures": fig,
+                       "verdict": "satisfies the models" if n.satisfied else "fails: " + (n.why_fails or "the models"),
+                       "checked": "checked by the search" if n.checked else "checked for this view"})
+    edges = [{"x": xs[0], "height": space.nodes[0].height, "x2": xs[i], "height2": space.nodes[i].height}
+             for i in range(1, n_nb + 1)]
+    c = space.counts
+    shown = len(space.nodes)
+    cap = (f"Showing {space.n_shown_checked:,} of the {c['checked']:,} nodes the search checked (the {space.limit:,} "
+           "nearest the chosen node) and the chosen node's neighbours: a lattice this size is not drawn whole."
+           if space.capped else f"Showing all {c['checked']:,} nodes the search checked and the chosen node's "
+           f"neighbours ({shown:,} nodes) of the lattice's {c['nodes']:,}.")
+    ch = space.chosen
+    legend = [{"status": s, "colour": STATUS_COLOURS[s],
+               "count": {"chosen": 1, "satisfies": c["checked_satisfying"], "fails": c["checked_failing"],
+                         "satisfies (inferred)": c.get("inferred_satisfying"),
+                         "fails (inferred)": c.get("inferred_failing"), "pruned": c.get("pruned"),
+                         "not reached": c.get("not_reached")}[s]} for s in STATUS_COLOURS]
+    return jsonable({
+        "sentence": counts_sentence(space), "capped": space.capped, "cap_note": cap, "metric": metric,
+        "max_height": int(sum(space.heights)), "points": points, "edges": edges, "legend": legend,
+        "chosen": {"levels": space.level_text(ch.levels), "n_suppressed": ch.n_suppressed, "n_classes": ch.n_classes,
+                   "metric": ch.metric},
+        "neighbours": neighbour_rows(space), "notes": list(space.notes),
+    })

@@ -16,7 +16,8 @@ _EXPORTS = {
     "check_hierarchy": "hierarchies", "date_hierarchy": "hierarchies",
     "find_hierarchies": "hierarchies", "grouping_hierarchy": "hierarchies",
     "interval_hierarchy": "hierarchies", "masking_hierarchy": "hierarchies",
-    "order_hierarchy": "hierarchies", "read_hierarchy": "hierarchies", "METRICS": "metrics",
+    "order_hierarchy": "hierarchies", "priority_hierarchy": "hierarchies", "read_hierarchy": "hierarchies",
+    "METRICS": "metrics",
     "AverageRisk": "models", "DeltaPresence": "models", "DistinctLDiversity": "models",
     "EntropyLDiversity": "models", "KAnonymity": "models", "MaxRisk": "models",
     "RecursiveCLDiversity": "models", "TCloseness": "models", "Problem": "problem",
@@ -29,7 +30,7 @@ __all__ = [
     "generalise_frame", "METRICS", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity",
     "RecursiveCLDiversity", "TCloseness", "DeltaPresence", "MaxRisk", "AverageRisk",
     "read_hierarchy", "find_hierarchies", "check_hierarchy", "interval_hierarchy",
-    "masking_hierarchy", "order_hierarchy", "grouping_hierarchy", "date_hierarchy",
+    "masking_hierarchy", "order_hierarchy", "grouping_hierarchy", "date_hierarchy", "priority_hierarchy",
 ]
 
 

@@ -40,7 +40,9 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
                   t: float | None = None, t_distance: str = "equal", sensitive: str | None = None,
                   sensitive_hierarchy: Path | None = None, method: str = "exact", max_nodes: int = 2000,
                   time_limit: float | None = None, output: Path | None = None, arx_models: dict | None = None,
-                  kernels: str | None = None, population: Path | None = None, dp: dict | None = None) -> dict:
+                  kernels: str | None = None, population: Path | None = None, dp: dict | None = None,
+                  solution_space: bool = False, gs_factor: float = 0.5,
+                  microaggregate: dict[str, str] | None = None) -> dict:
     """Run the search on a file; returns the JSON summary (and writes the release if asked).
 
     ``population`` is a population table (CSV or Parquet) of which the data are a research
@@ -49,6 +51,13 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
 
     ``kernels`` fixes the search kernels' backend for the process ("numba" or "numpy"; default:
     numpy until the work outgrows it, see :mod:`sdckit.lattice._kernels`); the result is the same.
+
+    ``gs_factor`` is ARX's generalisation/suppression factor of the loss and classification
+    metrics; ``microaggregate`` maps columns (not among ``qis``) to a microaggregation function
+    (:mod:`sdckit.lattice.microaggregation`).
+
+    ``solution_space`` adds ``"solution_space"``: what the search knows about the lattice
+    (:func:`sdckit.lattice.solution_space.describe_space`; ``sdckit anonymise --json`` sets it).
     """
     import numpy as np
 
@@ -75,6 +84,10 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     data = _read(Path(file))
     if not qis:
         raise InputError("--qis: name the quasi-identifiers, comma-separated.")
+    from .microaggregation import check_quality_settings, lattice_qis  # noqa: PLC0415
+
+    check_quality_settings(metric, gs_factor, microaggregate, dp=dp is not None)
+    qis = lattice_qis(qis, microaggregate, explicit=True)
     if dp is not None:   # (epsilon, delta)-DP by SafePub: the release holds the QI columns of the drawn records
         return _run_safepub(data, hierarchies, qis, dp, k=k, metric=metric, output=output, t0=t0)
     arx = {key: v for key, v in (arx_models or {}).items() if v is not None}
@@ -100,6 +113,9 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     hier = find_hierarchies(hierarchies, qis)
     sh = read_hierarchy(sensitive_hierarchy) if sensitive_hierarchy else None
     problem = Problem(data, qis, hier, sensitive=sensitive, sensitive_hierarchy=sh, population=pop)
+    from .microaggregation import prepare_problem  # noqa: PLC0415
+
+    prepare_problem(problem, data, gs_factor=gs_factor, microaggregate=microaggregate)
     ev = Evaluator(problem, models, suppression, metric, cost_benefit=arx.get("cost_benefit"))
     res = search(ev, method, max_nodes=max_nodes if method != "anytime" or max_nodes != 2000 else None,
                  time_limit=time_limit)
@@ -116,16 +132,27 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
            "n_nodes": res.n_nodes, "n_patterns": res.n_patterns, "search": res.method}
     if res.events:   # the anytime search's progress: best, bound and gap along the run
         out["events"] = list(res.events)
+    out["gs_factor"] = gs_factor
+    if microaggregate:
+        out["microaggregated"] = dict(microaggregate)
     if pop is not None:
         out["population_records"] = len(pop)
     if metric in ("publisher_payout", "entropy_information_loss") or arx.get("profitability"):
         from .profitability import profitability_summary  # noqa: PLC0415
 
         out.update(profitability_summary(view, kept, ev.cost_benefit or arx.get("cost_benefit")))
+    if solution_space:   # what the search knows about the lattice: counts, checked nodes, the chosen node's neighbours
+        from .solution_space import describe_space  # noqa: PLC0415
+
+        out["solution_space"] = describe_space(ev, res).to_dict()
     if output is not None:
         from ..io.atomic import atomic_write_text  # noqa: PLC0415
 
-        frame, _ = generalise_frame(data, ev, res.levels)
+        frame, suppressed = generalise_frame(data, ev, res.levels)
+        if microaggregate:
+            from .microaggregation import microaggregate_frame  # noqa: PLC0415
+
+            frame = microaggregate_frame(data, frame, suppressed, qis, microaggregate)
         atomic_write_text(output, frame.to_csv(index=False))
         out["output"] = str(output)
     return out
@@ -212,6 +239,12 @@ def anonymise_command(
                        "SafePub: the budget; the release is the QI columns of the drawn records.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="delta of (epsilon, delta)-DP (with --epsilon).")] = 1e-6,
     dp_steps: Annotated[int, typer.Option("--dp-steps", help="Steps of SafePub's private search.")] = 300,
+    gs_factor: Annotated[float, typer.Option("--gs-factor", help="ARX's generalisation/suppression factor of the "
+                         "loss and classification metrics, 0..1 (0: only generalisation counts, 1: only "
+                         "suppression).")] = 0.5,
+    microaggregate: Annotated[str | None, typer.Option("--microaggregate", help="Columns microaggregated instead "
+                              "of generalised, not in --qis: column=function, comma-separated (arithmetic_mean, "
+                              "geometric_mean, median, mode, interval).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""
@@ -225,10 +258,20 @@ def anonymise_command(
     if k is not None and k < 2:  # as the generalise step declares it: k = 1 protects nobody
         raise InputError(f"--k must be a whole number >= 2 (k of k-anonymity); got {k}.")
     qi_list = [v.strip() for v in qis.split(",") if v.strip()]
+    if not 0.0 <= gs_factor <= 1.0:
+        raise InputError(f"--gs-factor must lie in [0, 1]; got {gs_factor:g}.")
+    micro = {}
+    for item in (microaggregate or "").split(","):
+        if item.strip():
+            column, sep, function = item.partition("=")
+            if not sep:
+                raise InputError(f"--microaggregate: {item.strip()!r} is not column=function (e.g. age=arithmetic_mean).")
+            micro[column.strip()] = function.strip()
     out = run_anonymise(file, hierarchies, qi_list, k=k, suppression=suppression, metric=metric, l=l,
                         l_variant=l_variant, c=c, t=t, t_distance=t_distance, sensitive=sensitive,
                         sensitive_hierarchy=sensitive_hierarchy, method=method, max_nodes=max_nodes,
-                        time_limit=time_limit, output=output, population=population,
+                        time_limit=time_limit, output=output, population=population, solution_space=as_json,
+                        gs_factor=gs_factor, microaggregate=micro,
                         dp=None if epsilon is None else {"type": "safepub", "epsilon": epsilon, "delta": delta,
                                                          "steps": dp_steps},
                         arx_models={"k_map": k_map, "population_size": population_size,

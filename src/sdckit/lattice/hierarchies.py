@@ -6,7 +6,8 @@ column 0 and the label at level ``i`` in column ``i``. Files are read with
 
 * builders for the usual shapes: intervals of numbers (:func:`interval_hierarchy`), masking of
   strings (:func:`masking_hierarchy`), ordering and grouping of categories
-  (:func:`order_hierarchy`, :func:`grouping_hierarchy`) and dates (:func:`date_hierarchy`);
+  (:func:`order_hierarchy`, :func:`grouping_hierarchy`), dates (:func:`date_hierarchy`) and
+  priorities (:func:`priority_hierarchy`, ARX's priority-based builder);
 * :func:`check_hierarchy`: every raw value has exactly one path to the top and every level is
   a coarsening of the level below (each label has one parent);
 * :func:`encode`: a column of data against its hierarchy as integer codes: the records' raw
@@ -35,7 +36,10 @@ from ..masking.hierarchy import Hierarchy, read_hierarchy
 
 __all__ = ["Hierarchy", "read_hierarchy", "find_hierarchies", "check_hierarchy", "as_text",
            "interval_hierarchy", "masking_hierarchy", "order_hierarchy", "grouping_hierarchy",
-           "date_hierarchy", "EncodedColumn", "encode"]
+           "date_hierarchy", "priority_hierarchy", "PRIORITY_DIRECTIONS", "EncodedColumn", "encode"]
+
+#: the orders :func:`priority_hierarchy` takes (ARX's ``HierarchyBuilderPriorityBased.Priority``)
+PRIORITY_DIRECTIONS = ("highest_to_lowest", "lowest_to_highest")
 
 
 def _name(h: Hierarchy) -> str:
@@ -241,6 +245,67 @@ def date_hierarchy(values: Sequence, levels: Sequence[str] = ("month", "year", "
         else:
             cols.append([f"{y // 10 * 10}s" for y in d.dt.year])
     return _frame(_with_top(cols), name)
+
+
+def priority_hierarchy(values: Sequence, *, priorities: Mapping[str, int] | None = None,
+                       direction: str = "highest_to_lowest", max_levels: int = 10,
+                       name: str = "priority hierarchy") -> Hierarchy:
+    """Priority-based hierarchy (ARX 3.9.2's ``HierarchyBuilderPriorityBased``): the values in
+    order of priority, the first kept longest, each level replacing a further share of them by ``*``.
+
+    The distinct values (in the order they first occur) are ordered by ``priorities`` (value ->
+    integer; a value without one has priority 0; ties keep their order: a stable sort, as
+    Java's), or, without ``priorities``, by their own order (numbers as numbers when every value
+    is one, else text). ``direction`` ``highest_to_lowest`` puts the largest first,
+    ``lowest_to_highest`` the smallest. With ``m`` values, ``L = min(m, max_levels)`` levels
+    above the raw values and ``offset = m / L``, the value at position ``i`` (from 0) keeps its
+    label up to level ``L - floor(i / offset) - 1`` and is ``*`` from level
+    ``L - floor(i / offset)`` on (ARX's ``prepareResult``); level ``L`` is ``*`` for all.
+
+    Parameters
+    ----------
+    values : sequence
+        The column's values (missing values left out).
+    priorities : mapping, optional
+        Value -> priority (an integer); default: the values' own order.
+    direction : {"highest_to_lowest", "lowest_to_highest"}
+        Which end of the order is kept longest.
+    max_levels : int >= 1
+        The most levels above the raw values (ARX's default 10).
+    name : str
+        Named in errors.
+
+    Returns
+    -------
+    Hierarchy
+        One row per value in priority order, ``L + 1`` columns.
+    """
+    if direction not in PRIORITY_DIRECTIONS:
+        raise InputError(f"{name}: direction must be one of {', '.join(PRIORITY_DIRECTIONS)}; got {direction!r}.")
+    if isinstance(max_levels, bool) or int(max_levels) != max_levels or max_levels < 1:
+        raise InputError(f"{name}: max_levels must be a whole number >= 1; got {max_levels!r}.")
+    raw = _distinct_text(pd.Series(values).dropna())
+    if not raw:
+        raise InputError(f"{name}: no values to build a hierarchy from.")
+    descending = direction == "highest_to_lowest"
+    if priorities is not None:
+        prio = {str(k): v for k, v in priorities.items()}
+        bad = [k for k, v in prio.items() if isinstance(v, bool) or not float(v).is_integer()]
+        if bad:
+            raise InputError(f"{name}: the priority of {bad[0]!r} must be a whole number; got {prio[bad[0]]!r}.")
+        key = [int(prio.get(v, 0)) for v in raw]
+    else:
+        num = pd.to_numeric(pd.Series(raw), errors="coerce")
+        key = num.tolist() if num.notna().all() else raw
+    # a stable sort (Python's reverse=True keeps ties in order, as ARX's negated comparator does)
+    order = sorted(range(len(raw)), key=lambda i: key[i], reverse=descending)
+    ordered = [raw[i] for i in order]
+    m = len(ordered)
+    n_levels = min(m, int(max_levels))
+    offset = m / n_levels
+    value_level = [n_levels - int(np.floor(i / offset)) for i in range(m)]
+    levels = [[v if value_level[i] > lvl else "*" for i, v in enumerate(ordered)] for lvl in range(n_levels + 1)]
+    return _frame(levels, name)
 
 
 @dataclass(frozen=True)

@@ -3,21 +3,40 @@ non-uniform entropy and the classification metric, each with a lower bound for p
 
 Every function takes a node's :class:`.NodeView` and the mask of its kept classes (the
 others are suppressed) and returns a number, lower is better. The definitions follow ARX
-3.9.2's quality models with its defaults (generalisation/suppression factor 0.5, attribute
-weights equal); the notes below say where ARX's definition differs from the paper's.
+3.9.2's quality models (attribute weights equal); the notes below say where ARX's definition
+differs from the paper's.
+
+**The generalisation/suppression factor** ``gs`` in [0, 1] (ARX's ``gsFactor``, default 0.5;
+``Metric`` constructor of ARX 3.9.2) weighs the loss from generalising against the loss from
+suppressing: the generalisation weight is ``gF = 1`` for ``gs <= 0.5``, else ``2 - 2 gs``; the
+suppression weight is ``sF = 2 gs`` for ``gs < 0.5``, else 1 (``gs = 0``: only generalisation
+counts; ``gs = 1``: only suppression). Of this module's metrics ARX applies it to ``loss``
+(and so ``loss_mean``) and ``classification`` (below); its normalised entropy fixes it at 0.5.
+It is set per problem with :func:`configure` (default 0.5).
+
+**Microaggregated attributes** (ARX's ``MicroAggregationFunction`` on a quasi-identifier
+that is not generalised): :func:`configure` takes, per such column, its values' codes per
+record. ``loss`` and ``loss_mean`` give each one dimension besides the generalised QIs (ARX's
+``MetricMDNMLoss``): a record costs ``gF * d(E) / V`` in its class ``E`` (``d(E)`` distinct
+values of the column in ``E``, ``V`` its distinct values in the data: ARX's
+``DistributionAggregateFunction.getInformationLoss``), a suppressed record ``c + sF (1 - c)``
+with ``c = d(E) / V``; the dimension's loss is the mean over records (no minimum subtracted);
+its bound is 0, as ARX's. :data:`MICROAGGREGATION_METRICS` lists the metrics that take
+microaggregated attributes.
 
 ``share_j(c)`` is the share of the values of quasi-identifier ``j``'s hierarchy that its label
 ``c`` covers (hierarchy rows under ``c`` divided by the hierarchy's rows ``D_j``); a raw value
 covers ``1 / D_j``.
 
 * **loss** (Iyengar 2002, sec. 3.1, the "loss metric" LM; ARX's ``MetricMDNMLoss``): per QI,
-  ``L_j = (sum_records cost - n / D_j) / (n - n / D_j)`` with ``cost = share_j`` for a kept
-  record and 1 for a suppressed one, i.e. the mean over records of ``(leaves - 1) / (D_j - 1)``
-  (1 when suppressed); the QIs are aggregated by ARX's default, the *geometric* mean
+  ``L_j = (sum_records cost - gF n / D_j) / (n - gF n / D_j)`` with ``cost = gF share_j`` for a
+  kept record and ``share_j + sF (1 - share_j)`` for a suppressed one (at ``gs = 0.5``:
+  ``share_j`` and 1, i.e. the mean over records of ``(leaves - 1) / (D_j - 1)``, 1 when
+  suppressed; clipped at 0 as ARX does); the QIs are aggregated by ARX's default, the *geometric* mean
   ``prod_j (1 + L_j)^(1/q) - 1``. ``loss_mean`` is the arithmetic mean ``(1/q) sum_j L_j``
   (sdckit's earlier ``loss``). Both grow with each ``L_j``, and ``L_j`` with nothing
   suppressed is a lower bound for every node above (a record's share grows with the level, and
-  a suppressed record costs the most).
+  a suppressed record costs at least ``gF share_j``).
 * **dm_star** (ARX's monotonic discernibility DM*): ``sum_E |E|^2`` over *every* class,
   suppressed or not (no penalty for suppression). A coarser partition has a larger sum of
   squares, so DM* is monotone and its own bound.
@@ -36,9 +55,11 @@ covers ``1 / D_j``.
   ``sum_j G_j / upper_j`` (``G_j`` grows with the level; the suppression part is >= 0).
 * **classification** (Iyengar 2002, sec. 3.2, the "classification metric" CM; ARX's
   ``MetricSDClassification``, response variable = the sensitive attribute): a kept record
-  costs 1 when its value is not its class's majority value, every record of a class without a
-  unique majority costs 1, a suppressed record costs 1/2 (ARX's default factor); the sum is
-  divided by n. Bound: ``sum_E min(|E| / 2, |E| - top1(E)) / n`` over the classes at the node:
+  costs ``gF`` when its value is not its class's majority value, every record of a class
+  without a unique majority costs ``sF``, a suppressed record costs ``gs`` (ARX's penalties);
+  the sum is divided by ``max(gs, gF, sF) n`` (at ``gs = 0.5``: 1, 1, 1/2 and ``n``). Bound:
+  ``sum_E min(gs |E|, min(gF, sF) (|E| - top1(E))) / (max(gs, gF, sF) n)`` over the classes
+  at the node:
   a class of a node above is a union of them, and its non-majority records are at least the
   sum of theirs (``top1`` of a union is at most the sum of the parts' ``top1``).
 
@@ -58,6 +79,7 @@ Data Privacy Handbook*, Springer, 111-148 (ARX's quality models).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 from .models import NodeView
@@ -66,6 +88,59 @@ from .models import NodeView
 ARX_METRICS = ("loss", "loss_mean", "dm_star", "height", "ambiguity", "normalised_entropy", "classification")
 #: metrics that need the sensitive attribute (as the response variable)
 NEEDS_SENSITIVE = ("classification",)
+#: the metrics ARX 3.9.2 applies the generalisation/suppression factor to (``isGSFactorSupported``
+#: and a configurable factor): this module's, then those of :mod:`.metrics` and :mod:`.profitability`
+GS_FACTOR_METRICS = ("loss", "loss_mean", "classification")
+GS_FACTOR_METRICS_ELSEWHERE = ("precision", "aecs", "non_uniform_entropy", "publisher_payout",
+                               "entropy_information_loss")
+#: metrics that take microaggregated attributes: loss with ARX's contribution; the others depend
+#: on the classes only (ARX's value ignores the attribute as well)
+MICROAGGREGATION_METRICS = ("loss", "loss_mean", "discernibility", "dm_star", "aecs", "height")
+#: ARX's default factor
+DEFAULT_GS_FACTOR = 0.5
+_SETTINGS = "_arx_quality"
+
+
+def gs_weights(gs_factor: float) -> tuple[float, float]:
+    """ARX's generalisation and suppression weights ``(gF, sF)`` of a factor (module notes;
+    ARX 3.9.2, ``Metric``'s constructor)."""
+    if not 0.0 <= gs_factor <= 1.0:
+        raise InputError(f"the generalisation/suppression factor must lie in [0, 1]; got {gs_factor!r}.")
+    s_factor = 2.0 * gs_factor if gs_factor < 0.5 else 1.0
+    g_factor = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)
+    return g_factor, s_factor
+
+
+def configure(problem, *, gs_factor: float = DEFAULT_GS_FACTOR,
+              microaggregated: dict[str, np.ndarray] | None = None) -> None:
+    """Set the quality settings this module's metrics read from ``problem``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The search's problem (the settings are kept on it, beside its caches).
+    gs_factor : float in [0, 1]
+        ARX's generalisation/suppression factor (module notes).
+    microaggregated : dict, optional
+        Column -> its values per record (in the problem's record order; missing values are
+        one more value, as in ARX's dictionary): the microaggregated attributes whose loss
+        counts (module notes).
+    """
+    gs_weights(gs_factor)
+    codes = {}
+    for name, values in (microaggregated or {}).items():
+        c, uniq = pd.factorize(pd.Series(np.asarray(values, dtype=object)).astype("string").fillna("\0"))
+        if c.size != problem.n:
+            raise InputError(f"microaggregated column {name!r} has {c.size} values; the data have {problem.n} "
+                             "records.")
+        # (record's pattern, value) pairs, once: a node's classes of the pairs are a gather
+        first = np.unique(problem.record_pattern.astype(np.int64) * len(uniq) + c, return_index=True)[1]
+        codes[name] = (c[first].astype(np.int64), first, len(uniq))
+    problem.__dict__[_SETTINGS] = {"gs": float(gs_factor), "micro": codes}
+
+
+def _settings(problem) -> dict:
+    return problem.__dict__.get(_SETTINGS) or {"gs": DEFAULT_GS_FACTOR, "micro": {}}
 
 
 def _gen(view: NodeView) -> np.ndarray:
@@ -86,20 +161,63 @@ def _shares(view: NodeView) -> list[np.ndarray]:
     return view._memo["shares"]
 
 
+def distinct_share(view: NodeView) -> list[np.ndarray]:
+    """Per microaggregated attribute, ``d(E) / V`` of every class of the node (module notes)."""
+    if "micro" not in view._memo:
+        p = view.problem
+        micro = _settings(p)["micro"]
+        out = []
+        if micro:
+            rec_cls = p.record_classes(view.levels)
+            for values, first, n_values in micro.values():
+                cls = rec_cls[first].astype(np.int64)
+                pairs = np.unique(cls * n_values + values)
+                d = np.bincount(pairs // n_values, minlength=view.table.n_classes)
+                out.append(d / float(n_values))
+        view._memo["micro"] = out
+    return view._memo["micro"]
+
+
 def per_qi_loss(view: NodeView, kept: np.ndarray) -> np.ndarray:
-    """``L_j`` of every QI (module notes): mean over records of ``(leaves - 1) / (D_j - 1)``,
-    1 for a suppressed record; 0 for a column whose hierarchy has one value."""
+    """``L_j`` of every QI, then of every microaggregated attribute (module notes): at the
+    default factor the mean over records of ``(leaves - 1) / (D_j - 1)``, 1 for a suppressed
+    record; 0 for a column whose hierarchy has one value."""
     p = view.problem
+    g_f, s_f = gs_weights(_settings(p)["gs"])
     size = view.table.class_size.astype(float)
     n_sup = float(size[~kept].sum())
-    out = np.zeros(len(p.columns))
+
+    def total(share: np.ndarray) -> float:
+        part = size * share
+        sup = n_sup if s_f == 1.0 else float((part + s_f * (size - part))[~kept].sum())
+        return g_f * float(part[kept].sum()) + sup
+
+    micro = distinct_share(view)
+    out = np.zeros(len(p.columns) + len(micro))
     for j, (col, share) in enumerate(zip(p.columns, _shares(view))):
         d = float(col.n_domain)
         if d <= 1:
             continue
-        lo = p.n / d   # every record at its raw value (ARX: the minimum of the column's loss)
-        total = float((size * share)[kept].sum()) + n_sup
-        out[j] = max((total - lo) / (p.n - lo), 0.0)
+        lo = g_f * p.n / d   # every record at its raw value (ARX: the minimum of the column's loss)
+        out[j] = max((total(share) - lo) / (p.n - lo), 0.0)
+    for i, share in enumerate(micro):   # ARX's normalizeAggregated: divided by n
+        out[len(p.columns) + i] = max(total(share) / p.n, 0.0)
+    return out
+
+
+def _loss_bound(view: NodeView) -> np.ndarray:
+    """Per dimension, the loss with nothing suppressed (ARX's bound: 0 for the microaggregated
+    attributes)."""
+    p = view.problem
+    g_f, _ = gs_weights(_settings(p)["gs"])
+    size = view.table.class_size.astype(float)
+    out = np.zeros(len(p.columns) + len(_settings(p)["micro"]))
+    for j, (col, share) in enumerate(zip(p.columns, _shares(view))):
+        d = float(col.n_domain)
+        if d <= 1:
+            continue
+        lo = g_f * p.n / d
+        out[j] = max((g_f * float((size * share).sum()) - lo) / (p.n - lo), 0.0)
     return out
 
 
@@ -175,9 +293,11 @@ def value(name: str, view: NodeView, kept: np.ndarray) -> float:
         ok = upper > 0
         return float((total[ok] / upper[ok]).sum())
     if name == "classification":
+        gs = _settings(p)["gs"]
+        g_f, s_f = gs_weights(gs)
         top1, unique = _top_counts(view)
-        kept_cost = np.where(unique, size - top1, size)
-        return float((kept_cost[kept].sum() + 0.5 * size[~kept].sum()) / p.n)
+        kept_cost = np.where(unique, g_f * (size - top1), s_f * size)
+        return float((kept_cost[kept].sum() + gs * size[~kept].sum()) / (max(gs, g_f, s_f) * p.n))
     raise ValueError(name)
 
 
@@ -185,7 +305,11 @@ def bound(name: str, view: NodeView) -> float:
     """``LB(N) <= value(N')`` for every node ``N' >= N`` (module notes)."""
     p, t = view.problem, view.table
     all_kept = np.ones(t.n_classes, dtype=bool)
-    if name in ("loss", "loss_mean", "dm_star", "height", "ambiguity"):
+    if name == "loss":
+        return _geometric(_loss_bound(view))
+    if name == "loss_mean":
+        return float(_loss_bound(view).mean())
+    if name in ("dm_star", "height", "ambiguity"):
         return value(name, view, all_kept)
     if name == "normalised_entropy":
         gpart, upper = _nue_parts(view)
@@ -193,6 +317,8 @@ def bound(name: str, view: NodeView) -> float:
         return float((gpart[ok] / upper[ok]).sum())
     if name == "classification":
         size = t.class_size.astype(float)
+        gs = _settings(p)["gs"]
+        g_f, s_f = gs_weights(gs)
         top1, _ = _top_counts(view)
-        return float(np.minimum(0.5 * size, size - top1).sum() / p.n)
+        return float(np.minimum(gs * size, min(g_f, s_f) * (size - top1)).sum() / (max(gs, g_f, s_f) * p.n))
     raise ValueError(name)

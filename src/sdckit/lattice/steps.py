@@ -28,6 +28,14 @@ from .hierarchies import check_hierarchy, find_hierarchies, read_hierarchy
 from .local_recoding import local_recode, refuse_unsupported
 from .metrics import METRICS, PAYOUT_METRICS, metric_value
 from .metrics_arx import NEEDS_SENSITIVE
+from .microaggregation import FUNCTIONS as MICRO_FUNCTIONS
+from .microaggregation import (
+    check_quality_settings,
+    lattice_qis,
+    microaggregate_frame,
+    microaggregation_guarantees,
+    prepare_problem,
+)
 from .models import NodeView
 from .models_arx import make_models
 from .population_table import (
@@ -41,7 +49,9 @@ from .profitability import GAME_VARIANTS, NoGame, profitability_summary
 from .safepub_step import DP_VARIANTS, NoDP, dp_release, refuse_conflicts
 from .search import Evaluator
 from .searches import search
-from .transform import SUPPRESSED, generalise_frame
+from .solution_space import describe_space
+from .space_report import GeneraliseResult
+from .transform import SUPPRESSED, PublishedLevels, generalise_frame
 
 
 # --------------------------------------------------------------------------- the searches
@@ -243,6 +253,15 @@ class Generalise:
     suppression: float = param(0.0, kind="float", low=0, high=1, unit="share of n",
                                help="largest share of records that may be suppressed", grid=(0.0, 0.01, 0.02))
     metric: str = param("discernibility", kind="choice", choices=METRICS, help="utility metric to minimise")
+    gs_factor: float = param(0.5, kind="float", low=0, high=1, advanced=True, symbol="gs",
+                             label="generalisation/suppression factor",
+                             help="ARX's gsFactor: weighs information lost by generalising (0) against "
+                                  "suppressing (1) in the loss and classification metrics; 0.5 weighs both fully")
+    microaggregate: dict = param({}, kind="mapping", value_kind="choice", value_choices=MICRO_FUNCTIONS,
+                                 advanced=True, label="microaggregated attributes",
+                                 help="column -> arithmetic_mean, geometric_mean, median, mode or interval: a "
+                                      "quasi-identifier replaced, in each released class, by the aggregate of "
+                                      "its values instead of generalised (ARX's microaggregation)")
     search: Any = param(ExactSearch(), kind="variant", variants=SEARCHES, label="search",
                         help="exact (proven optimum), exhaustive (every node) or heuristic (bounded), "
                              "with its own settings")
@@ -272,6 +291,8 @@ class Generalise:
         elif not self.models():
             raise InputError("Generalise needs a privacy model: set k, l, t, average_risk, max_risk, k_map, "
                              "beta, delta_disclosure, population_uniqueness or profitability.")
+        check_quality_settings(self.metric, self.gs_factor, self.microaggregate,
+                               local_recoding=self.local_recoding, dp=self.dp.variant_name != "none")
         if self.local_recoding:
             refuse_unsupported(self)
             if self.profitability.variant_name != "none" or self.metric in PAYOUT_METRICS:
@@ -326,7 +347,7 @@ class Generalise:
         return find_hierarchies(self.hierarchy_dir, qis)
 
     def apply(self, md: Microdata, *, rng=None) -> StepResult:
-        qis = list(self.qis or md.key_vars)
+        qis = lattice_qis(list(self.qis or md.key_vars), self.microaggregate, explicit=self.qis is not None)
         if not qis:
             raise InputError("Generalise: no quasi-identifiers; set qis or give the data key variables.")
         if self.dp.variant_name != "none":   # SafePub: sampling, a private search, k-suppression
@@ -342,6 +363,7 @@ class Generalise:
             population = read_population(self.population_file, qis)
             check_research_subset(frame, population, qis, Path(self.population_file).name)
         problem = Problem(frame, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh, population=population)
+        prepare_problem(problem, frame, gs_factor=self.gs_factor, microaggregate=self.microaggregate)
         ev = Evaluator(problem, models, self.suppression, self.metric,
                        cost_benefit=self.profitability.cost_benefit())
         # max_nodes is the heuristic's own setting (the other searches ignore the budget)
@@ -356,11 +378,14 @@ class Generalise:
 
             out, suppressed, passes = local_recode(
                 frame, out, suppressed, qis=qis,
-                make_problem=lambda sub: Problem(sub, qis, hierarchies, sensitive=sens, sensitive_hierarchy=sh),
+                make_problem=lambda sub: prepare_problem(Problem(sub, qis, hierarchies, sensitive=sens,
+                                                                 sensitive_hierarchy=sh), sub, gs_factor=self.gs_factor),
                 models=models, suppression=self.suppression, metric=self.metric,
                 run_search=lambda e: search(e, self.search.variant_name, max_nodes=budget,
                                             time_limit=self.time_limit),
                 generalise=generalise_frame, passes=self.local_recoding, still_holds=holds)
+        if self.microaggregate:   # each released class's aggregate (no local recoding: refused)
+            out = microaggregate_frame(frame, out, suppressed, qis, self.microaggregate)
         lv = np.asarray(res.levels)
         view = NodeView(problem, lv, problem.table(lv))
         kept = ~np.zeros(view.table.n_classes, dtype=bool)
@@ -375,6 +400,9 @@ class Generalise:
                    "seconds": round(res.seconds, 4)}
         if res.events:   # the anytime search's progress: best, bound and gap along the run
             summary["events"] = list(res.events)
+        summary["gs_factor"] = self.gs_factor
+        if self.microaggregate:
+            summary["microaggregated"] = dict(self.microaggregate)
         if self.metric in PAYOUT_METRICS or self.profitability.variant_name != "none":
             summary.update(profitability_summary(view, kept, self.profitability.cost_benefit()))
         if population is not None:
@@ -385,6 +413,8 @@ class Generalise:
             summary["local_recoding"] = [p.to_dict() for p in passes]
         guarantees = check_release(out, qis, suppressed, models_settings=self if population is None
                                    else _CountedKMap(self), sensitive=sens, max_suppressed=ev.max_suppressed)
+        if self.microaggregate:
+            guarantees.extend(microaggregation_guarantees(out, suppressed, qis, self.microaggregate))
         if population is not None:   # k-map and the journalist models counted in the population table
             game = self.profitability.variant_name
             guarantees.extend(population_guarantees(out, suppressed, qis, population, hierarchies, res.level_map(),
@@ -403,8 +433,11 @@ class Generalise:
                                                                 "k_map", "population_size", "beta",
                                                                 "delta_disclosure", "population_uniqueness",
                                                                 "profitability", "suppression", "metric", "search",
-                                                                "local_recoding")}
-        return StepResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees))
+                                                                "local_recoding", "gs_factor", "microaggregate")}
+        # what the (global) search knows about the lattice, for the workbench's and the report's view
+        space = describe_space(ev, res)
+        return GeneraliseResult("generalise", new, params=params, summary=summary, guarantees=tuple(guarantees),
+                                solution_space=space, published_recoding=PublishedLevels.from_node(ev, res.levels))
 
 
 class _CountedKMap:

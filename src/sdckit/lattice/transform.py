@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from ..errors import InputWarning
+from ..result import StepResult
+from .hierarchies import as_text
 from .models import NodeView
 from .search import Evaluator
 
@@ -38,3 +44,45 @@ def generalise_frame(data: pd.DataFrame, ev: Evaluator, levels: Sequence[int]) -
         lab[suppressed] = SUPPRESSED
         out[p.qis[j]] = pd.Series(lab, index=data.index, dtype=object)
     return out, suppressed
+
+
+@dataclass(frozen=True)
+class PublishedLevels:
+    """The hierarchy levels a ``generalise`` step published, as an intruder applies them to the
+    original values they know (global recodings are published; the records the step suppressed
+    are not: suppression is not a recoding anyone can repeat on their own data).
+
+    Attributes
+    ----------
+    maps : mapping
+        Column -> {original value as text: released label} at the chosen level.
+    """
+
+    maps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    global_recode: ClassVar[bool] = True
+    method: ClassVar[str] = "generalise"
+
+    @classmethod
+    def from_node(cls, ev: Evaluator, levels: Sequence[int]) -> PublishedLevels:
+        """The label of every raw value of each quasi-identifier at ``levels``."""
+        p = ev.problem
+        maps = {}
+        for j, col in enumerate(p.columns):
+            lv = int(levels[j])
+            raw = col.labels[0]
+            rel = col.labels[lv][col.code_map[lv]]
+            maps[p.qis[j]] = {str(a): str(b) for a, b in zip(raw, rel, strict=True)}
+        return cls(maps)
+
+    def apply(self, md: Any) -> StepResult:
+        """``md`` with each quasi-identifier replaced by its published label (a value outside the
+        map, which the step never saw, is kept as it is)."""
+        out = md.frame.copy()
+        for col, m in self.maps.items():
+            if col in out.columns:
+                text = as_text(out[col])
+                out[col] = pd.Series(text.map(m).where(text.isin(list(m)), text).to_numpy(dtype=object),
+                                     index=out.index, dtype=object)
+        with warnings.catch_warnings():   # a QI at its top level has one category: expected
+            warnings.simplefilter("ignore", InputWarning)
+            return StepResult("generalise", md.with_data(out), params={}, summary={})

@@ -11,7 +11,9 @@ Four kinds (Prasser & Kohlmayer 2015, sec. 4.2, the wizard's hierarchy types):
 * ``grouping``: the ordered values (sorted, or in a given ``order``) grouped in runs of
   ``sizes[i-1]`` values at level ``i`` (each a multiple of the one before);
 * ``masking``: text masked from the right, one more character per level (postcodes);
-* ``dates``: a day becomes its week, or its month, quarter, year, decade (coarser levels).
+* ``dates``: a day becomes its week, or its month, quarter, year, decade (coarser levels);
+* ``priority``: the values in order of priority, each level replacing a further share of them
+  by ``*``, the first kept longest (ARX's priority-based builder).
 
 Each kind's builder is in :mod:`sdckit.lattice.hierarchies`; this module is the one entry point
 (:func:`build_hierarchy`) with the settings checked, the levels as a table
@@ -38,7 +40,13 @@ import pandas as pd
 
 from .._validation import param_error
 from ..errors import InputError
-from ..lattice.hierarchies import date_hierarchy, interval_hierarchy, masking_hierarchy, order_hierarchy
+from ..lattice.hierarchies import (
+    date_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    order_hierarchy,
+    priority_hierarchy,
+)
 from .hierarchy import Hierarchy
 
 __all__ = ["HIERARCHY_KINDS", "DATE_LEVELS", "build_hierarchy", "hierarchy_levels", "hierarchy_csv",
@@ -50,6 +58,7 @@ HIERARCHY_KINDS: dict[str, tuple[str, ...]] = {
     "grouping": ("sizes", "order"),
     "masking": ("n_levels", "char"),
     "dates": ("levels", "format"),
+    "priority": ("direction", "priorities", "max_levels"),
 }
 #: the coarser levels a date can have, finest first
 DATE_LEVELS = ("week", "month", "quarter", "year", "decade")
@@ -75,6 +84,38 @@ def _numbers(name: str, value: Any, *, whole: bool) -> list:
     return out
 
 
+def _whole(name: str, value: Any, default: int) -> int:
+    if value in (None, ""):
+        return default
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(str(value).strip()) < 1:
+        raise param_error(_OWNER, name, "a whole number >= 1", value)
+    return int(str(value).strip())
+
+
+def _priorities(value: Any) -> dict[str, int] | None:
+    """``value=priority`` pairs (text, comma-separated, or a mapping); None when empty."""
+    if value in (None, "") or (isinstance(value, Mapping) and not value):
+        return None
+    if isinstance(value, str):
+        pairs = {}
+        for item in value.split(","):
+            if item.strip():
+                v, sep, p = item.rpartition("=")
+                if not sep or not v.strip():
+                    raise param_error(_OWNER, "priorities", "value=priority pairs, comma-separated", value)
+                pairs[v.strip()] = p.strip()
+        value = pairs
+    if not isinstance(value, Mapping):
+        raise param_error(_OWNER, "priorities", "value=priority pairs, comma-separated", value)
+    out = {}
+    for v, p in value.items():
+        try:
+            out[str(v)] = int(str(p).strip())
+        except ValueError:
+            raise param_error(_OWNER, "priorities", "whole-number priorities", value) from None
+    return out
+
+
 def build_hierarchy(values: Sequence | pd.Series, kind: str, settings: Mapping[str, Any] | None = None, *,
                     name: str = "hierarchy") -> Hierarchy:
     """Build a hierarchy of ``kind`` over the distinct observed ``values`` (missing values left out).
@@ -92,7 +133,10 @@ def build_hierarchy(values: Sequence | pd.Series, kind: str, settings: Mapping[s
         default sorted). ``masking``: ``n_levels`` (default: the longest value's length),
         ``char`` (default ``*``). ``dates``: ``levels`` (a subset of ``week``, ``month``,
         ``quarter``, ``year``, ``decade`` in that order; default month, year), ``format`` (a
-        ``strftime`` format; default: inferred).
+        ``strftime`` format; default: inferred). ``priority``: ``direction``
+        (``highest_to_lowest``, the default, or ``lowest_to_highest``: which end is kept
+        longest), ``priorities`` (value -> whole number, or text ``value=priority, ...``;
+        default: the values' own order), ``max_levels`` (default 10).
     name : str
         Named in errors (the column).
 
@@ -138,6 +182,10 @@ def build_hierarchy(values: Sequence | pd.Series, kind: str, settings: Mapping[s
         if len(char) != 1:
             raise param_error(_OWNER, "char", "one character", char)
         return masking_hierarchy(s, None if n in (None, "") else int(n), char=char, name=where)
+    if kind == "priority":
+        return priority_hierarchy(s, priorities=_priorities(settings.get("priorities")),
+                                  direction=str(settings.get("direction") or "highest_to_lowest"),
+                                  max_levels=_whole("max_levels", settings.get("max_levels"), 10), name=where)
     levels = settings.get("levels") or ("month", "year")
     if isinstance(levels, str):
         levels = [v.strip() for v in levels.split(",") if v.strip()]

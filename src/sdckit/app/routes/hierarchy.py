@@ -20,6 +20,8 @@ KIND_WORDS = {
     "grouping": ("Grouping", "the ordered values in groups of a fixed size per level (each size a multiple of the one below)"),
     "masking": ("Masking", "text masked from the right, one more character per level (codes such as postcodes)"),
     "dates": ("Dates", "a day becomes its week, or its month, quarter, year and decade"),
+    "priority": ("Priority", "the values in order of priority; each level hides a further share of them as *, "
+                             "the first kept longest (ARX's priority-based builder)"),
 }
 SETTING_WORDS = {
     "widths": ("Range width at each level", "comma-separated, finest first, e.g. 5, 10, 50"),
@@ -30,6 +32,10 @@ SETTING_WORDS = {
     "char": ("Masking character", "one character; empty: *"),
     "levels": ("Coarser levels", "comma-separated, finest first, from week, month, quarter, year, decade"),
     "format": ("Date format", "a strftime format such as %d/%m/%Y; empty: recognised automatically"),
+    "direction": ("Kept longest", "highest_to_lowest (empty) or lowest_to_highest: which end of the order"),
+    "priorities": ("Priorities", "value=priority pairs, comma-separated, e.g. nurse=2, clerk=5; empty: the "
+                                 "values' own order (numbers as numbers)"),
+    "max_levels": ("Most levels", "a whole number; empty: 10"),
 }
 
 

@@ -2,6 +2,7 @@
 import { $, $$, S, api, chart, chartDiv, esc, fmt, getResults, go, loadMethods, pct, setState, showError } from "./util.js";
 import { formHtml, parseLoose, readForm, wireVariants } from "./widgets.js";
 import { renderSynthesis } from "./synthesis.js";
+import { renderLattice } from "./lattice.js";
 
 /* any value in words, never JSON: objects as "key value; key value", lists as comma lists */
 export function words(v, depth = 0) {
@@ -136,6 +137,7 @@ function renderStepBody(el, v) {
   el.innerHTML = h;
   const ch = $(".charts", el);
   if (v.synthesis) renderSynthesis(el, v.synthesis, ch);  // the panel above the before/after bars
+  if (v.lattice) renderLattice(el, v.lattice, ch);  // a generalise step: the lattice's solution space
   for (const [col, f] of Object.entries(v.frequencies)) {
     chart(chartDiv(ch, `${col}: before / after ` + (f.hellinger === null ? "(categories recoded)" : `(Hellinger distance ${fmt(f.hellinger, 3)}, total variation ${fmt(f.tvd, 3)})`)), {
       width: Math.min(360, 24 * f.shown + 40), height: 130, data: { values: f.bars }, mark: "bar",
