@@ -10,6 +10,7 @@ their figures. It holds levels and counts only, never a record.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 
 from ..result import StepResult
@@ -39,6 +40,38 @@ def counts_sentence(space: SolutionSpace) -> str:
                  f"{c['not_reached']:,} {'was' if c['not_reached'] == 1 else 'were'} not reached.")
     text += (" The chosen node is the proven optimum." if space.optimal else
              " The chosen node is the best found; the search did not prove it optimal.")
+    return text
+
+
+def search_sentence(space: SolutionSpace, bound: float | None = None) -> str:
+    """What the lattice search found, in one line (``sdckit protect`` prints it for the step).
+
+    Parameters
+    ----------
+    space : SolutionSpace
+        The search's solution space (its counts, the chosen node, whether it is proven optimal).
+    bound : float, optional
+        The search's lower bound on the optimum's metric (``SearchResult.bound``); said where the
+        chosen node is not proven optimal, with the gap (best - bound) / best.
+
+    Returns
+    -------
+    str
+        "searched 564 of 6,480 combinations of levels; the chosen one is the proven optimum", or
+        "...; the chosen one is the best found within the search's budget, not proven optimal; the
+        optimum's discernibility is at least 1.2e+06 (gap 3.1%)".
+    """
+    c = space.counts
+    text = f"searched {c['checked']:,} of {c['nodes']:,} combinations of levels; "
+    if space.optimal:
+        return text + "the chosen one is the proven optimum"
+    text += "the chosen one is the best found within the search's budget, not proven optimal"
+    best = space.chosen.metric
+    if bound is None or best is None or not math.isfinite(bound):
+        return text + "; no lower bound on the optimum is known"
+    text += f"; the optimum's {_metric(space)} is at least {_fig(float(bound))}"
+    if best > 0:  # the anytime search's relative gap: (best - bound) / best
+        text += f" (gap {100.0 * (best - bound) / best:.3g}%)"
     return text
 
 
@@ -168,6 +201,16 @@ class GeneraliseResult(StepResult):
         if self.solution_space is not None:
             out["solution_space"] = self.solution_space.to_dict()
         return out
+
+    def describe(self) -> str:
+        """The step in words (:meth:`~sdckit.result.StepResult.describe`), its second line saying
+        what the lattice search found (:func:`search_sentence`)."""
+        text = super().describe()
+        if self.solution_space is None:
+            return text
+        first, _, rest = text.partition("\n")
+        line = "  lattice search: " + search_sentence(self.solution_space, self.summary.get("bound"))
+        return "\n".join([first, line] + ([rest] if rest else []))
 
     def report_html(self) -> str:
         base = super().report_html()
