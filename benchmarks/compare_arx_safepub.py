@@ -11,10 +11,15 @@ ARX is built as in ``benchmarks/compare_arx.py`` (its ``build_arx``); the driver
   (sdckit: process time of :func:`sdckit.lattice.safepub.safepub`; ARX: the thread's CPU time
   inside ``anonymize``, the JVM's start and the data's loading not counted).
 
+* with ``--fixed``, the data-independent variant (a generalisation the steward gives; ARX's
+  ``EDDifferentialPrivacy`` with a ``DataGeneralizationScheme``): one line per ((epsilon, delta),
+  scheme), with both tools' k and beta (the whole epsilon: no search budget), the mean and sd of
+  the records released over ``--runs`` runs and the CPU seconds per run.
+
 SafePub is randomised: the two tools agree in distribution, not run by run.
 
 Run from the project root:
-``python benchmarks/compare_arx_safepub.py --arx-git PATH [--runs 10] [--steps 100]``.
+``python benchmarks/compare_arx_safepub.py --arx-git PATH [--runs 10] [--steps 100] [--fixed | --fixed-only]``.
 """
 
 from __future__ import annotations
@@ -40,8 +45,14 @@ from compare_arx import QIS8, SHARED, build_arx  # noqa: E402
 from sdckit.lattice import find_hierarchies  # noqa: E402
 from sdckit.lattice.dp_params import dp_parameters  # noqa: E402
 from sdckit.lattice.safepub import safepub  # noqa: E402
+from sdckit.lattice.safepub_fixed import safepub_fixed  # noqa: E402
 
 PAIRS = ((0.5, 1e-6), (1.0, 1e-6), (1.0, 1e-5), (2.0, 1e-4), (1.5, 1e-6), (2.0, 1e-6))
+#: the data-independent cases: (epsilon, delta) settings and level schemes (explicit levels, or a preset)
+FIXED_PAIRS = ((1.0, 1e-6), (2.0, 1e-5))
+FIXED_SCHEMES = {"levels": {"sex": 0, "age": 2, "race": 1, "marital-status": 1, "education": 2, "native-country": 1,
+                            "workclass": 1, "occupation": 1},
+                 "preset_medium": "medium"}
 ARX_METRIC = {"discernibility": "dm", "aecs": "aecs", "precision": "precision", "loss": "loss",
               "non_uniform_entropy": "entropy"}
 
@@ -75,6 +86,39 @@ def _summary(levels: list[tuple], released: list[int], cpu: list[float]) -> dict
             "height_sd": float(np.std(heights)), "cpu_seconds": round(float(np.mean(cpu)), 4)}
 
 
+def run_fixed(cp: str, runs: int, load: float) -> None:
+    """The data-independent cases (module notes): one JSON line per ((epsilon, delta), scheme)."""
+    data = pd.read_csv(SHARED / "arx_adult.csv", dtype=str)[QIS8]
+    hier = find_hierarchies(SHARED / "arx_adult_hierarchies", QIS8)
+    for eps, delta in FIXED_PAIRS:
+        for name, scheme in FIXED_SCHEMES.items():
+            levels = scheme if isinstance(scheme, dict) else {}
+            preset = None if isinstance(scheme, dict) else scheme
+            token = (f"levels={','.join(f'{q}:{v}' for q, v in levels.items())}" if levels
+                     else f"preset={preset.upper()}")
+            arx = run_arx(cp, [f"id={name} qis={','.join(QIS8)} epsilon={eps} delta={delta} {token} runs={runs}"])
+            rel, cpu = [], []
+            for seed in range(runs):
+                c = time.process_time()
+                out, res = safepub_fixed(data, QIS8, hier, epsilon=eps, delta=delta, levels=levels, preset=preset,
+                                         rng=np.random.default_rng(seed))
+                cpu.append(time.process_time() - c)
+                rel.append(len(out))
+            a_rel = [r["released"] for r in arx]
+            a_levels = {tuple(r["levels"][q] for q in QIS8) for r in arx}
+            s_levels = tuple(res.level_map[q] for q in QIS8)
+            print(json.dumps({"case": f"safepub_fixed_{name}_eps{eps:g}_delta{delta:g}", "n": len(data), "runs": runs,
+                              "levels": res.level_map, "same_levels": a_levels == {s_levels},
+                              "sdckit_k": res.k, "arx_k": arx[0]["k"], "sdckit_beta": res.beta,
+                              "arx_beta": arx[0]["beta"],
+                              "same_k_beta": res.k == arx[0]["k"] and abs(res.beta - arx[0]["beta"]) < 1e-12,
+                              "sdckit": {"released_mean": float(np.mean(rel)), "released_sd": float(np.std(rel)),
+                                         "cpu_seconds": round(float(np.mean(cpu)), 4)},
+                              "arx": {"released_mean": float(np.mean(a_rel)), "released_sd": float(np.std(a_rel)),
+                                      "cpu_seconds": round(float(np.mean([r["cpu_seconds"] for r in arx])), 4)},
+                              "load_average": round(load, 2)}), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arx-git", type=Path, required=True)
@@ -83,9 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--metrics", default="discernibility,loss")
     ap.add_argument("--epsilons", default="1.0,2.0")
+    ap.add_argument("--fixed", action="store_true", help="also the data-independent variant (given levels)")
+    ap.add_argument("--fixed-only", action="store_true", help="only the data-independent variant")
     a = ap.parse_args(argv)
     cp = compile_driver(build_arx(a.arx_git, a.build), a.build)
     load = os.getloadavg()[0]
+    if a.fixed or a.fixed_only:
+        run_fixed(cp, a.runs, load)
+    if a.fixed_only:
+        return 0
     arx_params = run_arx(cp, [f"mode=params epsilon={e} delta={d}" for e, d in PAIRS])
     for (e, d), r in zip(PAIRS, arx_params, strict=True):
         beta, k = dp_parameters(e, d)

@@ -16,6 +16,8 @@ import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.AttributeType.Hierarchy;
 import org.deidentifier.arx.Data;
 import org.deidentifier.arx.DataDefinition;
+import org.deidentifier.arx.DataGeneralizationScheme;
+import org.deidentifier.arx.DataGeneralizationScheme.GeneralizationDegree;
 import org.deidentifier.arx.DataHandle;
 import org.deidentifier.arx.criteria.EDDifferentialPrivacy;
 import org.deidentifier.arx.dp.ParameterCalculation;
@@ -30,7 +32,10 @@ import org.deidentifier.arx.metric.Metric;
  * definition as insensitive), epsilon, delta, steps (expansions), budget (the search's share),
  * metric (dm, aecs, precision, loss, entropy) and runs: each run prints one JSON line with the
  * chosen node, the records released (not suppressed) and the CPU seconds (ARX draws from
- * SecureRandom, so runs differ).
+ * SecureRandom, so runs differ). With levels (qi:level, comma-separated) and/or preset (a
+ * GeneralizationDegree: NONE, LOW, LOW_MEDIUM, MEDIUM, MEDIUM_HIGH, HIGH, COMPLETE) the model is
+ * the data-independent one (a DataGeneralizationScheme, no search); each line then also holds the
+ * model's k and beta.
  */
 public class ArxSafePub {
 
@@ -77,10 +82,24 @@ public class ArxSafePub {
             def.setAttributeType(q, Hierarchy.create(f, StandardCharsets.UTF_8, ','));
         }
         ARXConfiguration config = ARXConfiguration.create();
-        config.addPrivacyModel(new EDDifferentialPrivacy(eps, delta));
-        config.setDPSearchBudget(Double.parseDouble(c.getOrDefault("budget", "0.1")));
-        config.setHeuristicSearchStepLimit(Integer.parseInt(c.getOrDefault("steps", "300")),
-                ARXConfiguration.SearchStepSemantics.EXPANSIONS);
+        boolean fixed = c.containsKey("levels") || c.containsKey("preset");
+        if (fixed) {
+            DataGeneralizationScheme scheme = c.containsKey("preset")
+                    ? DataGeneralizationScheme.create(data, GeneralizationDegree.valueOf(c.get("preset").toUpperCase(Locale.ROOT)))
+                    : DataGeneralizationScheme.create(data);
+            for (String item : c.getOrDefault("levels", "").split(",")) {
+                if (!item.isEmpty()) {
+                    int colon = item.lastIndexOf(':');
+                    scheme.generalize(item.substring(0, colon), Integer.parseInt(item.substring(colon + 1)));
+                }
+            }
+            config.addPrivacyModel(new EDDifferentialPrivacy(eps, delta, scheme));
+        } else {
+            config.addPrivacyModel(new EDDifferentialPrivacy(eps, delta));
+            config.setDPSearchBudget(Double.parseDouble(c.getOrDefault("budget", "0.1")));
+            config.setHeuristicSearchStepLimit(Integer.parseInt(c.getOrDefault("steps", "300")),
+                    ARXConfiguration.SearchStepSemantics.EXPANSIONS);
+        }
         config.setSuppressionLimit(1d);
         switch (c.getOrDefault("metric", "dm")) {
             case "dm": config.setQualityModel(Metric.createDiscernabilityMetric(false)); break;
@@ -108,6 +127,11 @@ public class ArxSafePub {
             sb.append(i > 0 ? ", " : "").append('"').append(names[i]).append("\": ").append(lv[i]);
         }
         sb.append("}, \"released\": ").append(released);
+        if (fixed) {
+            EDDifferentialPrivacy model = result.getConfiguration().getPrivacyModel(EDDifferentialPrivacy.class);
+            sb.append(", \"k\": ").append(model.getK());
+            sb.append(", \"beta\": ").append(String.format(Locale.ROOT, "%.17g", model.getBeta()));
+        }
         sb.append(", \"cpu_seconds\": ").append(String.format(Locale.ROOT, "%.4f", cpu)).append("}");
         data.getHandle().release();
         return sb.toString();

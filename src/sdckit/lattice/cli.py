@@ -160,25 +160,49 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
 
 def _run_safepub(data: pd.DataFrame, hierarchies: Path, qis: list[str], dp: dict, *, k: int | None, metric: str,
                  output: Path | None, t0: float) -> dict:
-    """``--epsilon``: SafePub on the QI columns (:mod:`sdckit.lattice.safepub`), fresh entropy."""
+    """``--epsilon``: SafePub on the QI columns (:mod:`sdckit.lattice.safepub`), fresh entropy;
+    with ``--dp-levels``/``--dp-preset`` its data-independent variant (:mod:`sdckit.lattice.safepub_fixed`)."""
     import numpy as np
 
     from .hierarchies import find_hierarchies
     from .safepub import safepub
-    from .safepub_step import SafePubDP
+    from .safepub_step import FixedSafePubDP, SafePubDP
 
-    settings = SafePubDP(**{key: v for key, v in dp.items() if key != "type"})
-    out, res = safepub(data[qis], qis, find_hierarchies(hierarchies, qis), epsilon=settings.epsilon,
-                       delta=settings.delta, steps=settings.steps, epsilon_search=settings.search_budget,
-                       metric=metric, rng=np.random.default_rng(), min_k=k)
-    summary = {"levels": res.level_map, "metric": metric, "search": "safepub", "dp": res.to_dict(),
-               "seconds": round(time.perf_counter() - t0, 4)}
+    if dp.get("type") == "safepub_fixed":
+        from .safepub_fixed import safepub_fixed  # noqa: PLC0415
+
+        fixed = FixedSafePubDP(**{key: v for key, v in dp.items() if key != "type"})
+        out, res = safepub_fixed(data[qis], qis, find_hierarchies(hierarchies, qis), epsilon=fixed.epsilon,
+                                 delta=fixed.delta, levels=fixed.levels, preset=fixed.preset,
+                                 rng=np.random.default_rng(), min_k=k)
+        summary = {"levels": res.level_map, "search": "none (levels given)", "dp": res.to_dict(),
+                   "seconds": round(time.perf_counter() - t0, 4)}
+    else:
+        settings = SafePubDP(**{key: v for key, v in dp.items() if key != "type"})
+        out, res = safepub(data[qis], qis, find_hierarchies(hierarchies, qis), epsilon=settings.epsilon,
+                           delta=settings.delta, steps=settings.steps, epsilon_search=settings.search_budget,
+                           metric=metric, rng=np.random.default_rng(), min_k=k)
+        summary = {"levels": res.level_map, "metric": metric, "search": "safepub", "dp": res.to_dict(),
+                   "seconds": round(time.perf_counter() - t0, 4)}
     if output is not None:
         from ..io.atomic import atomic_write_text  # noqa: PLC0415
 
         atomic_write_text(output, out.to_csv(index=False))
         summary["output"] = str(output)
     return summary
+
+
+def _parse_levels(text: str | None) -> dict[str, int]:
+    """``--dp-levels age=2,sex=0`` -> ``{"age": 2, "sex": 0}``."""
+    out: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, sep, level = item.partition("=")
+        if not sep or not level.strip().isdigit():
+            raise InputError(f"--dp-levels: {item.strip()!r} is not qi=level with a whole number >= 0 (e.g. age=2).")
+        out[name.strip()] = int(level)
+    return out
 
 
 def anonymise_command(
@@ -239,6 +263,12 @@ def anonymise_command(
                        "SafePub: the budget; the release is the QI columns of the drawn records.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="delta of (epsilon, delta)-DP (with --epsilon).")] = 1e-6,
     dp_steps: Annotated[int, typer.Option("--dp-steps", help="Steps of SafePub's private search.")] = 300,
+    dp_levels: Annotated[str | None, typer.Option("--dp-levels", help="SafePub without a search (with --epsilon): "
+                         "the level of each quasi-identifier, qi=level, comma-separated (e.g. age=2,sex=0); all "
+                         "of epsilon sets beta and k.")] = None,
+    dp_preset: Annotated[str | None, typer.Option("--dp-preset", help="With --epsilon, no search: ARX's "
+                         "generalisation degree for the quasi-identifiers --dp-levels leaves out: none, low, "
+                         "low_medium, medium, medium_high, high or complete.")] = None,
     gs_factor: Annotated[float, typer.Option("--gs-factor", help="ARX's generalisation/suppression factor of the "
                          "loss and classification metrics, 0..1 (0: only generalisation counts, 1: only "
                          "suppression).")] = 0.5,
@@ -248,6 +278,12 @@ def anonymise_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Find the generalisation with the least loss that satisfies the models (ARX-style lattice search)."""
+    dp = None if epsilon is None else {"type": "safepub", "epsilon": epsilon, "delta": delta, "steps": dp_steps}
+    if dp_levels is not None or dp_preset is not None:   # SafePub's data-independent variant
+        if epsilon is None:
+            raise InputError("--dp-levels and --dp-preset set SafePub's levels: give --epsilon as well.")
+        dp = {"type": "safepub_fixed", "epsilon": epsilon, "delta": delta, "levels": _parse_levels(dp_levels),
+              "preset": dp_preset}
     if all(v is None for v in (k, l, t, k_map, beta, delta_disclosure, population_uniqueness, epsilon)) and \
             profitability == "none":
         raise InputError("give a privacy model: --k, --l, --t, --k-map, --beta, --delta-disclosure, "
@@ -272,8 +308,7 @@ def anonymise_command(
                         sensitive_hierarchy=sensitive_hierarchy, method=method, max_nodes=max_nodes,
                         time_limit=time_limit, output=output, population=population, solution_space=as_json,
                         gs_factor=gs_factor, microaggregate=micro,
-                        dp=None if epsilon is None else {"type": "safepub", "epsilon": epsilon, "delta": delta,
-                                                         "steps": dp_steps},
+                        dp=dp,
                         arx_models={"k_map": k_map, "population_size": population_size,
                                     "k_map_estimator": k_map_estimator if k_map is not None else None,
                                     "significance": significance, "beta": beta, "beta_variant": beta_variant,

@@ -161,6 +161,19 @@ def safepub_search(problem: Problem, metric: str, k: int, n_total: int, steps: i
     return np.asarray(best, dtype=np.int64), best_score, taken, len(scores), path
 
 
+def release_at(sample: pd.DataFrame, problem: Problem, levels: np.ndarray, k: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """The records of ``sample`` (the frame ``problem`` encodes) in classes of at least ``k``
+    at ``levels``, each QI replaced by its label at its level; and the mask of those kept."""
+    tab = problem.table(levels)
+    keep = (tab.class_size >= k)[problem.record_classes(levels)]
+    out = sample.loc[keep].copy()
+    for j, col in enumerate(problem.columns):
+        lv = int(levels[j])
+        lab = col.labels[lv][col.code_map[lv][col.raw]].astype(object)
+        out[problem.qis[j]] = pd.Series(lab[keep], index=out.index, dtype=object)
+    return out, keep
+
+
 def safepub(data: pd.DataFrame, qis: list[str], hierarchies: Mapping, *, epsilon: float, delta: float,
             steps: int, epsilon_search: float, metric: str, rng: np.random.Generator,
             min_k: int | None = None) -> tuple[pd.DataFrame, SafePubResult]:
@@ -207,14 +220,7 @@ def safepub(data: pd.DataFrame, qis: list[str], hierarchies: Mapping, *, epsilon
         return data.iloc[:0].copy(), res
     problem = Problem(sample, qis, hierarchies)
     levels, score, taken, scored, path = safepub_search(problem, metric, k, n_total, steps, epsilon_search, rng)
-    tab = problem.table(levels)
-    keep_cls = tab.class_size >= k
-    keep = keep_cls[problem.record_classes(levels)]
-    out = sample.loc[keep].copy()
-    for j, col in enumerate(problem.columns):
-        lv = int(levels[j])
-        lab = col.labels[lv][col.code_map[lv][col.raw]].astype(object)
-        out[qis[j]] = pd.Series(lab[keep], index=out.index, dtype=object)
+    out, keep = release_at(sample, problem, levels, k)
     tops = {q: int(levels[j]) for j, q in enumerate(qis)}
     res = SafePubResult(levels, tops, float(score), k, beta, eps_anon, epsilon_search / steps,
                         int(drawn.sum()), int(keep.sum()), taken, scored,

@@ -275,7 +275,8 @@ class Generalise:
     dp: Any = param(NoDP(), kind="variant", variants=DP_VARIANTS, advanced=True,
                     label="differential privacy (SafePub)",
                     help="(epsilon, delta)-differential privacy by SafePub (Bild et al. 2018): records drawn "
-                         "with probability beta, a private search, classes below k removed; none by default")
+                         "with probability beta, a private search (safepub) or the levels you give "
+                         "(safepub_fixed), classes below k removed; none by default")
 
     global_recode: ClassVar[bool] = True
     #: the flat form of earlier specs: (variant parameter, its settings beside the step's own, default type)
