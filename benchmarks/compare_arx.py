@@ -6,7 +6,8 @@ from ARX, at two settings each) both tools search ARX's adult data with its hier
 subset of every tenth row, ``n``, against the whole file as the population) and the script
 prints one JSON line: the optimum node of
 each tool, the metric value of each, ``same_value`` (relative difference below 1e-8) and
-``same_node``, and each tool's CPU seconds (sdckit: process time of the exact search; ARX: the
+``same_node`` (for a case with a microaggregated attribute also ``same_released``: ARX's released
+column, written by the driver, against sdckit's, row by row), and each tool's CPU seconds (sdckit: process time of the exact search; ARX: the
 thread's CPU time inside ``ARXAnonymizer.anonymize``, the JVM's start and the data's loading
 not counted). ``load_average`` says how busy the machine was; ``peak_mb`` is the Python process's peak
 resident memory so far (the JVM is a separate process).
@@ -21,16 +22,27 @@ certificate and logistic-regression code name but the search never loads
 ``git``, ``javac`` and ``java`` (17 works) on the path.
 
 ``--scale N`` runs instead the scale case of issue 42: the seeded synthetic data of
-``benchmarks/bench_lattice.py`` (N records, 12 quasi-identifiers, 2,985,984 nodes), k = 5,
-1 % suppression, DM, each tool with ``--limit`` seconds (ARX: its heuristic search's time
-limit with its best-effort bottom-up search, Lightning, wall clock; sdckit: the anytime
-search, CPU seconds of the process), written to a
-temporary folder for ARX (CSV and hierarchy files, deleted afterwards). It prints each
-tool's best DM, sdckit's bound and gap, CPU seconds and peak resident memory (sdckit's
-process; the JVM's, as a child process).
+``benchmarks/bench_lattice.py`` (N records, 12 quasi-identifiers; ``--lattice full``: heights
+3 and 2, 2,985,984 nodes; ``--lattice quick``: heights 2 and 1, 46,656 nodes), k = 5, 1 %
+suppression, DM, written once as CSV and hierarchy files to a temporary folder (deleted
+afterwards). Each tool runs in its own child process that reads those files and searches:
+ARX in the JVM (``-Xmx8g``) through the driver, sdckit in ``python compare_arx.py
+--sdckit-child FOLDER`` (``pandas.read_csv`` of the data as strings and the hierarchy files, as
+``sdckit anonymise`` reads them; the data frame is dropped once encoded). ``--mode limit``
+(default): ARX's best-effort bottom-up search (Lightning) with a time limit of ``--limit``
+seconds, wall clock, against sdckit's anytime search with ``--limit`` CPU seconds of its
+process. ``--mode optimum``: both search for the proven optimum, ARX with its default optimal
+algorithm (Flash; ARX refuses it for lattices above 100,000 nodes, its default threshold, so
+this mode is meant for ``--lattice quick``), sdckit with its exact search. Figures per tool:
+the best DM (sdckit's bound, ``gap`` = best / bound and ``relative_gap`` = (best - bound) /
+best), the CPU seconds of the search (ARX: the thread's CPU time inside ``anonymize``, as the
+driver reports it; sdckit: process time of the search), the CPU seconds of the whole child
+process (reading and encoding included; ``os.wait4``'s user + system time) and the peak
+resident memory of each child (``ru_maxrss`` from ``os.wait4`` of that child alone).
 
 Run from the project root:
-``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME,PREFIX*] [--scale N --limit S]``.
+``python benchmarks/compare_arx.py --arx-git PATH [--quick] [--only NAME,PREFIX*]
+[--scale N --limit S --mode limit|optimum --lattice full|quick]``.
 """
 
 from __future__ import annotations
@@ -49,7 +61,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies
+from sdckit.lattice import Evaluator, Problem, exact, find_hierarchies, generalise_frame
+from sdckit.lattice.microaggregation import microaggregate_frame, prepare_problem
 from sdckit.lattice.models_arx import make_models
 from sdckit.lattice.profitability import CostBenefit
 
@@ -125,6 +138,23 @@ CASES = [
                                   "metric": "publisher_payout"}),
     ("entropy_il_k5_s2", {"k": 5, "suppression": 0.02, "metric": "entropy_information_loss"}),
     ("entropy_il_k10_s0", {"k": 10, "suppression": 0.0, "metric": "entropy_information_loss"}),
+    # ARX's generalisation/suppression factor (gsFactor; 0.5 in the cases above) of the metrics it changes
+    ("loss_gs02_k5_s1", {"k": 5, "suppression": 0.01, "metric": "loss", "gs_factor": 0.2}),
+    ("loss_gs08_k5_s1", {"k": 5, "suppression": 0.01, "metric": "loss", "gs_factor": 0.8}),
+    ("loss_gs08_k10_s2", {"k": 10, "suppression": 0.02, "metric": "loss", "gs_factor": 0.8}),
+    ("classification_gs02_k5_s1", {"k": 5, "suppression": 0.01, "metric": "classification", "gs_factor": 0.2}),
+    ("classification_gs08_k5_s1", {"k": 5, "suppression": 0.01, "metric": "classification", "gs_factor": 0.8}),
+    # age microaggregated (not a lattice dimension: 7 generalised QIs), released values compared too
+    ("micro_mean_k5_s0_loss", {"k": 5, "suppression": 0.0, "metric": "loss",
+                               "microaggregate": {"age": "arithmetic_mean"}}),
+    ("micro_mean_k10_s1_loss", {"k": 10, "suppression": 0.01, "metric": "loss",
+                                "microaggregate": {"age": "arithmetic_mean"}}),
+    ("micro_median_k5_s1_loss", {"k": 5, "suppression": 0.01, "metric": "loss",
+                                 "microaggregate": {"age": "median"}}),
+    ("micro_median_k10_s0_dm", {"k": 10, "suppression": 0.0, "metric": "discernibility",
+                                "microaggregate": {"age": "median"}}),
+    ("micro_mean_k5_s1_loss_gs08", {"k": 5, "suppression": 0.01, "metric": "loss", "gs_factor": 0.8,
+                                    "microaggregate": {"age": "arithmetic_mean"}}),
 ]
 QUICK = {"loss_k5_s0", "dm_star_k5_s0", "beta_basic_1", "t_ordered_02", "profit_prosecutor_no_attack_dm_s2"}
 MODEL_KEYS = ("k", "k_map", "population_size", "k_map_estimator", "beta", "beta_variant", "delta_disclosure",
@@ -173,7 +203,7 @@ def build_arx(arx_git: Path, build: Path) -> str:
     return f"{classes}:{cp}"
 
 
-def arx_line(name: str, s: dict) -> str:
+def arx_line(name: str, s: dict, dump_dir: Path | None = None) -> str:
     tok = {"id": name, "qis": ",".join(QIS8), "sensitive": SENS, "suppression": s["suppression"],
            "metric": {"discernibility": "dm"}.get(s["metric"], s["metric"])}
     if "k" in s:
@@ -197,11 +227,17 @@ def arx_line(name: str, s: dict) -> str:
         tok.update(zip(("benefit", "publisher_loss", "gain", "cost"), s["game"]))
     if "subset_mod" in s:
         tok["subset_mod"] = s["subset_mod"]
+    if "gs_factor" in s:
+        tok["gs"] = s["gs_factor"]
+    for column, function in s.get("microaggregate", {}).items():   # one microaggregated column a case
+        tok["microagg"] = f"{column}:{function}"
+        if dump_dir is not None:
+            tok["dump"] = dump_dir / f"{name}.txt"
     return " ".join(f"{k}={v}" for k, v in tok.items())
 
 
-def run_arx(classpath: str, cases: list) -> dict:
-    lines = "\n".join(arx_line(n, s) for n, s in cases) + "\n"
+def run_arx(classpath: str, cases: list, dump_dir: Path | None = None) -> dict:
+    lines = "\n".join(arx_line(n, s, dump_dir) for n, s in cases) + "\n"
     res = subprocess.run(["java", "-Xmx4g", "-cp", classpath, "ArxCompare", str(SHARED / "arx_adult.csv"),
                           str(SHARED / "arx_adult_hierarchies")], input=lines, capture_output=True, text=True,
                          check=True)
@@ -213,55 +249,134 @@ def run_arx(classpath: str, cases: list) -> dict:
     return out
 
 
-def run_sdckit(problem: Problem, s: dict) -> dict:
+def run_sdckit(problem: Problem, s: dict, data: pd.DataFrame | None = None) -> dict:
     cb = CostBenefit(*s["game"]) if "game" in s else None
     models = make_models(cost_benefit=cb, **{k: v for k, v in s.items() if k in MODEL_KEYS})
     problem.clear_cache()
+    prepare_problem(problem, data if data is not None else pd.DataFrame(index=range(problem.n)),
+                    gs_factor=s.get("gs_factor", 0.5), microaggregate=s.get("microaggregate"))
     t, c = time.perf_counter(), time.process_time()
-    r = exact(Evaluator(problem, models, s["suppression"], s["metric"], cost_benefit=cb))
+    ev = Evaluator(problem, models, s["suppression"], s["metric"], cost_benefit=cb)
+    r = exact(ev)
+    released = None
+    if s.get("microaggregate"):   # the released values of the microaggregated column(s)
+        out, sup = generalise_frame(data, ev, r.levels)
+        released = microaggregate_frame(data, out, sup, problem.qis, s["microaggregate"])
     return {"levels": r.level_map(), "value": r.value, "cpu_seconds": round(time.process_time() - c, 4),
-            "seconds": round(time.perf_counter() - t, 4), "nodes_checked": r.nodes_checked, "optimal": r.optimal}
+            "seconds": round(time.perf_counter() - t, 4), "nodes_checked": r.nodes_checked, "optimal": r.optimal,
+            "released": released}
 
 
-def scale_case(classpath: str, n: int, limit: float) -> None:
-    """Issue 42's scale case: anytime search against ARX's time-limited heuristic (module notes)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_lattice import synthetic  # noqa: PLC0415
+def _run_child(cmd: list[str], stdin_text: str, folder: Path, name: str) -> tuple[str, dict]:
+    """Run ``cmd`` as a child process with ``stdin_text`` on its standard input; returns its
+    standard output and its resources from ``os.wait4``: peak resident memory (``ru_maxrss``)
+    and CPU seconds (user + system) of that child alone, and its wall seconds."""
+    inp, out, err = folder / f"{name}.in", folder / f"{name}.out", folder / f"{name}.err"
+    inp.write_text(stdin_text)
+    t = time.perf_counter()
+    with open(inp) as fi, open(out, "w") as fo, open(err, "w") as fe:
+        proc = subprocess.Popen(cmd, stdin=fi, stdout=fo, stderr=fe, cwd=ROOT)
+        _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} exited with {proc.returncode}: {err.read_text()[-2000:]}")
+    return out.read_text(), {"peak_mb": round(ru.ru_maxrss / 1024, 1),
+                             "process_cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
+                             "process_seconds": round(wall, 2)}
 
+
+def sdckit_child(folder: Path, limit: float, mode: str) -> None:
+    """The sdckit side of the scale case, run in its own process: read ``data.csv`` and the
+    ``h_<qi>.csv`` hierarchies of ``folder`` as ``sdckit anonymise`` does, encode, search
+    (``limit``: the anytime search with ``--limit`` CPU seconds; ``optimum``: the exact search,
+    no limit), print one JSON line."""
     from sdckit.lattice import KAnonymity  # noqa: PLC0415
     from sdckit.lattice.anytime import anytime  # noqa: PLC0415
 
-    data, hier = synthetic(n, False, np.random.default_rng(20261123))
+    c0 = time.process_time()
+    data = pd.read_csv(folder / "data.csv", dtype=str, keep_default_na=False)
+    qis = list(data.columns)
+    hier = find_hierarchies(folder, qis)
+    p = Problem(data, qis, hier)
+    del data   # the search needs only the encoded patterns
+    ev = Evaluator(p, [KAnonymity(5)], 0.01, "discernibility")
+    c1 = time.process_time()
+    events: list[dict] = []
+    if mode == "optimum":
+        r = exact(ev)
+    else:
+        r = anytime(ev, time_limit=limit, progress=events.append)
+    c2 = time.process_time()
+    _emit({"dm": r.value, "bound": r.bound, "optimal": r.optimal, "levels": list(r.levels),
+           "nodes_checked": r.nodes_checked, "n_nodes": p.n_nodes, "method": r.method,
+           "read_encode_cpu_seconds": round(c1 - c0, 2), "search_cpu_seconds": round(c2 - c1, 2),
+           "events": events})
+
+
+def _released_equal(released: pd.DataFrame, arx_values: list[str] | None, micro: dict) -> dict:
+    """Whether sdckit's released values of the (one) microaggregated column equal ARX's output, row by
+    row: ``*`` for ``*``, numbers within 1e-9 relative (ARX prints Java's shortest double)."""
+    column = next(iter(micro))
+    if arx_values is None or len(arx_values) != len(released):
+        return {"same_released": False, "released_note": "no ARX output to compare"}
+    ours = released[column].astype(str).to_numpy()
+    theirs = np.asarray(arx_values, dtype=object)
+    star = (ours == "*") | (theirs == "*")
+    same_star = bool(((ours == "*") == (theirs == "*")).all())
+    a = pd.to_numeric(pd.Series(ours[~star]), errors="coerce").to_numpy()
+    b = pd.to_numeric(pd.Series(theirs[~star]), errors="coerce").to_numpy()
+    diff = np.abs(a - b) / np.maximum(1.0, np.abs(b))
+    worst = float(np.nanmax(diff)) if diff.size else 0.0
+    return {"same_released": same_star and not np.isnan(diff).any() and worst <= 1e-9,
+            "released_max_rel_diff": worst, "n_released_suppressed": int((theirs == "*").sum())}
+
+
+def scale_case(classpath: str, n: int, limit: float, mode: str = "limit", lattice: str = "full") -> None:
+    """Issue 42's scale case (module notes): each tool in its own child process on the same files."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_lattice import synthetic  # noqa: PLC0415
+
+    data, hier = synthetic(n, lattice == "quick", np.random.default_rng(20261123))
     qis = list(hier)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         data.to_csv(folder / "data.csv", index=False)
+        del data
         for q, h in hier.items():
             h.table.to_csv(folder / f"h_{q}.csv", index=False, header=False)
-        line = (f"id=scale qis={','.join(qis)} sensitive=x0 k=5 suppression=0.01 metric=dm hier_prefix=h_ "
-                f"algorithm=bottom_up time_limit_ms={int(limit * 1000)}\n")
-        res = subprocess.run(["java", "-Xmx8g", "-cp", classpath, "ArxCompare", str(folder / "data.csv"), str(folder)],
-                             input=line, capture_output=True, text=True, check=True)
-    arx = next(json.loads(x) for x in res.stdout.splitlines() if x.startswith("{"))
-    if arx.get("error"):
-        _emit({"case": "synthetic_12qi_anytime", "n": n, "arx_error": arx["error"]})
-    arx_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    load = os.getloadavg()[0]
-    p = Problem(data, qis, hier)
-    ev = Evaluator(p, [KAnonymity(5)], 0.01, "discernibility")
-    events: list[dict] = []
-    t, c = time.perf_counter(), time.process_time()
-    r = anytime(ev, time_limit=limit, progress=events.append)
-    secs, cpu = time.perf_counter() - t, time.process_time() - c
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    arx_dm = arx.get("value")
-    _emit({"case": "synthetic_12qi_anytime", "n": n, "n_nodes": p.n_nodes, "limit": limit,
-           "sdckit_dm": r.value, "sdckit_bound": r.bound, "gap": r.value / r.bound if r.bound > 0 else None,
-           "optimal": r.optimal, "sdckit_levels": list(r.levels), "nodes_checked": r.nodes_checked,
-           "cpu_seconds": round(cpu, 2), "seconds": round(secs, 2), "peak_mb": round(peak, 1),
-           "arx_dm": arx_dm, "arx_levels": list((arx.get("levels") or {}).values()),
+        line = f"id=scale qis={','.join(qis)} sensitive=x0 k=5 suppression=0.01 metric=dm hier_prefix=h_"
+        if mode == "limit":
+            line += f" algorithm=bottom_up time_limit_ms={int(limit * 1000)}"
+        out, arx_proc = _run_child(["java", "-Xmx8g", "-cp", classpath, "ArxCompare", str(folder / "data.csv"),
+                                    str(folder)], line + "\n", folder, "arx")
+        arx = next(json.loads(x) for x in out.splitlines() if x.startswith("{"))
+        out, sdc_proc = _run_child([sys.executable, str(Path(__file__).resolve()), "--sdckit-child", str(folder),
+                                    "--limit", str(limit), "--mode", mode], "", folder, "sdckit")
+        sdc = json.loads(out.splitlines()[-1])
+    arx_dm, dm, bound = arx.get("value"), sdc["dm"], sdc["bound"]
+    events = sdc.pop("events")
+    _emit({"case": f"synthetic_12qi_{'anytime' if mode == 'limit' else 'optimum'}", "n": n,
+           "n_nodes": sdc["n_nodes"], "lattice": lattice, "mode": mode, "limit": limit if mode == "limit" else None,
+           "sdckit_method": sdc["method"], "sdckit_dm": dm, "sdckit_bound": bound,
+           "gap": dm / bound if bound > 0 else None,
+           "relative_gap": (dm - bound) / dm if dm > 0 else None, "optimal": sdc["optimal"],
+           "sdckit_levels": sdc["levels"], "nodes_checked": sdc["nodes_checked"],
+           "cpu_seconds": sdc["search_cpu_seconds"], "read_encode_cpu_seconds": sdc["read_encode_cpu_seconds"],
+           "process_cpu_seconds": sdc_proc["process_cpu_seconds"], "seconds": sdc_proc["process_seconds"],
+           "peak_mb": sdc_proc["peak_mb"],
+           "arx_dm": arx_dm, "arx_error": arx.get("error"), "arx_levels": list((arx.get("levels") or {}).values()),
            "arx_cpu_seconds": arx.get("cpu_seconds"), "arx_seconds": arx.get("seconds"),
-           "arx_peak_mb": round(arx_peak, 1), "sdckit_dm_le_arx": arx_dm is not None and r.value <= arx_dm,
+           "arx_process_cpu_seconds": arx_proc["process_cpu_seconds"], "arx_process_seconds": arx_proc["process_seconds"],
+           "arx_peak_mb": arx_proc["peak_mb"],
+           "sdckit_dm_le_arx": arx_dm is not None and dm <= arx_dm,
+           "same_dm": arx_dm is not None and abs(dm - arx_dm) <= 1e-9 * max(1.0, abs(arx_dm)),
+           "peak_le_arx": sdc_proc["peak_mb"] <= arx_proc["peak_mb"],
+           "cpu_ratio_arx_over_sdckit": round(arx["cpu_seconds"] / sdc["search_cpu_seconds"], 2)
+           if arx.get("cpu_seconds") and sdc["search_cpu_seconds"] > 0 else None,
+           "process_cpu_ratio_arx_over_sdckit": round(arx_proc["process_cpu_seconds"]
+                                                      / max(sdc_proc["process_cpu_seconds"], 1e-9), 2),
            "first_best_below_arx_cpu_seconds": next((e["cpu_seconds"] for e in events
                                                      if arx_dm is not None and e["best"] is not None
                                                      and e["best"] <= arx_dm), None),
@@ -270,15 +385,25 @@ def scale_case(classpath: str, n: int, limit: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arx-git", type=Path, required=True, help="clone or bare mirror of arx-deidentifier/arx")
+    ap.add_argument("--arx-git", type=Path, default=None, help="clone or bare mirror of arx-deidentifier/arx")
     ap.add_argument("--build", type=Path, default=Path.home() / ".cache" / "sdckit-arx")
     ap.add_argument("--quick", action="store_true", help="four cases")
     ap.add_argument("--only", default=None, help="cases by name, comma-separated (a name ending in * a prefix)")
     ap.add_argument("--scale", type=int, default=None, help="records of the synthetic scale case (instead)")
     ap.add_argument("--limit", type=float, default=300.0, help="seconds each tool gets in the scale case")
+    ap.add_argument("--mode", choices=("limit", "optimum"), default="limit",
+                    help="scale case: each tool with --limit, or both searching for the proven optimum")
+    ap.add_argument("--lattice", choices=("full", "quick"), default="full",
+                    help="scale case: heights 3 and 2 (2,985,984 nodes) or 2 and 1 (46,656 nodes)")
+    ap.add_argument("--sdckit-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.sdckit_child is not None:
+        sdckit_child(args.sdckit_child, args.limit, args.mode)
+        return 0
+    if args.arx_git is None:
+        ap.error("--arx-git is required")
     if args.scale:
-        scale_case(build_arx(args.arx_git, args.build), args.scale, args.limit)
+        scale_case(build_arx(args.arx_git, args.build), args.scale, args.limit, args.mode, args.lattice)
         return 0
     if not (SHARED / "arx_adult.csv").exists():
         _emit({"case": "adult", "skipped": "the adult data are absent"})
@@ -292,7 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     classpath = build_arx(args.arx_git, args.build)
     build_s = time.perf_counter() - t
-    arx = run_arx(classpath, cases)
+    dump_dir = Path(tempfile.mkdtemp(prefix="sdckit-arx-"))
+    try:
+        arx = run_arx(classpath, cases, dump_dir)
+        dumps = {n: (dump_dir / f"{n}.txt").read_text().splitlines() for n, s in cases
+                 if s.get("microaggregate") and (dump_dir / f"{n}.txt").exists()}
+    finally:
+        shutil.rmtree(dump_dir, ignore_errors=True)
     data = pd.read_csv(SHARED / "arx_adult.csv", dtype=str)
     problem_hier = find_hierarchies(SHARED / "arx_adult_hierarchies", QIS8)
     problem = Problem(data, QIS8, problem_hier, sensitive=SENS)
@@ -306,11 +437,18 @@ def main(argv: list[str] | None = None) -> int:
                 subsets[mod] = Problem(data.iloc[::mod].reset_index(drop=True), QIS8, problem_hier,
                                        sensitive=SENS, population=data)
             prob = subsets[mod]
-        ours = run_sdckit(prob, s)
+        micro = s.get("microaggregate", {})
+        if micro:   # the microaggregated columns are not lattice dimensions
+            qis = [q for q in QIS8 if q not in micro]
+            prob = Problem(data, qis, {q: problem_hier[q] for q in qis}, sensitive=SENS)
+        ours = run_sdckit(prob, s, data)
         theirs = arx.get(name, {"error": "no output"})
         tv = theirs.get("value")
         same_value = tv is not None and abs(ours["value"] - tv) <= 1e-8 * max(1.0, abs(tv))
-        _emit({"case": name, "n": prob.n, "arx_n": theirs.get("n", problem.n), "settings": s, "sdckit_levels": ours["levels"],
+        extra = {}
+        if micro:
+            extra = _released_equal(ours["released"], dumps.get(name), micro)
+        _emit({**extra, "case": name, "n": prob.n, "arx_n": theirs.get("n", problem.n), "settings": s, "sdckit_levels": ours["levels"],
                "arx_levels": theirs.get("levels"), "sdckit_value": ours["value"], "arx_value": tv,
                "same_value": bool(same_value), "same_node": ours["levels"] == theirs.get("levels"),
                "sdckit_optimal": ours["optimal"], "nodes_checked": ours["nodes_checked"],

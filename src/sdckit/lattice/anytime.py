@@ -20,12 +20,22 @@ and descends from good solutions:
    bottom-to-top path (binary search, as the exact search's first dive), seeded so that runs
    repeat; after eight restarts that bring nothing new it checks the open nodes lowest in the
    lattice first, so that with budget to spare it ends with every node checked, known to fail
-   or pruned (then the best found is the proven optimum).
+   or pruned (then the best found is the proven optimum);
+5. the last ``bound_share`` of the budget (CPU seconds, or checked nodes when only a node
+   budget is given) goes to the bound: first projections on larger groups of
+   quasi-identifiers (sub-lattices of up to :data:`BOUND_PROJECTION_NODES` nodes, group by
+   group while the budget lasts) raise the records every node must suppress and so tag more
+   nodes failing; then the open nodes whose bound is least (those that set the global bound)
+   are resolved as Flash resolves a node: the path of open nodes upwards from it is binary
+   searched, a failing check tagging its down-set failing, a satisfying one its up-set
+   satisfying with its inherited bound (and pruned when that bound reaches the best). The
+   global bound rises as the least-bound nodes are resolved.
 
 It stops when the budget is spent or when every node is checked, known to fail or pruned.
 The bound is :func:`.search.open_region_bound` over the nodes still open (the largest bound
 inherited from a checked node below and, for discernibility, the class-count bound), so
-``optimal`` is true when the best found reaches it. Budgets are CPU seconds of the process
+``optimal`` is true when the best found reaches it. The events report the gap both as
+``gap`` = best / bound and as ``relative_gap`` = (best - bound) / best. Budgets are CPU seconds of the process
 (``time.process_time``), so a loaded machine does not change how many nodes are checked per
 second of budget less than wall time would.
 
@@ -45,27 +55,41 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._validation import param_error
 from ..errors import InputError
 from . import _kernels as K
-from .search import MAX_EXACT_NODES, Evaluator, NodeEval, SearchResult, node_heights, open_region_bound
+from .search import (
+    MAX_EXACT_NODES,
+    Evaluator,
+    NodeEval,
+    SearchResult,
+    node_heights,
+    open_bounds,
+    open_region_bound,
+)
 
 #: seconds of CPU time between two progress events (besides one at every new best node)
 PROGRESS_EVERY = 10.0
+#: largest sub-lattice of the projections the bound phase adds (step 5 of the module notes)
+BOUND_PROJECTION_NODES = 4096
+#: least-bound open nodes resolved between two computations of the bound in the bound phase
+BORDER_BATCH = 64
 
 
 def _event(ev: Evaluator, t0: float, best: NodeEval | None, bound: float, kind: str) -> dict:
     value = None if best is None else float(best.metric)
-    gap = None
+    gap = relative = None
     if value is not None and bound > 0 and np.isfinite(bound):
         gap = value / bound
+        relative = (value - bound) / value
     return {"event": kind, "cpu_seconds": round(time.process_time() - t0, 3), "nodes_checked": ev.nodes_checked,
             "best": value, "bound": float(bound) if np.isfinite(bound) else None, "gap": gap,
-            "levels": None if best is None else list(best.levels)}
+            "relative_gap": relative, "levels": None if best is None else list(best.levels)}
 
 
 def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | None = None,
             progress: Callable[[dict], None] | None = None, seed: int = 0,
-            bound_every: float = 30.0) -> SearchResult:
+            bound_every: float = 30.0, bound_share: float = 0.5) -> SearchResult:
     """Best node found within ``time_limit`` CPU seconds and ``max_nodes`` checked nodes.
 
     Parameters
@@ -78,13 +102,18 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
         Largest number of nodes to check (None: no limit).
     progress : callable, optional
         Called with a dict (``event``, ``cpu_seconds``, ``nodes_checked``, ``best``, ``bound``,
-        ``gap`` = best / bound, ``levels``; ``bound`` and ``gap`` are None before the first
-        bound) at every new best node, every :data:`PROGRESS_EVERY` CPU seconds and at the end.
+        ``gap`` = best / bound, ``relative_gap`` = (best - bound) / best, ``levels``; the bound
+        and gaps are None before the first bound) at every new best node, every
+        :data:`PROGRESS_EVERY` CPU seconds, when the bound phase starts (``"bound_phase"``) and
+        at the end.
     seed : int
         Seed of the restarts' random paths (the search is deterministic for a seed; it
         protects nothing, so it is no secret).
     bound_every : float
         CPU seconds between two computations of the global bound (a pass over the lattice).
+    bound_share : float
+        Share of the budget (of ``time_limit``, else of ``max_nodes``) spent last on raising
+        the bound (step 5 of the module notes); 0 spends none.
 
     Returns
     -------
@@ -97,7 +126,12 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
     if p.n_nodes > MAX_EXACT_NODES:
         raise InputError(f"the lattice has {p.n_nodes} nodes (more than {MAX_EXACT_NODES}); the anytime search "
                          "keeps a status byte per node: use the heuristic search.")
+    if not 0.0 <= bound_share <= 1.0:
+        raise param_error("the anytime search", "bound_share", "a number in [0, 1]", bound_share)
     deadline = t0 + time_limit if time_limit else np.inf
+    # where the bound phase starts: the last bound_share of the CPU budget, or of the node budget
+    border_cpu = t0 + (1.0 - bound_share) * time_limit if time_limit else np.inf
+    border_nodes = None if max_nodes is None else max_nodes - int(round(bound_share * max_nodes))
     rng = np.random.default_rng(seed)
     strides, radix, heights = p.strides, p.radix, p.heights
     q = len(p.qis)
@@ -117,6 +151,10 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
 
     def out_of_budget() -> bool:
         return time.process_time() > deadline or (max_nodes is not None and ev.nodes_checked >= max_nodes)
+
+    def bound_time() -> bool:
+        return bound_share > 0 and (time.process_time() >= border_cpu
+                                    or (border_nodes is not None and ev.nodes_checked >= border_nodes))
 
     best: NodeEval | None = None
     heap: list[tuple[float, int, int, int]] = []   # (key, kind, tie, node)
@@ -186,6 +224,64 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
                 lo = mid + 1
         return found
 
+    def more_projections() -> None:
+        """Step 5a: projections on larger groups, group by group while the budget lasts."""
+        if not ev.projection_nodes or (ev.k_min <= 1 and ev.metric != "discernibility"):
+            return
+        for dims in p.projection_groups(BOUND_PROJECTION_NODES):
+            if out_of_budget():
+                break
+            ev.add_projection(dims)
+        if ev.suppressed_bound is not None:
+            status[(ev.suppressed_bound > ev.max_suppressed) & (status == 0)] = 2
+
+    def resolve(node: int) -> None:
+        """Step 5b: check ``node`` (non-monotone models, or a node tagged satisfying) or binary
+        search the path of open nodes upwards from it (monotone models)."""
+        if not ev.monotone or status[node] == 1:
+            check(node)
+            return
+        path = K.flash_path(node, status, pruned, strides, radix, rel)
+        lo, hi = 0, len(path) - 1
+        while lo <= hi and not out_of_budget():
+            mid = (lo + hi) // 2
+            nd = int(path[mid])
+            if status[nd] == 2:
+                lo = mid + 1
+            elif pruned[nd]:
+                hi = mid - 1          # the path above is pruned too
+            elif (ev.evals.get(nd) or check(nd)).satisfied:
+                hi = mid - 1
+            else:
+                lo = mid + 1
+
+    def bound_phase() -> None:
+        """Step 5 of the module notes, until the budget is spent or nothing is left open."""
+        nonlocal bound, last_event
+        more_projections()
+        first = True
+        while not out_of_budget():
+            ids, nb = open_bounds(ev, status, pruned)
+            least = float(nb.min()) if nb.size else np.inf
+            bound = min(least, best.metric) if best is not None else least
+            if first:
+                emit("bound_phase")
+                first = False
+                last_event = time.process_time()
+            elif time.process_time() - last_event > PROGRESS_EVERY:
+                emit("progress")
+                last_event = time.process_time()
+            if ids.size == 0 or (best is not None and least >= best.metric):
+                return
+            targets = ids[np.argsort(nb, kind="stable")[:BORDER_BATCH]]
+            del ids, nb
+            for node in targets:
+                if out_of_budget():
+                    return
+                if open_node(int(node)):
+                    resolve(int(node))
+
+    rel = 1.0 / np.maximum(heights, 1)
     top = check(p.node_id(p.top))
     if not top.satisfied and ev.monotone:
         from .search import exact  # noqa: PLC0415 (the exact search's message names the binding model)
@@ -197,6 +293,9 @@ def anytime(ev: Evaluator, *, time_limit: float | None = 60.0, max_nodes: int | 
     futile = 0
     node_height = None
     while not out_of_budget():
+        if bound_time():
+            bound_phase()
+            break
         if not heap:
             if futile < 8:
                 start = restart()

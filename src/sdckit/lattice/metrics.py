@@ -32,6 +32,18 @@ bound ``s_lo`` of the records the node must suppress is known (from projections,
 :meth:`.Problem.projection_suppressed_bound`), ``s`` ranges over ``[s_lo, S]``: each
 suppressed record costs ``n``.
 
+A second bound for unchecked nodes comes from two projections on complementary groups of
+quasi-identifiers ``G1`` and ``G2`` (:func:`partition_bound`): each class ``E`` of a node lies
+in one class ``F`` of its projection on ``G1`` and is fixed within ``F`` by its codes on
+``G2``, so ``F`` holds at most ``C2`` classes (the classes of the projection on ``G2``), and
+by Cauchy-Schwarz within each ``F`` the kept records cost at least
+``sum_F (|F| - s_F)^2 / C2 >= (Q1 - 2 M1 s) / C2`` with ``Q1 = sum_F |F|^2``, ``M1`` the
+largest ``|F|`` and ``s_F`` the records suppressed in ``F`` (``s`` in all). Hence
+``DM >= Q1 / C2 + s (n - 2 M1 / C2)``, linear in ``s``, minimised at ``s_lo`` or ``S``.
+Where the data are dense in each group but sparse in all quasi-identifiers together (many
+label combinations, few records each) this exceeds the class-count bound, whose ``C`` can
+only be the number of label combinations there.
+
 References
 ----------
 Bayardo, R. J., Agrawal, R. (2005). Data privacy through optimal k-anonymization. *ICDE 2005*
@@ -177,3 +189,30 @@ def class_count_bound(n: int, k: int, max_suppressed: int, n_classes: np.ndarray
     cands = [lo, hi, np.clip(n - n * c / 2.0, lo, hi), np.clip(n - k * c, lo, hi)]
     out = np.min([f(sv) for sv in cands], axis=0)
     return np.where(lo > S, np.inf, out)
+
+
+def partition_bound(n: int, max_suppressed: int, sum_sq1: np.ndarray, largest1: np.ndarray,
+                    n_classes2: np.ndarray, min_suppressed: np.ndarray | int = 0) -> np.ndarray:
+    """Lower bound of DM for a satisfying node from its projections on complementary groups of
+    quasi-identifiers (module notes): ``Q1 / C2 + s (n - 2 M1 / C2)`` at the ``s`` in
+    ``[s_lo, S]`` that makes it least.
+
+    Parameters
+    ----------
+    n, max_suppressed : int
+        Records, and the most a satisfying node may suppress (``S``).
+    sum_sq1, largest1 : ndarray
+        Per node: the sum of the squared class sizes (``Q1``) and the largest class size
+        (``M1``) of its projection on the first group.
+    n_classes2 : ndarray
+        Per node: the classes of its projection on the second group (``C2``).
+    min_suppressed : ndarray or int
+        Per node, a lower bound of the records it suppresses (``s_lo``); where it exceeds
+        ``S`` the node cannot satisfy and the bound is infinite.
+    """
+    c2 = np.maximum(np.asarray(n_classes2, dtype=float), 1.0)
+    base = np.asarray(sum_sq1, dtype=float) / c2
+    slope = float(n) - 2.0 * np.asarray(largest1, dtype=float) / c2
+    lo = np.broadcast_to(np.asarray(min_suppressed, dtype=float), base.shape)
+    s_at = np.where(slope >= 0, lo, np.maximum(lo, float(max_suppressed)))
+    return np.where(lo > max_suppressed, np.inf, base + slope * s_at)

@@ -119,9 +119,11 @@ class Problem:
     population : DataFrame, optional
         The population table holding the QIs (for delta-presence); the data are a subset of it.
     cache_rows : int, optional
-        Budget of cached table rows for roll-up (about 30 bytes a row plus one byte a
-        quasi-identifier); default ``max(3,000,000, 16 x patterns)``. Least recently used
-        tables are dropped first.
+        Budget of cached table rows for roll-up (24 bytes a row plus one byte a
+        quasi-identifier, or two with more than 126 raw codes in a column); default
+        ``max(3,000,000, 16 x patterns)``. Least recently used tables are dropped first. With
+        a million distinct patterns the default holds about 0.6 GB; a quarter of it checked
+        about 1.5 times fewer nodes per CPU second in a measured run.
     pivot_rows : int, optional
         A node whose smallest cached table below has more rows than this is rolled up through
         a pivot (see :meth:`table`); default ``max(8192, patterns // 16)``.
@@ -464,10 +466,17 @@ class Problem:
 
     def projection_suppressed(self, dims: Sequence[int], k: int) -> np.ndarray:
         """Records in classes of fewer than ``k`` records, for every node of the sub-lattice
-        of ``dims`` (the records grouped by those quasi-identifiers only).
+        of ``dims`` (the records grouped by those quasi-identifiers only), indexed by the
+        sub-lattice node id (:meth:`projection_stats`)."""
+        return self.projection_stats(dims, k)[0]
 
-        Returns an array indexed by the sub-lattice node id (mixed radix over ``dims``, the
-        first fastest). Each sub-node is rolled up from its predecessor along the first
+    def projection_stats(self, dims: Sequence[int], k: int) -> tuple[np.ndarray, ...]:
+        """For every node of the sub-lattice of ``dims`` (the records grouped by those
+        quasi-identifiers only): the records in classes of fewer than ``k`` records, the
+        number of classes, the sum of the squared class sizes and the largest class size.
+
+        Returns four arrays indexed by the sub-lattice node id (mixed radix over ``dims``, the
+        first fastest; :meth:`sub_ids`). Each sub-node is rolled up from its predecessor along the first
         raised dimension, which is the last sub-node visited whose earlier dimensions are all
         at level 0 (an "anchor"): one table per dimension is kept at a time.
         """
@@ -492,6 +501,9 @@ class Problem:
         raw = K.take_rows(self.base.raw, self.base.rep, first)[0]
         anchors: list = [None] * len(dims)
         out = np.zeros(n_sub, dtype=np.int64)
+        n_cls = np.zeros(n_sub, dtype=np.int64)
+        sum_sq = np.zeros(n_sub)
+        largest = np.zeros(n_sub, dtype=np.int64)
         levels = [0] * len(dims)
         for x in range(n_sub):
             if x:
@@ -512,8 +524,20 @@ class Problem:
                 j_hi = len(dims) - 1
             for t in range(j_hi + 1):
                 anchors[t] = (raw, cnt)
-            out[x] = int(cnt[cnt < k].sum())
-        return out
+            # one pass: records in classes under k, and (the DM bound with k = 1) the sum of squares
+            out[x], _, _, _, sum_sq[x] = K.class_stats(cnt, cnt >= k, self.n, 1)
+            n_cls[x] = cnt.size
+            largest[x] = int(cnt.max())
+        return out, n_cls, sum_sq, largest
+
+    def sub_ids(self, nodes: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+        """The sub-lattice id over ``dims`` (mixed radix, the first fastest) of each node id."""
+        sub = np.zeros(nodes.size, dtype=np.int64)
+        mult = 1
+        for d in dims:
+            sub += ((nodes // self.strides[d]) % self.radix[d]) * mult
+            mult *= int(self.radix[d])
+        return sub
 
     def projection_suppressed_bound(self, k: int, max_nodes: int = 1024) -> np.ndarray:
         """A lower bound of the records every node suppresses, from projections, without
@@ -528,19 +552,29 @@ class Problem:
         out = np.zeros(self.n_nodes, dtype=np.int64)
         if k <= 1:
             return out
-        ids = np.arange(self.n_nodes, dtype=np.int64)
-        widest = np.log2(self.ncodes.max(axis=1).astype(float))
         for dims in self.projection_groups(max_nodes):
-            if float(widest[dims].sum()) >= 61.0:
-                continue  # its keys would not fit one int64
-            sup = self.projection_suppressed(dims, k)
-            sub = np.zeros(self.n_nodes, dtype=np.int64)
-            mult = 1
-            for d in dims:
-                sub += ((ids // self.strides[d]) % self.radix[d]) * mult
-                mult *= int(self.radix[d])
-            np.maximum(out, sup[sub], out=out)
+            self.add_projection_bound(out, dims, k)
         return out
+
+    def add_projection_bound(self, out: np.ndarray, dims: Sequence[int], k: int) -> bool:
+        """Raise ``out`` (over node ids, records each node must suppress) to the records in
+        classes of fewer than ``k`` of the projection on ``dims`` (see
+        :meth:`projection_suppressed_bound`); False, and ``out`` unchanged, when the
+        projection's keys would not fit one int64."""
+        dims = [int(d) for d in dims]
+        widest = np.log2(self.ncodes.max(axis=1).astype(float))
+        if k <= 1 or float(widest[dims].sum()) >= 61.0:
+            return False
+        self.fold_projection(out, dims, self.projection_suppressed(dims, k))
+        return True
+
+    def fold_projection(self, out: np.ndarray, dims: Sequence[int], sup: np.ndarray) -> None:
+        """``out = max(out, sup[sub-lattice id over dims])`` over node ids, in chunks (no
+        lattice-sized temporaries)."""
+        step = 1 << 20
+        for a in range(0, self.n_nodes, step):
+            ids = np.arange(a, min(a + step, self.n_nodes), dtype=np.int64)
+            np.maximum(out[a:a + ids.size], sup[self.sub_ids(ids, dims)], out=out[a:a + ids.size])
 
     def projection_failing(self, k: int, max_suppressed: int, max_nodes: int = 1024) -> np.ndarray:
         """Nodes that must suppress more than ``max_suppressed`` records (so fail) by

@@ -46,7 +46,15 @@ import numpy as np
 
 from ..errors import InputError, ParameterError
 from . import _kernels as K
-from .metrics import METRICS, PAYOUT_METRICS, class_count_bound, has_bound, lower_bound, metric_value
+from .metrics import (
+    METRICS,
+    PAYOUT_METRICS,
+    class_count_bound,
+    has_bound,
+    lower_bound,
+    metric_value,
+    partition_bound,
+)
 from .metrics_arx import NEEDS_SENSITIVE
 from .models import Model, NodeView
 from .problem import Problem
@@ -118,6 +126,26 @@ class Evaluator:
         self.projection_nodes = 128
         #: per node, a lower bound of the records it suppresses (from projections), or None
         self.suppressed_bound: np.ndarray | None = None
+        #: projections added by :meth:`add_projection`: sorted QI group -> (the group in its
+        #: order, suppressed, classes, sum of squared class sizes, largest class) per sub-node
+        self.projection_stats: dict[tuple, tuple] = {}
+
+    def add_projection(self, dims: Sequence[int]) -> bool:
+        """Count the projection on the quasi-identifiers ``dims``
+        (:meth:`.Problem.projection_stats`): raise ``suppressed_bound`` by the records in its
+        classes of fewer than ``k_min`` records and keep its class statistics for the
+        partition bound of :func:`open_bounds`. False when its keys would not fit one int64."""
+        p = self.problem
+        dims = [int(d) for d in dims]
+        if float(np.log2(p.ncodes.max(axis=1).astype(float))[dims].sum()) >= 61.0:
+            return False
+        stats = p.projection_stats(dims, self.k_min)
+        if self.k_min > 1:
+            if self.suppressed_bound is None:
+                self.suppressed_bound = np.zeros(p.n_nodes, dtype=np.int64)
+            p.fold_projection(self.suppressed_bound, dims, stats[0])
+        self.projection_stats[tuple(sorted(dims))] = (dims, *stats)
+        return True
 
     def evaluate(self, node: int) -> NodeEval:
         e = self.evals.get(node)
@@ -333,64 +361,96 @@ class _Interrupted(Exception):
         self.status, self.pruned, self.best = status, pruned, best
 
 
-def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
-    """A lower bound of the optimum when phase A stops early.
+def open_bounds(ev: Evaluator, status: np.ndarray, pruned: np.ndarray,
+                chunk: int = 1 << 18) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes still open when a search stops early and a lower bound of the metric at each.
 
-    A node not known to fail and not pruned may still be the optimum. Its metric is at least
-    the largest bound of any checked node below it (:func:`._kernels.inherited_bounds`) and,
-    for discernibility, at least the class-count bound (:func:`.metrics.class_count_bound`)
-    with ``C`` the fewest of its label combinations and the classes of any checked node
-    below it (:func:`._kernels.inherited_min`), and with the records it must suppress by
-    its projections (``ev.suppressed_bound``) and, when every model is class-based and monotone
-    with suppression, by the most any checked node above it suppresses, costing ``n`` each.
-    The optimum is therefore at least the least of these values over those nodes, or the best
-    found.
+    A node is open when it is not checked, not known to fail (``status`` 2) and not pruned
+    (``pruned`` 1: no node there can improve on the best found). Its metric, if it satisfies,
+    is at least the largest bound of any checked node below it
+    (:func:`._kernels.inherited_bounds`) and, for discernibility, at least the class-count
+    bound (:func:`.metrics.class_count_bound`) with ``C`` the fewest of its label combinations
+    and the classes of any checked node below it (:func:`._kernels.inherited_min`), and with
+    the records it must suppress by its projections (``ev.suppressed_bound``) and, when every
+    model is class-based and monotone with suppression, by the most any checked node above it
+    suppresses, costing ``n`` each; and at least the partition bound
+    (:func:`.metrics.partition_bound`) of every two complementary projections among
+    ``ev.projection_stats``, each way round. Returns the open node ids (ascending) and these
+    bounds.
+    Lattice-sized work is done in ``chunk``-sized pieces: besides the inherited arrays (8
+    bytes a node each) it allocates only per open node.
     """
     p = ev.problem
+    checked = np.fromiter(ev.evals.keys(), dtype=np.int64, count=len(ev.evals))
+    is_open = (status != 2) & (pruned == 0)
+    is_open[checked] = False
+    ids = np.flatnonzero(is_open)
+    del is_open
+    if ids.size == 0:
+        return ids, np.empty(0)
+    evals = list(ev.evals.values())
+    arr = np.full(p.n_nodes, -np.inf)
+    arr[checked] = [e.bound for e in evals]
+    bounds = K.inherited_bounds(arr, p.strides, p.radix)[ids]
+    if ev.metric != "discernibility":
+        return ids, bounds
+    arr.fill(np.inf)
+    arr[checked] = [e.n_all_classes for e in evals]
+    cls_below = K.inherited_min(arr, p.strides, p.radix)[ids]
+    sup_above = None
+    if all(m.class_based and m.monotone(True) for m in ev.models):
+        # with models monotone under suppression a record suppressed at a node is suppressed
+        # at every node below it (its class there is a subset of a failing class, and a
+        # satisfying class keeps satisfying when merged): the records a checked node
+        # suppresses bound those of every node below. The dual lattice (levels h - l, node
+        # id n_nodes - 1 - id) turns "the most of any checked node above" into the kernel's
+        # "the most of any checked node below".
+        arr.fill(-np.inf)
+        arr[p.n_nodes - 1 - checked] = [e.n_suppressed for e in evals]
+        sup_above = K.inherited_bounds(arr, p.strides, p.radix)[p.n_nodes - 1 - ids]
+    del arr
+    all_qis = tuple(range(len(p.qis)))
+    pairs = [(ev.projection_stats[g1], ev.projection_stats[g2]) for g1 in ev.projection_stats
+             for g2 in ev.projection_stats if tuple(sorted(g1 + g2)) == all_qis]
+    for a in range(0, ids.size, chunk):
+        part = ids[a:a + chunk]
+        combos = np.ones(part.size)
+        for j in range(len(p.qis)):
+            combos *= p.ncodes[j][(part // p.strides[j]) % p.radix[j]]
+        c_max = np.minimum(combos, cls_below[a:a + chunk])
+        s_lo = (np.zeros(part.size) if ev.suppressed_bound is None
+                else ev.suppressed_bound[part].astype(float))
+        if sup_above is not None:
+            above = sup_above[a:a + chunk]
+            s_lo = np.maximum(s_lo, np.where(np.isfinite(above), above, 0.0))
+        np.maximum(bounds[a:a + chunk], class_count_bound(p.n, ev.k_min, ev.max_suppressed, c_max, s_lo),
+                   out=bounds[a:a + chunk])
+        for (dims1, _, _, sq1, big1), (dims2, _, cls2, _, _) in pairs:
+            sub1, sub2 = p.sub_ids(part, dims1), p.sub_ids(part, dims2)
+            np.maximum(bounds[a:a + chunk], partition_bound(p.n, ev.max_suppressed, sq1[sub1], big1[sub1],
+                                                             cls2[sub2], s_lo), out=bounds[a:a + chunk])
+    return ids, bounds
+
+
+def _interrupted_bound(ev: Evaluator, stop: _Interrupted) -> float:
+    """A lower bound of the optimum when phase A stops early: the least of
+    :func:`open_bounds` over the open nodes, or the best found (the bottom node is checked
+    first: its bound holds for every node)."""
     e0 = ev.evaluate(0)  # the bottom node's bound holds for every node
     if e0.satisfied and _better(e0, stop.best):
         stop.best = e0
-    open_nodes = (stop.status != 2) & (stop.pruned == 0)
-    for node in ev.evals:  # checked satisfying nodes: their metric is >= best
-        open_nodes[node] = False
     best = stop.best.metric if stop.best is not None else np.inf
-    if not open_nodes.any():
-        return best
-    lb = np.full(p.n_nodes, -np.inf)
-    for node, e in ev.evals.items():
-        lb[node] = e.bound
-    node_bound = K.inherited_bounds(lb, p.strides, p.radix)
-    if ev.metric == "discernibility":
-        cls = np.full(p.n_nodes, np.inf)
-        for node, e in ev.evals.items():
-            cls[node] = e.n_all_classes
-        combos = np.ones(p.n_nodes)
-        ids = np.arange(p.n_nodes, dtype=np.int64)
-        for j in range(len(p.qis)):
-            combos *= p.ncodes[j][(ids // p.strides[j]) % p.radix[j]]
-        c_max = np.minimum(combos, K.inherited_min(cls, p.strides, p.radix))
-        s_lo = ev.suppressed_bound if ev.suppressed_bound is not None else np.zeros(p.n_nodes, dtype=np.int64)
-        if all(m.class_based and m.monotone(True) for m in ev.models):
-            # with models monotone under suppression a record suppressed at a node is suppressed
-            # at every node below it (its class there is a subset of a failing class, and a
-            # satisfying class keeps satisfying when merged): the records a checked node
-            # suppresses bound those of every node below. The dual lattice (levels h - l, node
-            # id n_nodes - 1 - id) turns "the most of any checked node above" into the kernel's
-            # "the most of any checked node below".
-            sup = np.full(p.n_nodes, -np.inf)
-            for node, e in ev.evals.items():
-                sup[node] = e.n_suppressed
-            above = K.inherited_bounds(sup[::-1].copy(), p.strides, p.radix)[::-1]
-            s_lo = np.maximum(s_lo, np.where(np.isfinite(above), above, 0))
-        node_bound = np.maximum(node_bound, class_count_bound(p.n, ev.k_min, ev.max_suppressed, c_max, s_lo))
-    return float(min(best, node_bound[open_nodes].min()))
+    _, bounds = open_bounds(ev, stop.status, stop.pruned)
+    if bounds.size == 0:
+        return float(best)
+    return float(min(best, bounds.min()))
 
 
 def open_region_bound(ev: Evaluator, status: np.ndarray, pruned: np.ndarray,
                       best: NodeEval | None) -> float:
     """A lower bound of the optimum when a search stops early with ``status`` (2: known to
     fail) and ``pruned`` (1: no node there can improve on ``best``) over the node ids: the
-    least, over the nodes still open, of the bounds :func:`_interrupted_bound` describes, or
+    least, over the nodes still open, of the bounds :func:`open_bounds` describes, or
     the best found."""
     return _interrupted_bound(ev, _Interrupted(status, pruned, best))
 
