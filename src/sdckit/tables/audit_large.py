@@ -22,11 +22,13 @@ with every primary protected; ``status = "failed"`` when an audited primary is n
 
 **Proofs given in advance.** A caller may hand the audit perturbation directions ``d`` (such
 as the hypercube method's certificates: a support of suppressed cells and integer signs). The
-audit does not trust them: it checks each one itself, ``M d = 0`` on the table's relations by
-one sparse product and every cell of the support suppressed; a verified ``d`` gives the
+audit does not trust them: it checks each one itself, ``M d = 0`` on the table's relations
+(computed dimension by dimension, :func:`relation_residuals`, so the relation matrix of a table of
+tens of millions of cells is never built) and every cell of the support suppressed; a verified ``d`` gives the
 attacker tables ``a + t d`` for ``-t_dn <= t <= t_up`` (the largest steps within the a-priori
 bounds), which prove moves of every primary in its support. A primary proven both ways needs
 no LP; a rejected direction is ignored (counted in ``n_proofs_rejected``) and the LPs decide.
+When the proofs decide every primary, no component and no LP model is built.
 
 The verdict of every audited primary is exact (an LP optimum or a verified feasible table),
 not an estimate.
@@ -53,7 +55,7 @@ from ._highs import status
 from .audit import a_priori_bounds, attacker_model, suppressed_components
 from .table import Table
 
-__all__ = ["ProtectionAudit", "protection_audit"]
+__all__ = ["ProofSet", "ProtectionAudit", "protection_audit", "relation_residuals"]
 
 
 @dataclass(frozen=True)
@@ -186,34 +188,122 @@ class ProtectionAudit:
                 + f"<p class='audit-detail'>{html.escape(self.describe().splitlines()[0])}</p>")
 
 
-def _given_proofs(table: Table, suppressed: np.ndarray, proofs: dict, cells_all: np.ndarray, lb, ub):
+@dataclass(frozen=True)
+class ProofSet:
+    """Perturbation directions in compressed form: direction ``i`` is ``cells[indptr[i]:indptr[i+1]]``
+    with ``signs`` on the same slice (``owner[i]``: the primary it was built for, or -1).
+
+    The compact alternative to a dict of ``(cells, signs)`` pairs when there are millions of
+    them (no Python object per direction); :func:`protection_audit` accepts either.
+    """
+
+    cells: np.ndarray
+    signs: np.ndarray
+    indptr: np.ndarray
+    owner: np.ndarray | None = None
+
+    @property
+    def n_moves(self) -> int:
+        return int(self.indptr.size - 1)
+
+    def __len__(self) -> int:
+        return self.n_moves
+
+    def move(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cells and signs of direction ``i``."""
+        a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+        return self.cells[a:b], self.signs[a:b]
+
+
+def _as_flat(proofs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, signs, sizes)`` of the given directions, concatenated."""
+    if isinstance(proofs, ProofSet):
+        return (np.asarray(proofs.cells, np.int64), np.asarray(proofs.signs, float),
+                np.diff(np.asarray(proofs.indptr, np.int64)))
+    items = list(proofs.values())
+    if not items:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+    sizes = np.array([len(c) for c, _ in items], np.int64)
+    rows = np.concatenate([np.asarray(c, np.int64) for c, _ in items])
+    sg = np.concatenate([np.asarray(g, float) for _, g in items])
+    return rows, sg, sizes
+
+
+_ONE_KEY_LIMIT = 2**62  # above it, relation_residuals sorts (direction, cell) pairs with lexsort
+
+
+def relation_residuals(table: Table, rows: np.ndarray, sg: np.ndarray, col: np.ndarray, n_items: int) -> np.ndarray:
+    """``max |M d_i|`` of each direction ``d_i`` (entries ``sg`` at cells ``rows``, direction ``col``),
+    computed dimension by dimension without building ``M``.
+
+    A relation of ``M`` (:attr:`Table.relations`) runs along one dimension k: parent node u and
+    the other coordinates fixed, ``y(u, rest) - sum_c y(c, rest) = 0`` over u's children. A cell
+    with a non-leaf node in dimension k enters its own relation with +1; a cell whose node has a
+    parent enters the parent's relation with -1, keyed by the parent's cell. Summing the entries
+    per (direction, key) gives exactly the non-zero entries of ``M d_i`` for dimension k.
+    """
+    resid = np.zeros(n_items)
+    if rows.size == 0:
+        return resid
+    shape = table.shape
+    n = table.n_cells
+    wide = n_items * n < _ONE_KEY_LIMIT  # (direction, cell) fits one int64 key
+    for k, h in enumerate(table.hierarchies):
+        stride = int(np.prod(shape[k + 1:]))
+        node = (rows // stride) % shape[k]
+        par = h.parent[node]
+        tot = ~h.is_leaf[node]
+        part = par >= 0
+        keys = np.concatenate([rows[tot], rows[part] + (par[part] - node[part]) * stride])
+        vals = np.concatenate([sg[tot], -sg[part]])
+        who = np.concatenate([col[tot], col[part]])
+        if keys.size == 0:
+            continue
+        if wide:
+            _, inv = np.unique(who * n + keys, return_inverse=True)
+            first = np.zeros(int(inv.max()) + 1, np.int64)
+            first[inv] = who
+        else:
+            o = np.lexsort((keys, who))
+            ks, ws = keys[o], who[o]
+            new = np.r_[True, (ks[1:] != ks[:-1]) | (ws[1:] != ws[:-1])]
+            inv = np.empty(o.size, np.int64)
+            inv[o] = np.cumsum(new) - 1
+            first = ws[new]
+        s = np.bincount(inv, weights=vals)
+        np.maximum.at(resid, first, np.abs(s))
+    return resid
+
+
+def _given_proofs(table: Table, suppressed: np.ndarray, proofs, cells_all: np.ndarray, lb, ub):
     """Check each given direction ``d`` (``M d = 0``, support suppressed, no repeated cell) and
     return ``(g, up, dn, n_rejected)``: for every primary ``cells_all[g]`` in a verified support,
     the move up and down that ``d`` proves (arrays, one entry per primary and direction)."""
-    import scipy.sparse as sp
-
-    items = list(proofs.values())
-    if not items:
+    rows, sg, sizes = _as_flat(proofs)
+    n_items = sizes.size
+    if n_items == 0:
         return np.zeros(0, int), np.zeros(0), np.zeros(0), 0
-    sizes = np.array([len(c) for c, _ in items])
-    col = np.repeat(np.arange(len(items)), sizes)
-    rows = np.concatenate([np.asarray(c, np.int64) for c, _ in items])
-    sg = np.concatenate([np.asarray(g, float) for _, g in items])
-    D = sp.csc_matrix((sg, (rows, col)), shape=(table.n_cells, len(items)))
-    Md = (table.relations @ D).tocsc()
-    resid = np.zeros(len(items))
-    if Md.nnz:
-        np.maximum.at(resid, np.repeat(np.arange(len(items)), np.diff(Md.indptr)), np.abs(Md.data))
-    ok = resid <= 1e-9
-    ok &= np.logical_and.reduceat(suppressed[rows], np.r_[0, np.cumsum(sizes)[:-1]]) & (sizes > 0)
-    ok &= np.diff(D.indptr) == sizes  # a repeated cell would have been summed
+    col = np.repeat(np.arange(n_items), sizes)
+    ok = relation_residuals(table, rows, sg, col, n_items) <= 1e-9
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    nonempty = sizes > 0
+    sup_all = np.ones(n_items, bool)
+    sup_all[nonempty] = np.logical_and.reduceat(suppressed[rows], starts[nonempty])
+    ok &= sup_all & nonempty
+    # a repeated cell within a direction would have been summed: reject the direction
+    o = np.lexsort((rows, col))
+    dup = (rows[o][1:] == rows[o][:-1]) & (col[o][1:] == col[o][:-1])
+    ok[col[o][1:][dup]] = False
     a = table.value[rows]
     # largest steps t >= 0 along +d and -d within the a-priori bounds (per direction)
-    room_pos = np.where(sg > 0, (ub[rows] - a) / np.abs(sg), (a - lb[rows]) / np.abs(sg))
-    room_neg = np.where(sg > 0, (a - lb[rows]) / np.abs(sg), (ub[rows] - a) / np.abs(sg))
-    starts = np.r_[0, np.cumsum(sizes)[:-1]]
-    t_pos = np.minimum.reduceat(room_pos, starts)
-    t_neg = np.minimum.reduceat(room_neg, starts)
+    asg = np.abs(sg)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero entry limits no step
+        room_pos = np.where(asg > 0, np.where(sg > 0, ub[rows] - a, a - lb[rows]) / asg, np.inf)
+        room_neg = np.where(asg > 0, np.where(sg > 0, a - lb[rows], ub[rows] - a) / asg, np.inf)
+    t_pos = np.full(n_items, np.inf)
+    t_neg = np.full(n_items, np.inf)
+    t_pos[nonempty] = np.minimum.reduceat(room_pos, starts[nonempty])
+    t_neg[nonempty] = np.minimum.reduceat(room_neg, starts[nonempty])
     keep = ok[col] & np.isin(rows, cells_all)
     g = np.searchsorted(cells_all, rows[keep])
     dq, tp, tn = sg[keep], t_pos[col[keep]], t_neg[col[keep]]
@@ -242,9 +332,10 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         that a loaded machine cannot change the verdict); None: no limit.
     rng : seed
         Order of the per-primary LPs (the sample when the budget runs out).
-    proofs : dict, optional
+    proofs : dict or ProofSet, optional
         Perturbation directions to check and use before any LP: ``{key: (cells, signs)}``
-        (e.g. the hypercube certificates); each is verified here (module docstring).
+        (e.g. the hypercube certificates) or a :class:`ProofSet`; each is verified here (module
+        docstring).
 
     Returns
     -------
@@ -264,7 +355,6 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
     up_reach, dn_reach = np.zeros(n), np.zeros(n)
     up_done, dn_done = up_req <= tl, dn_req <= tl  # direction decided (by an LP or a shared proof)
     up_exact, dn_exact = np.zeros(n, bool), np.zeros(n, bool)  # decided by its own LP optimum
-    where = {int(c): i for i, c in enumerate(cells_all)}
     n_given = n_rejected = n_by_given = 0
     if proofs:
         g, up, dn, n_rejected = _given_proofs(table, suppressed, proofs, cells_all, lb, ub)
@@ -278,7 +368,9 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         n_by_given = int((up_done & dn_done).sum())
     models, jobs = [], []
     n_comp = 0
-    for comp in suppressed_components(table, suppressed):
+    # components (and the relation matrix they need) only when a primary is left to an LP
+    comps = [] if (up_done & dn_done).all() else suppressed_components(table, suppressed)
+    for comp in comps:
         prim = comp[primary.sensitive[comp]]
         if prim.size == 0:
             continue
@@ -286,7 +378,7 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         mask = np.zeros(table.n_cells, bool)
         mask[comp] = True
         models.append(None)
-        jobs += [(len(models) - 1, where[int(c)], d) for c in prim for d in (0, 1)]
+        jobs += [(len(models) - 1, int(g), d) for g in np.searchsorted(cells_all, prim) for d in (0, 1)]
         models[-1] = (mask, prim)
     gen = as_generator(rng)
     order = gen.permutation(len(jobs)) if jobs else np.zeros(0, int)
@@ -307,7 +399,7 @@ def protection_audit(table: Table, suppressed, primary, *, lower_bound=None, upp
         if k not in built:
             mask, prim = models[k]
             h, ccells, _ = attacker_model(table, mask, lb, ub)
-            built[k] = [h, ccells, np.searchsorted(ccells, prim), np.array([where[int(c)] for c in prim]), None]
+            built[k] = [h, ccells, np.searchsorted(ccells, prim), np.searchsorted(cells_all, prim), None]
         h, ccells, ppos, pg, prev = built[k]
         col = int(np.searchsorted(ccells, cells_all[g]))
         if prev is not None:
