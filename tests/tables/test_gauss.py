@@ -195,7 +195,7 @@ def test_parameters_are_checked():
     with pytest.raises(ParameterError, match="'order' parameter of GaussSuppression"):
         GaussSuppression(order="random")
     with pytest.raises(ParameterError, match="'singletons' parameter"):
-        GaussSuppression(singletons="anysum")
+        GaussSuppression(singletons="subspace")  # a method of the R package not offered here
 
 
 def test_microdata_table_with_a_hierarchy():

@@ -44,9 +44,9 @@ from .mechanisms import DPTableResult, clipped_table
 __all__ = ["DPRun", "run_dp", "budget_from_spec", "settings_from_spec", "dp_public_page", "PROTECTION_KEYS",
            "BUDGET_KEYS"]
 
-#: the [protection] keys of method "dp" (besides method, epsilon and seed)
-PROTECTION_KEYS = ("mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth", "consistent",
-                   "confidence", "n_simulations", "clip_lower", "clip_upper")
+#: the [protection] keys of method "dp" (besides method and seed)
+PROTECTION_KEYS = ("mechanism", "rho", "epsilon", "max_contributions", "person", "geography", "invariant_depth",
+                   "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper")
 BUDGET_KEYS = ("max_rho", "max_epsilon", "delta", "conversion")
 
 

@@ -24,6 +24,17 @@ s, so a published group c holding s and other primary inner cells would give awa
 the others. For every candidate cell c whose inner cells include two or more primaries, one of
 them a singleton, the sum of those primaries becomes a *virtual primary*: the elimination keeps
 it undetermined too.
+Singletons across groups (the ``anySum`` method, Statistics Norway's default: "the aim is to
+handle all possible sums, also across groups"): a group need not hold both cells for the
+contributor of a singleton s to learn another primary p. Here the check is exact for single
+cells: a candidate is not published when the published cells together with the value of any one
+singleton primary s would determine another primary or subSum cell p, i.e. ``x_p`` in the span
+of the published columns and ``x_s``, a sum or difference of s and p derivable through any chain
+of published cells (the classic 2 x 2 pattern of a singleton and a primary in opposite corners is
+one). In the elimination this is: no reduced primary column is parallel to a reduced singleton
+column. The subSum cells are kept too, so ``anysum`` protects at least what ``subsum`` does.
+Pairs whose columns are equal from the start (a total with one child) are one number and are
+not checked.
 
 Arithmetic: floating point, entries below ``1e-9`` are zero (the columns hold ``+-1`` and
 the multipliers stay small); the pattern is then checked by the exact LP audit, which does
@@ -69,7 +80,7 @@ __all__ = ["GaussSuppression", "GaussResult", "gauss_pattern", "model_columns", 
 #: how candidates are ordered (the first ones are published first)
 ORDERS = ("frequency", "value", "cost")
 #: how singletons are handled
-SINGLETON_METHODS = ("subsum", "none")
+SINGLETON_METHODS = ("subsum", "anysum", "none")
 _TOL = 1e-9
 
 
@@ -183,11 +194,22 @@ def _virtual_primaries(table: Table, primary: Primary) -> list[np.ndarray]:
     return out
 
 
+def _direction(v: dict) -> tuple | None:
+    """A hashable key equal for parallel sparse columns (scaled so the entry at the smallest row
+    is 1, rounded far below the elimination's tolerance steps); None for the zero column."""
+    if not v:
+        return None
+    rows = sorted(v)
+    a = v[rows[0]]
+    return tuple((r, round(v[r] / a, 7)) for r in rows)
+
+
 class _Eliminator:
     """Sparse Gaussian elimination of candidate columns against the published ones, keeping the
-    primaries' columns reduced (Langsrud 2024, sec. 3)."""
+    primaries' columns reduced (Langsrud 2024, sec. 3). ``singletons``: the indices of the
+    primaries that are singletons, for the anySum check (module docstring); None: no check."""
 
-    def __init__(self, primaries: list[dict]) -> None:
+    def __init__(self, primaries: list[dict], singletons: set[int] | None = None) -> None:
         self.piv: dict[int, dict] = {}      # pivot row -> reduced column (zero at earlier pivot rows)
         self.when: dict[int, int] = {}      # pivot row -> creation index
         self.prim = primaries
@@ -195,6 +217,21 @@ class _Eliminator:
         for k, p in enumerate(primaries):
             for r in p:
                 self.where.setdefault(r, set()).add(k)
+        self.single = singletons
+        if singletons is not None:  # anySum: each primary's direction, and the pairs equal from the start
+            self.dirs = [_direction(p) for p in primaries]
+            self.by_dir: dict[tuple, set] = {}
+            for k, d in enumerate(self.dirs):
+                if d is not None:
+                    self.by_dir.setdefault(d, set()).add(k)
+            self.freeze_aliases()
+
+    def freeze_aliases(self) -> None:
+        """anySum: the primaries parallel now are not checked against each other (equal columns from
+        the start, or made parallel by the empty cells, which are known to be 0 anyway)."""
+        if self.single is not None:
+            self.alias = {k: frozenset(self.by_dir.get(d, ())) if d is not None else frozenset()
+                          for k, d in enumerate(self.dirs)}
 
     def reduce(self, v: dict) -> dict:
         """``v`` minus its projection on the published columns (in creation order of the pivots)."""
@@ -233,6 +270,8 @@ class _Eliminator:
         big = 0.1 * max(abs(x) for x in v.values())
         r = max(q for q, x in v.items() if abs(x) >= big)
         hit = self.where.get(r, set())
+        if self.single is not None:
+            return self._offer_any_sum(v, r, hit, force)
         f_of = {}
         for k in hit:
             p = self.prim[k]
@@ -252,6 +291,47 @@ class _Eliminator:
                     if q not in p:
                         self.where.setdefault(q, set()).add(k)
                     p[q] = nv
+        self.piv[r] = v
+        self.when[r] = len(self.when)
+        return True
+
+    def _offer_any_sum(self, v: dict, r: int, hit: set, force: bool) -> bool:
+        """:meth:`offer` with the anySum check: the primaries' new columns are computed first;
+        ``v`` is refused when one vanishes or when a primary's becomes parallel to a singleton's."""
+        new: dict[int, dict] = {}
+        for k in hit:
+            p = self.prim[k]
+            f = p[r] / v[r]
+            q = dict(p)
+            for rr, x in v.items():
+                nv = q.get(rr, 0.0) - f * x
+                if abs(nv) <= _TOL or rr == r:
+                    q.pop(rr, None)
+                else:
+                    q[rr] = nv
+            new[k] = q
+        dirs = {k: _direction(q) for k, q in new.items()}
+        if not force:
+            for k, d in dirs.items():
+                if d is None:
+                    return False  # p lies in the span of the published cells and v
+                same = {j for j in self.by_dir.get(d, ()) if j not in new}
+                same |= {j for j, dj in dirs.items() if dj == d and j != k}
+                same -= self.alias[k]
+                if same and (k in self.single or any(j in self.single for j in same)):
+                    return False  # a singleton's contributor and the published cells would determine p
+        for k, q in new.items():
+            old = self.prim[k]
+            for rr in set(old) - set(q):
+                self.where[rr].discard(k)
+            for rr in set(q) - set(old):
+                self.where.setdefault(rr, set()).add(k)
+            self.prim[k] = q
+            if self.dirs[k] is not None:
+                self.by_dir[self.dirs[k]].discard(k)
+            self.dirs[k] = dirs[k]
+            if dirs[k] is not None:
+                self.by_dir.setdefault(dirs[k], set()).add(k)
         self.piv[r] = v
         self.when[r] = len(self.when)
         return True
@@ -278,19 +358,23 @@ def gauss_pattern(table: Table, primary: Primary, *, order: str = "frequency", c
 
     prim_cells = np.flatnonzero(sens)
     prims = [col(int(c)) for c in prim_cells]
-    virtual = _virtual_primaries(table, primary) if singletons == "subsum" else []
+    virtual = _virtual_primaries(table, primary) if singletons in ("subsum", "anysum") else []
     for members in virtual:
         v: dict = {}
         for c in members:
             for r, s in zip(rows[c].tolist(), signs.tolist()):
                 v[r] = v.get(r, 0.0) + s
         prims.append({r: x for r, x in v.items() if abs(x) > _TOL})
-    el = _Eliminator(prims)
+    single = None
+    if singletons == "anysum":  # the singleton primaries (inner cells of one contributor)
+        single = set(np.flatnonzero(table.is_inner[prim_cells] & (table.freq[prim_cells] == 1)).tolist())
+    el = _Eliminator(prims, single)
     empty = (table.freq == 0) & ~sens
     forced = np.flatnonzero(empty)
     forced = forced[np.argsort(~table.is_inner[forced], kind="stable")]  # inner zeros first
     for c in forced:  # known to be 0: published whatever they reveal (never secondaries)
         el.offer(el.reduce(col(int(c))), force=True)
+    el.freeze_aliases()
     sup = sens.copy()
     cand = candidate_order(table, order, cost)
     cand = cand[~sens[cand] & ~empty[cand]]
@@ -332,8 +416,10 @@ class GaussSuppression:
         Cost of a suppressed cell (reported; also the candidate order with ``order="cost"``).
     order : {"frequency", "value", "cost"}
         Candidate priority: cells first in it are published first (:func:`candidate_order`).
-    singletons : {"subsum", "none"}
-        Singleton handling (Langsrud 2024, sec. 4): ``"subsum"`` adds the virtual primaries.
+    singletons : {"subsum", "anysum", "none"}
+        Singleton handling (Langsrud 2024, sec. 4): ``"subsum"`` adds the virtual primaries;
+        ``"anysum"`` also refuses a candidate whose publication would let a singleton's
+        contributor determine another primary through any chain of cells, across groups.
     interval_protection : bool
         Audit the primaries' intervals against the rule's protection levels and suppress more
         until every one is met (module docstring); False: the linear pattern only (the audit

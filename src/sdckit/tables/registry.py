@@ -26,9 +26,13 @@ steps), so a new method needs no edit outside its own package.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import importlib
+import importlib.util
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +48,7 @@ from ..result import ResultDisplay
 __all__ = ["TableMethod", "TableRule", "TableResult", "AuditVerdict", "register_table_method",
            "register_table_rule", "table_method_class", "table_rule_class", "known_table_methods",
            "known_table_rules", "build_table_method", "build_table_rule", "declarations", "discover",
-           "STATUS_WORDS"]
+           "STATUS_WORDS", "kernel_defaults", "kernel_constant", "kernel_settings"]
 
 _METHODS: dict[str, type] = {}
 _RULES: dict[str, type] = {}
@@ -146,6 +150,104 @@ class TableResult(ResultDisplay):
     def describe(self) -> str:
         counts = ", ".join(f"{n:,} {STATUS_WORDS[s]}" for s, n in self.to_dict()["statuses"].items())
         return f"{self.method}: {self.table.n_cells:,} cells ({counts}). Audit {self.audit.status}: {self.audit.sentence}."
+
+
+@functools.cache
+def _module_source(module: str) -> str:
+    """The source of ``module`` (found on disk, not imported)."""
+    spec = importlib.util.find_spec(module)
+    source = None if spec is None or spec.loader is None else spec.loader.get_source(module)  # type: ignore[attr-defined]
+    if source is None:
+        raise TypeError(f"kernel module {module!r} has no Python source to read its declarations from")
+    return source
+
+
+def _top_level(module: str, name: str) -> list[ast.stmt]:
+    """The top-level statement(s) of ``module`` defining ``name``: its own lines are parsed (a
+    tenth of the time of the whole module), the whole module where they do not parse alone."""
+    lines = _module_source(module).splitlines()
+    head = re.compile(rf"(class|def|async def) {re.escape(name)}\b|{re.escape(name)}\s*[:=]")
+    for i, line in enumerate(lines):
+        if head.match(line):
+            j = i + 1
+            while j < len(lines) and not re.match(r"[A-Za-z_@]", lines[j]):
+                j += 1
+            try:
+                return ast.parse("\n".join(lines[i:j])).body
+            except SyntaxError:
+                break
+    return ast.parse(_module_source(module)).body
+
+
+def _literal(node: ast.expr, where: str) -> Any:
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "field":  # field(default=...)
+        kw = {k.arg: k.value for k in node.keywords}
+        if "default" in kw:
+            return _literal(kw["default"], where)
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise TypeError(f"{where}: the default is not a literal ({ast.unparse(node)}); a table method "
+                        "cannot read it without importing the kernel") from None
+
+
+@functools.cache
+def kernel_defaults(module: str, name: str) -> Mapping[str, Any]:
+    """The defaults a kernel declares, read from its source without importing it.
+
+    ``name`` is a dataclass of ``module`` (its fields with a default) or a function (its
+    parameters with a default). The registered table methods take their defaults from here,
+    so each default is declared once, in the kernel, and registering the methods loads no
+    solver or compiled kernel (the hypercube's numba code is imported only when it runs).
+
+    Parameters
+    ----------
+    module : str
+        The kernel's module (``"sdckit.tables.hypercube"``).
+    name : str
+        The dataclass or function in it (``"HypercubeSuppression"``).
+
+    Returns
+    -------
+    mapping
+        Parameter name -> default (literals only; a computed default is refused).
+    """
+    for node in _top_level(module, name):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return {st.target.id: _literal(st.value, f"{module}.{name}.{st.target.id}") for st in node.body
+                    if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None
+                    and "ClassVar" not in ast.unparse(st.annotation)}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            a = node.args
+            pos = a.posonlyargs + a.args
+            out = {arg.arg: _literal(d, f"{module}.{name}.{arg.arg}")
+                   for arg, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)}
+            out.update({arg.arg: _literal(d, f"{module}.{name}.{arg.arg}")
+                        for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+            return out
+    raise TypeError(f"kernel {module}.{name} is not a top-level class or function")
+
+
+@functools.cache
+def kernel_constant(module: str, name: str) -> Any:
+    """A module-level literal of a kernel (``COSTS``, ``ORDERS``), read without importing it."""
+    for node in _top_level(module, name):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return _literal(value, f"{module}.{name}")
+    raise TypeError(f"kernel constant {module}.{name} is not a top-level assignment")
+
+
+def kernel_settings(method: Any, renames: Mapping[str, str] | None = None) -> dict:
+    """A table method's declared settings as the keyword arguments of its kernel (``renames``:
+    the method's name -> the kernel's, where a spec key must differ, e.g. ``solver`` -> ``method``)."""
+    renames = renames or {}
+    return {renames.get(p.name, p.name): getattr(method, p.name) for p in step_params(type(method))}
 
 
 def _declared_defaults(cls: type) -> None:

@@ -17,7 +17,10 @@ Example::
     n = 3
 
     [protection]
-    method = "optimal"                # optimal | modular | heuristic | hypercube | rounding | margins | ckm | dp
+    method = "optimal"                # any registered table method (optimal | modular | heuristic | hypercube |
+                                      # gauss | margins | cta | rounding | ckm) or dp; the other keys are the
+                                      # chosen method's declared parameters (protection_keys(method)): a key
+                                      # the method does not take is refused, naming the keys it takes
     # hypercube (large tables): max_siblings = 4; audit_lps = 20000; audit_seconds = 120 (CPU seconds);
     #   audit_certificates = true (the audit verifies the hypercubes and uses them as proofs)
     # audit = "exact"                 # refuse (exit 3, nothing written) unless every sensitive cell is
@@ -52,6 +55,7 @@ Relative paths are relative to the spec file. Outputs are written atomically.
 from __future__ import annotations
 
 import html
+import importlib
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -63,7 +67,7 @@ import pandas as pd
 from .._validation import close_names
 from ..errors import GateError, InputError, ParameterError, SpecError
 from ..io.atomic import atomic_write_text
-from ..params import step_params
+from ..params import Param, step_params
 from ..result import ResultDisplay, jsonable
 from .dimensions import (
     DEFAULT_MISSING_LABEL,
@@ -79,8 +83,8 @@ from .rules import primary_cells
 from .suppression import table_html
 from .table import Table
 
-__all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame", "spec_methods", "MISSING_CHOICES"]
-
+__all__ = ["TableRun", "run_table_spec", "load_table_spec", "published_frame", "spec_methods", "MISSING_CHOICES",
+           "protection_keys", "check_protection_keys", "PROTECTION_COMMON"]
 
 
 def spec_methods() -> tuple[str, ...]:
@@ -92,19 +96,62 @@ def spec_methods() -> tuple[str, ...]:
 #: ``[protection] audit``: "exact" refuses a run whose audit is not exact and passing
 AUDIT_REQUIREMENTS = ("exact", "sampled")
 _SUPPRESSION = ("optimal", "modular", "heuristic", "hypercube", "gauss")
+
+#: the ``[protection]`` keys of the section itself, taken with every method (declared here once;
+#: the methods' own keys are their registered declarations, see :func:`protection_keys`)
+PROTECTION_COMMON = (
+    Param("method", "choice", "optimal", choices=spec_methods, label="protection method",
+          help="the registered table method (or dp: the differential-privacy settings, chosen by mechanism)"),
+    Param("audit", "choice", "sampled", choices=AUDIT_REQUIREMENTS, label="audit required",
+          help="exact: refuse (nothing written) unless every sensitive cell is audited and protected"),
+    Param("zero_unsafe", "bool", False, label="empty cells sensitive",
+          help="count empty cells as sensitive for the rules"),
+    Param("seed", "int", None, nullable=True, advanced=True, label="seed",
+          help="the seed of a random method (a secret: never written out)"),
+)
+
+#: spec methods read by their own module, which declares the keys it reads as ``PROTECTION_KEYS``:
+#: the cell key method (its p-table keys; it also takes the registered "ckm" declaration) and the
+#: four DP settings as one ``"dp"``. Every other method is read from its registered declaration.
+_SPEC_READERS = {"ckm": "sdckit.tables.ckm.run", "dp": "sdckit.dp.run"}
+
+
+def _method_keys(method: str) -> list[str]:
+    """The keys ``method`` declares (see :func:`protection_keys`), without the common ones."""
+    keys: list[str] = []
+    if method in _SPEC_READERS:
+        keys += importlib.import_module(_SPEC_READERS[method]).PROTECTION_KEYS
+    if method != "dp":  # "dp" is four registered settings, read by sdckit.dp.run under its own keys
+        keys += [p.name for p in step_params(table_method_class(method)) if p.name not in keys]
+    return keys
+
+
+def protection_keys(method: str | None = None) -> tuple[str, ...]:
+    """The ``[protection]`` keys a spec may give: the section's own (:data:`PROTECTION_COMMON`)
+    and the declared parameters of ``method``; with no method, of every method.
+
+    Derived from the table-method registry, so a newly registered method's parameters are
+    accepted without an edit here.
+
+    Parameters
+    ----------
+    method : str, optional
+        A ``protection.method`` value (:func:`spec_methods`); None for the union over all.
+
+    Returns
+    -------
+    tuple of str
+        The keys, the common ones first, each once.
+    """
+    out = [p.name for p in PROTECTION_COMMON]
+    for m in spec_methods() if method is None else (method,):
+        out += [k for k in _method_keys(m) if k not in out]
+    return tuple(out)
+
+
 _SECTIONS = {
     "input": {"microdata", "table", "value", "freq", "top"},
     "table": {"dimensions", "response", "weight", "holding", "total", "n_top", "missing", "missing_label"},
-    "protection": {"method", "cost", "time_limit", "mip_gap", "lower_bound", "upper_bound", "zero_unsafe",
-                   "base", "rounding", "seed", "zero_restricted", "carry_percent",
-                   "ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable",
-                   "max_siblings", "audit_lps", "audit_seconds", "avoid_singletons", "audit", "audit_certificates",
-                   "cleanup", "cleanup_seconds",  # modular and hypercube: the clean-up pass
-                   "order", "singletons", "interval_protection", "interval_rounds",  # method "gauss"
-                   "weights", "solver", "integer",  # method "cta" (sdckit.tables.cta)
-                   # method "dp" (sdckit.dp.run.PROTECTION_KEYS)
-                   "mechanism", "rho", "max_contributions", "person", "geography", "invariant_depth",
-                   "consistent", "confidence", "n_simulations", "clip_lower", "clip_upper"},
     "budget": {"max_rho", "max_epsilon", "delta", "conversion"},  # method "dp" (sdckit.dp.run.BUDGET_KEYS)
     "output": {"table", "audit", "report", "public_report", "public_table", "suppression_code",
                "folder", "internal_folder", "signing_key", "overwrite",
@@ -228,12 +275,56 @@ def _get(d: dict, key: str, where: str, kind=None, default=...):
     return v
 
 
+def check_protection_keys(part: dict) -> None:
+    """Refuse a ``[protection]`` key the chosen method does not take (:func:`protection_keys`).
+
+    Parameters
+    ----------
+    part : dict
+        The ``[protection]`` table of a spec.
+
+    Raises
+    ------
+    SpecError
+        One line naming the key, the method and the keys it takes (with the closest name, or
+        the methods the key belongs to).
+    """
+    method = part.get("method", "optimal")
+    if not isinstance(method, str) or method not in spec_methods():
+        allowed = protection_keys()  # the unknown method is refused by run_table_spec, naming the methods
+        for k in part:
+            if k not in allowed:
+                raise SpecError(f"protection.{k}: unknown key; {close_names(k, sorted(allowed))}"
+                                .replace("the columns are", "the keys are"))
+        return
+    allowed = protection_keys(method)
+    for k in part:
+        if k in allowed:
+            continue
+        owners = [m for m in spec_methods() if k in _method_keys(m)]
+        close = close_names(k, allowed)
+        close = f"{close} " if close.startswith("did you mean") else ""
+        takes = f"the method {method!r} takes {', '.join(allowed)}"
+        if not owners:
+            raise SpecError(f"protection.{k}: unknown key; {close}({takes})")
+        raise SpecError(f"protection.{k}: the method {method!r} does not take this key (it is a key of "
+                        f"{', '.join(map(repr, owners))}); {close}{takes}; remove it or change the method")
+
+
 def _check_keys(spec: dict) -> None:
-    extra = set(spec) - set(_SECTIONS) - {"hierarchies", "rules"}
+    extra = set(spec) - set(_SECTIONS) - {"hierarchies", "rules", "protection"}
     if extra:
         bad = sorted(extra)[0]
-        raise SpecError(f"{bad}: unknown section; {close_names(bad, sorted(_SECTIONS) + ['hierarchies', 'rules'])}"
+        names = sorted([*_SECTIONS, "protection"]) + ["hierarchies", "rules"]
+        raise SpecError(f"{bad}: unknown section; {close_names(bad, names)}"
                         .replace("the columns are", "the sections are"))
+    if "protection" in spec:
+        if not isinstance(spec["protection"], dict):
+            raise SpecError("protection: must be a table ([protection])")
+        method = spec["protection"].get("method", "optimal")
+        if "budget" in spec and method != "dp":  # the whole section first: it says more than its keys
+            raise SpecError(f"budget: a privacy budget goes with method = 'dp', not {method!r}; remove [budget]")
+        check_protection_keys(spec["protection"])
     for sec, allowed in _SECTIONS.items():
         part = spec.get(sec, {})
         if not isinstance(part, dict):
@@ -363,6 +454,28 @@ def method_from_spec(method: str, prot: dict, where: str = "protection"):
     return build_table_method(method, {k: v for k, v in prot.items() if k in names}, where=where)
 
 
+def _ckm_spec(spec: dict, kind: str) -> dict:
+    """The spec with the registered "ckm" method's declared p-table settings (D, V, js or
+    ptable_file, validated and defaulted by its declaration) given to the CKM reader as ``ptable``."""
+    from .ckm.run import PROTECTION_KEYS
+
+    prot = spec.get("protection", {})
+    own = [p.name for p in step_params(table_method_class("ckm")) if p.name not in PROTECTION_KEYS]
+    given = {k: prot[k] for k in own if k in prot}
+    if not given:
+        return spec
+    if "ptable" in prot:
+        raise SpecError(f"protection.{next(iter(given))}: give the p-table either as ptable or as "
+                        f"{', '.join(own)}, not both; remove one")
+    if "ptable_file" in given and len(given) > 1:
+        raise SpecError(f"protection.ptable_file: replaces {', '.join(k for k in own if k != 'ptable_file')}; "
+                        "give the file or the parameters, not both")
+    m = method_from_spec("ckm", given)
+    ptable = m.ptable_file or ({"D": m.D, "V": float(m.V)} | ({"js": m.js} if kind == "frequency" else {}))
+    rest = {k: v for k, v in prot.items() if k not in given}
+    return {**spec, "protection": {**rest, "ptable": ptable}}
+
+
 def run_table_spec(path: str | Path, *, write: bool = True) -> TableRun:
     """Read the spec, build the table, apply the rules and the method, audit, write outputs.
 
@@ -387,7 +500,7 @@ def run_table_spec(path: str | Path, *, write: bool = True) -> TableRun:
     reader = _missing_reader(spec, table.dims)
     if method == "ckm":  # cell key method (registered as "ckm"): the spec's p-table keys, see sdckit.tables.ckm.run
         from .ckm.run import run_ckm
-        return _with_missing(run_ckm(spec, path, table, reader, write=write), missing)
+        return _with_missing(run_ckm(_ckm_spec(spec, table.kind), path, table, reader, write=write), missing)
     if method == "dp":  # the four registered DP settings, chosen by mechanism and kind: see sdckit.dp.run
         from ..dp.run import run_dp
         return _with_missing(run_dp(spec, path, table, reader, write=write), missing)

@@ -39,7 +39,11 @@ from ..table import Table
 from .cellkey import CKMResult, add_record_keys, ckm_frequency
 from .magnitude import FlexParams, ckm_magnitude
 
-__all__ = ["CKMRun", "run_ckm", "ckm_published_frame", "ckm_public_cells", "ckm_public_page"]
+__all__ = ["CKMRun", "run_ckm", "ckm_published_frame", "ckm_public_cells", "ckm_public_page", "PROTECTION_KEYS"]
+
+#: the [protection] keys :func:`run_ckm` reads (besides method and seed; the spec reader also takes the
+#: registered "ckm" method's declared D, V, js and ptable_file in place of ptable)
+PROTECTION_KEYS = ("ptable", "key", "flex", "epsilon", "include_zeros", "small_ptable")
 
 
 @dataclass(frozen=True)
