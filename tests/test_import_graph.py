@@ -69,7 +69,7 @@ PLACEMENT = {
     "sdckit.runner": "orchestration",
     "sdckit.report": "orchestration", "sdckit.explore": "orchestration",
     # clients
-    "sdckit.cli": "clients", "sdckit.cli_steps": "clients", "sdckit.cli_dispatch": "clients", "sdckit.cli_warm": "clients", "sdckit.__main__": "clients",
+    "sdckit.cli": "clients", "sdckit.cli_steps": "clients", "sdckit.cli_dispatch": "clients", "sdckit.cli_warm": "clients", "sdckit.cli_table": "clients", "sdckit.__main__": "clients",
     "sdckit.app": "clients", "sdckit.engine": "clients",
 }
 #: single modules placed apart from their package (the most specific name wins)

@@ -330,109 +330,7 @@ def report(
         _echo(f"public report: {summary['report']}" + (f"\nPDF: {summary['pdf']}" if pdf else ""))
 
 
-_TABLE_ACTIONS = ("count", "posterior", "perturb")
-
-
-@_command()
-def table(
-    target: Annotated[str | None, typer.Argument(help="A table spec (TOML), or an action: count, posterior, perturb.")] = None,
-    rows: Annotated[str | None, typer.Option("--rows", help="count: row sums, comma-separated.")] = None,
-    cols: Annotated[str | None, typer.Option("--cols", help="count: column sums, comma-separated.")] = None,
-    table_file: Annotated[Path | None, typer.Option("--table", help="posterior/perturb: CSV of integer cells (no header).")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="perturb/posterior: probability of adding a cycle.")] = 0.25,
-    beta: Annotated[float, typer.Option("--beta", help="perturb/posterior: probability of subtracting a cycle.")] = 0.25,
-    design: Annotated[str, typer.Option("--design", help="Cycle design: shift or basic.")] = "shift",
-    cells: Annotated[str | None, typer.Option("--cells", help="posterior: 1-based cells 'r,c;r,c' (default all).")] = None,
-    at_least: Annotated[str | None, typer.Option("--at-least", help="posterior: insider prior 'r,c,value'.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="perturb: random seed (a secret; not printed); count --estimate: sampling seed.")] = None,
-    estimate: Annotated[bool, typer.Option("--estimate", help="count: estimate by sequential importance sampling (estimate, std_error, ess).")] = False,
-    samples: Annotated[int, typer.Option("--samples", help="count --estimate: number of sampled tables.")] = 10_000,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="count: CPU seconds; a count predicted to take longer is refused at once.")] = 600.0,
-    max_memory: Annotated[float, typer.Option("--max-memory", help="count: GB; a count predicted to need more memory is refused at once.")] = 2.0,
-    model: Annotated[str, typer.Option("--model", help="posterior: rule near zero, no-change (default) or skip-cycle.")] = "no-change",
-    argus: Annotated[Path | None, typer.Option("--argus", help="Run a tau-Argus batch file (.arb) instead of a spec.")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="A spec with [output] folder: replace an earlier release in the output folders.")] = False,
-    key: Annotated[Path | None, typer.Option("--key", help="A spec with [output] folder: the steward's private key (NAME.key of 'sdckit keygen') that signs the certificates.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Protect a table from a spec (rules, suppression, rounding, margins, cell key method, with
-    the audit), or run a tau-Argus batch file (--argus FILE.arb), or: count tables with given
-    margins, perturb a table with cycles, compute posterior cell distributions of a perturbed table."""
-    from .errors import InputError
-
-    if argus is not None:
-        from .tables.cli import argus_command
-
-        out = argus_command(argus)
-        if as_json:
-            _emit(out)
-        else:
-            for j in out["jobs"]:
-                _echo(f"line {j['line']}: {j['command']} " + ", ".join(f"{k}={v}" for k, v in j.items()
-                                                                          if k not in ("line", "command", "tables")))
-            for f in out["files"]:
-                _echo(f"written: {f}")
-        return
-    if target is None:
-        raise InputError("sdckit table needs a table spec (TOML), an action, or --argus FILE.arb")
-
-    if target in _TABLE_ACTIONS:
-        from .tables.exact_cli import count_command, parse_ints, perturb_command, posterior_command
-
-        if target == "count":
-            if not rows or not cols:
-                raise InputError("sdckit table count needs --rows and --cols (comma-separated sums)")
-            out = count_command(parse_ints(rows, "--rows"), parse_ints(cols, "--cols"), estimate=estimate,
-                                n_samples=samples, seed=seed, time_limit=time_limit, max_memory_gb=max_memory)
-            if as_json:
-                _emit(out)
-            else:
-                _echo(f"about {out['estimate']} tables have these margins (standard error {out['std_error']}, "
-                           f"ESS {out['ess']})" if estimate else
-                           f"{int(out['count']):,} tables have these margins ({out['method']}, {out['cpu_seconds']} CPU s, "
-                           f"predicted {out['predicted_cpu_seconds']})")
-            return
-        if table_file is None:
-            raise InputError(f"sdckit table {target} needs --table FILE.csv (integer cells, one row per line)")
-        if target == "perturb":
-            out = perturb_command(table_file, alpha=alpha, beta=beta, design=design, seed=seed)
-            text = "\n".join(" ".join(f"{v:>6d}" for v in r) for r in out["table"])
-        else:
-            out = posterior_command(table_file, alpha=alpha, beta=beta, design=design, cells=cells,
-                                    at_least=at_least, model=model)
-            text = "\n".join(f"cell ({k}): " + " ".join(f"{p:.3f}" for p in v) for k, v in out["cells"].items())
-        if as_json:
-            _emit(out)
-        else:
-            _echo(text)
-        return
-    if not Path(target).exists():
-        raise InputError(f"sdckit table: {target!r} is neither an action ({', '.join(_TABLE_ACTIONS)}) "
-                         "nor an existing table spec file")
-    from .tables.cli import is_release_spec, table_command
-
-    if is_release_spec(target):  # [output] folder: a release (public + internal, certificate, verify)
-        from .progress import task
-        from .report.table_release import release_table_spec
-
-        with task("table release"):
-            summary, run = release_table_spec(target, overwrite=overwrite, signing_key=key)
-        if as_json:
-            _emit(summary)
-        else:
-            rel = summary["release"]
-            _echo(run.describe())
-            _echo(rel["verdict"])
-            _echo(f"public ({rel['folders']['public']}): {', '.join(rel['public'])}")
-            _echo(f"internal ({rel['folders']['internal']}): {', '.join(rel['internal'])}")
-        return
-    summary, run = table_command(target)
-    if as_json:
-        _emit(summary)
-    else:
-        _echo(run.describe())
-        for name, path in summary["outputs"].items():
-            _echo(f"{name}: {path}")
+_external("table", "sdckit.cli_table", "table_command", cls="table-keys-epilog")  # --help: the [protection] keys
 
 
 @_command()
@@ -637,6 +535,10 @@ _external("attack", "sdckit.attacks.cli", "attack_command")
 _external("warm", "sdckit.cli_warm", "warm_command", hidden=True)
 
 
+#: command classes that change only a verb's help: the thin parser reads such a verb's command line
+_HELP_ONLY_CLASSES = (None, "table-keys-epilog")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
@@ -659,6 +561,10 @@ def _build_app() -> typer.Typer:
             fn = getattr(import_module(fn[0]), fn[1])
         if settings.get("cls") == "steps-epilog":  # --help ends with every step's declared parameters
             settings = {**settings, "cls": StepsEpilogCommand}
+        elif settings.get("cls") == "table-keys-epilog":  # --help ends with the [protection] keys
+            from .cli_table import table_keys_command_class
+
+            settings = {**settings, "cls": table_keys_command_class()}
         built.command(name, **settings)(fn)
     app = built
     return built
@@ -765,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:  # the thin parser: no typer, no pydantic, no click command built (sdckit.cli_dispatch)
             found = find_verb(args[0]) if args and not args[0].startswith("-") else None
-            if found is None or found[1].get("cls") or found[1].get("context_settings"):
+            if found is None or found[1].get("cls") not in _HELP_ONLY_CLASSES or found[1].get("context_settings"):
                 raise Unsupported("typer parses this verb")  # a command class of its own parses its own way
             command, kwargs = found[0], parse_args(found[0], args[1:])
         except Unsupported:  # help, an error, or an option kind it leaves to typer: typer parses

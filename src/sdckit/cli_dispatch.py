@@ -181,7 +181,8 @@ def parse_verb(app, args: list[str]):
         raise Unsupported(f"verb {args[0]!r}")
     from typer.core import TyperCommand
 
-    if info.cls not in (None, TyperCommand):  # a command class of its own may parse its own way
+    if info.cls not in (None, TyperCommand) and not getattr(info.cls, "help_only", False):
+        # a command class of its own may parse its own way (one that changes only the help does not)
         raise Unsupported(f"verb {args[0]!r}: {info.cls!r}")
     return info.callback, parse_args(info.callback, args[1:])
 

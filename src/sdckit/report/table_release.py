@@ -125,6 +125,13 @@ def table_content(run: Any, spec: dict | None = None) -> TableContent:
         params = {k: prot[k] for k in ("ptable", "key", "flex", "epsilon", "include_zeros") if k in prot}
         if isinstance(params.get("ptable"), str):
             params["ptable"] = Path(params["ptable"]).name
+        if "ptable" not in prot:  # given as the registered declaration's D, V, js (or ptable_file): listed
+            pt = res.ptable   # under those names, as the run's p-table holds them (defaults filled in)
+            if pt.params:     # generated; js is a count p-table's (the spec reader gives none to sums)
+                params.update({k: pt.params[k] for k in ("D", "V", "js") if k in pt.params
+                               and (k != "js" or pt.kind == "counts")})
+            else:             # a p-table file: its name only (public outputs hold no paths)
+                params["ptable_file"] = Path(pt.source).name
         cls = table_method_class("ckm")
         return TableContent(res.table, "ckm", cls.label, jsonable(params), values, status, audit, [], gs,
                             missing=missing, internal_html=f"<p>{html.escape(run.describe())}</p>")
