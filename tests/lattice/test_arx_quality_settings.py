@@ -27,12 +27,18 @@ from sdckit.lattice.microaggregation import (
     prepare_problem,
 )
 from sdckit.lattice.models import NodeView
+from sdckit.lattice.profitability import CostBenefit
 from sdckit.microdata import Microdata
 from sdckit.registry import build_step
 
 from .test_search import S_HIER, random_problem
 
 GS_METRICS = ("loss", "loss_mean", "classification")
+#: the other metrics ARX 3.9.2 weighs by the factor (MetricMDNMPrecision, MetricSDAECS,
+#: MetricSDNMPublisherPayout, MetricSDNMEntropyBasedInformationLoss)
+GS_METRICS_MORE = ("precision", "aecs", "publisher_payout", "entropy_information_loss")
+#: amounts under which small classes are attacked (G / |E| > C for |E| < 12.5) and some payouts negative
+GAME = CostBenefit(publisher_benefit=100.0, publisher_loss=400.0, adversary_gain=50.0, adversary_cost=4.0)
 FUNCS = ("arithmetic_mean", "geometric_mean", "median", "mode", "interval")
 
 
@@ -103,6 +109,95 @@ def test_values_match_pandas(seed, k, node_pick, gs, micro):
     ref = _reference(df, qis, hier, [int(v) for v in lv], k, gs, "x" if micro else None)
     for metric in GS_METRICS:
         assert metric_value(metric, view, kept) == pytest.approx(ref[metric], rel=1e-9, abs=1e-12), metric
+
+
+def _reference_more(df, qis, hier, levels, k, gs, game) -> dict:
+    """precision, AECS, publisher payout and entropy-based information loss from the generalised
+    records with pandas: ARX 3.9.2's formulas (MetricMDNMPrecision, MetricSDAECS,
+    MetricSDNMPublisherPayout, MetricSDNMEntropyBasedInformationLoss) written out per record;
+    classes of fewer than k records suppressed."""
+    g_f, s_f = _weights(gs)
+    n = len(df)
+    gen = pd.DataFrame({q: df[q].map(dict(zip(hier[q].table[0], hier[q].table[lv]))) for q, lv in zip(qis, levels)})
+    key = gen[qis].astype(str).agg("|".join, axis=1)
+    size = key.map(key.value_counts()).to_numpy(dtype=float)
+    sup = size < k
+    n_sup, n_kept = float(sup.sum()), float((~sup).sum())
+    # precision: per QI (gF n_kept level / height + sF n_sup) / n, arithmetic mean over the QIs
+    heights = [hier[q].table.shape[1] - 1 for q in qis]
+    prec = np.mean([(g_f * n_kept * (lv / h if h else 0.0) + s_f * n_sup) / n for lv, h in zip(levels, heights)])
+    # AECS: n / (sF kept classes + gF [some record suppressed]) (ARX switches the factors on purpose)
+    div = s_f * key[~sup].nunique() + (g_f if n_sup else 0.0)
+    aecs = n / div if div > 0 else math.inf
+    # entropy-based IL per record: log10(prod_j share_j) / log10(prod_j D_j) + 1, clipped to [0, 1]
+    prod, dom = np.ones(n), 1.0
+    for q, lv in zip(qis, levels):
+        tab = hier[q].table
+        prod *= gen[q].map(tab[lv].value_counts()).to_numpy(dtype=float) / len(tab)
+        dom *= len(tab)
+    il = np.zeros(n) if dom == 1 else np.clip(np.log10(prod) / math.log10(dom) + 1.0, 0.0, 1.0)
+    # publisher payout per record (prosecutor): B (1 - IL) - L / |E| when G / |E| - C > 0
+    p_succ = 1.0 / size
+    pay = game.publisher_benefit * (1 - il) - np.where(game.adversary_gain * p_succ - game.adversary_cost > 0,
+                                                       game.publisher_loss * p_succ, 0.0)
+    b = game.publisher_benefit
+    return {"precision": float(prec), "aecs": float(aecs),
+            "publisher_payout": float(np.where(sup, s_f * b, g_f * (b - pay)).sum()),
+            "entropy_information_loss": float(np.where(sup, s_f, g_f * il).sum())}
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 4), node_pick=st.floats(0, 1, exclude_max=True),
+       gs=st.floats(0, 1))
+def test_more_metrics_match_pandas(seed, k, node_pick, gs):
+    p, df, qis, hier = _problem(seed)
+    configure(p, gs_factor=gs)
+    lv = p.levels_of(int(node_pick * p.n_nodes))
+    view = NodeView(p, lv, p.table(lv))
+    kept = view.table.class_size >= k
+    ref = _reference_more(df, qis, hier, [int(v) for v in lv], k, gs, GAME)
+    for metric in GS_METRICS_MORE:
+        assert metric_value(metric, view, kept, GAME) == pytest.approx(ref[metric], rel=1e-9, abs=1e-9), metric
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 4), suppression=st.sampled_from([0.0, 0.1, 0.3]),
+       gs=st.one_of(st.floats(0, 1), st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0])))
+def test_more_metrics_bounds_hold_and_exact_is_the_optimum(seed, k, suppression, gs):
+    # LB(N) <= metric(N') for every satisfying N' >= N (also for gs < 0.5, where ARX's own bounds
+    # assume a suppressed record costs at least a kept one); the exact search equals every node checked
+    p, *_ = _problem(seed)
+    configure(p, gs_factor=gs)
+    for metric in GS_METRICS_MORE:
+        ev = Evaluator(p, [KAnonymity(k)], suppression, metric, cost_benefit=GAME)
+        evs = [ev.evaluate(n) for n in range(p.n_nodes)]
+        for x in evs:
+            for y in evs:
+                if y.satisfied and all(u <= v for u, v in zip(x.levels, y.levels)):
+                    assert x.bound <= y.metric * (1 + 1e-12) + 1e-9, (metric, x.levels, y.levels)
+        best = [e.metric for e in evs if e.satisfied]
+        if best:
+            p.clear_cache()
+            got = exact(Evaluator(p, [KAnonymity(k)], suppression, metric, cost_benefit=GAME))
+            assert got.value == pytest.approx(min(best), rel=1e-12, abs=1e-12)
+            brute = exhaustive(Evaluator(p, [KAnonymity(k)], suppression, metric, cost_benefit=GAME))
+            assert got.value == pytest.approx(brute.value)
+
+
+def test_more_metrics_at_the_default_factor_are_the_unweighted_ones():
+    # gs = 0.5 (both weights 1) gives the metrics' unweighted definitions, written out here for a
+    # fixed node: precision (sum kept level / height + n_sup q) / (n q), AECS n / (kept classes + 1)
+    p, df, qis, hier = _problem(7)
+    configure(p, gs_factor=0.5)
+    lv = p.levels_of(p.n_nodes // 2)
+    view = NodeView(p, lv, p.table(lv))
+    kept = view.table.class_size >= 3
+    size = view.table.class_size
+    q = len(qis)
+    share = sum(int(v) / (hier[c].table.shape[1] - 1) for v, c in zip(lv, qis) if hier[c].table.shape[1] > 1)
+    n_sup = int(size[~kept].sum())
+    assert metric_value("precision", view, kept) == pytest.approx((size[kept].sum() * share + n_sup * q) / (p.n * q))
+    assert metric_value("aecs", view, kept) == pytest.approx(p.n / (kept.sum() + (n_sup > 0)))
 
 
 @settings(max_examples=25, deadline=None)
@@ -219,7 +314,9 @@ def test_refusals_in_one_line(tmp_path):
     with pytest.raises(InputError, match="does not change the discernibility metric"):
         build_step("generalise", {**base, "gs_factor": 0.2})
     with pytest.raises(InputError, match="sdckit does not apply it to this metric yet"):
-        build_step("generalise", {**base, "gs_factor": 0.2, "metric": "precision"})
+        build_step("generalise", {**base, "gs_factor": 0.2, "metric": "non_uniform_entropy"})
+    for metric in GS_METRICS + GS_METRICS_MORE:   # ARX weighs these: the factor is taken
+        check_quality_settings(metric, 0.2, None)
     with pytest.raises(InputError, match="no contribution for a microaggregated"):
         build_step("generalise", {**base, "metric": "ambiguity", "microaggregate": {"age": "median"}})
     with pytest.raises(InputError, match="local recoding"):

@@ -52,8 +52,8 @@ def run_anonymise(file: Path, hierarchies: Path, qis: list[str], *, k: int | Non
     ``kernels`` fixes the search kernels' backend for the process ("numba" or "numpy"; default:
     numpy until the work outgrows it, see :mod:`sdckit.lattice._kernels`); the result is the same.
 
-    ``gs_factor`` is ARX's generalisation/suppression factor of the loss and classification
-    metrics; ``microaggregate`` maps columns (not among ``qis``) to a microaggregation function
+    ``gs_factor`` is ARX's generalisation/suppression factor of the metrics ARX weighs with it
+    (:data:`sdckit.lattice.metrics_arx.GS_FACTOR_METRICS`); ``microaggregate`` maps columns (not among ``qis``) to a microaggregation function
     (:mod:`sdckit.lattice.microaggregation`).
 
     ``solution_space`` adds ``"solution_space"``: what the search knows about the lattice
@@ -270,7 +270,7 @@ def anonymise_command(
                          "generalisation degree for the quasi-identifiers --dp-levels leaves out: none, low, "
                          "low_medium, medium, medium_high, high or complete.")] = None,
     gs_factor: Annotated[float, typer.Option("--gs-factor", help="ARX's generalisation/suppression factor of the "
-                         "loss and classification metrics, 0..1 (0: only generalisation counts, 1: only "
+                         "loss, classification, precision, AECS, payout and entropy-loss metrics, 0..1 (0: only generalisation counts, 1: only "
                          "suppression).")] = 0.5,
     microaggregate: Annotated[str | None, typer.Option("--microaggregate", help="Columns microaggregated instead "
                               "of generalised, not in --qis: column=function, comma-separated (arithmetic_mean, "

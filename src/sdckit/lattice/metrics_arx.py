@@ -12,7 +12,12 @@ suppressing: the generalisation weight is ``gF = 1`` for ``gs <= 0.5``, else ``2
 suppression weight is ``sF = 2 gs`` for ``gs < 0.5``, else 1 (``gs = 0``: only generalisation
 counts; ``gs = 1``: only suppression). Of this module's metrics ARX applies it to ``loss``
 (and so ``loss_mean``) and ``classification`` (below); its normalised entropy fixes it at 0.5.
-It is set per problem with :func:`configure` (default 0.5).
+It also weighs precision (``MetricMDNMPrecision``: per QI ``(gF n_kept level / height + sF
+n_sup) / n``) and the average class size (``MetricSDAECS``: :func:`aecs`), computed here for
+:mod:`.metrics`, and the profitability metrics (:mod:`.profitability`). Where ARX's lower bound
+assumes ``sF >= gF`` (a suppressed record costing at least a kept one), which fails for
+``gs < 0.5``, the bounds here take the smaller of the two costs, so they hold at every factor
+and equal ARX's for ``gs >= 0.5``. It is set per problem with :func:`configure` (default 0.5).
 
 **Microaggregated attributes** (ARX's ``MicroAggregationFunction`` on a quasi-identifier
 that is not generalised): :func:`configure` takes, per such column, its values' codes per
@@ -89,10 +94,15 @@ ARX_METRICS = ("loss", "loss_mean", "dm_star", "height", "ambiguity", "normalise
 #: metrics that need the sensitive attribute (as the response variable)
 NEEDS_SENSITIVE = ("classification",)
 #: the metrics ARX 3.9.2 applies the generalisation/suppression factor to (``isGSFactorSupported``
-#: and a configurable factor): this module's, then those of :mod:`.metrics` and :mod:`.profitability`
-GS_FACTOR_METRICS = ("loss", "loss_mean", "classification")
-GS_FACTOR_METRICS_ELSEWHERE = ("precision", "aecs", "non_uniform_entropy", "publisher_payout",
-                               "entropy_information_loss")
+#: and a configurable factor) and sdckit weighs as ARX: this module's, precision and AECS (weighted
+#: here for :mod:`.metrics`) and :mod:`.profitability`'s
+GS_FACTOR_METRICS = ("loss", "loss_mean", "classification", "precision", "aecs", "publisher_payout",
+                     "entropy_information_loss")
+#: metrics ARX weighs but whose sdckit definition is not ARX's: sdckit's non-uniform entropy (Gionis &
+#: Tassa's per-record form, a suppressed record costing as at the hierarchies' tops) is not ARX's
+#: ``MetricMDNUNMEntropy`` (a suppressed record costing the entropy of the suppressed records' labels),
+#: so ARX's weights would give neither; the factor is refused for it
+GS_FACTOR_METRICS_ELSEWHERE = ("non_uniform_entropy",)
 #: metrics that take microaggregated attributes: loss with ARX's contribution; the others depend
 #: on the classes only (ARX's value ignores the attribute as well)
 MICROAGGREGATION_METRICS = ("loss", "loss_mean", "discernibility", "dm_star", "aecs", "height")
@@ -141,6 +151,52 @@ def configure(problem, *, gs_factor: float = DEFAULT_GS_FACTOR,
 
 def _settings(problem) -> dict:
     return problem.__dict__.get(_SETTINGS) or {"gs": DEFAULT_GS_FACTOR, "micro": {}}
+
+
+def gs_factor_of(problem) -> float:
+    """The generalisation/suppression factor set on ``problem`` by :func:`configure` (0.5 when none)."""
+    return float(_settings(problem)["gs"])
+
+
+def precision(view: NodeView, kept: np.ndarray) -> float:
+    """ARX's precision (``MetricMDNMPrecision``, arithmetic mean over the QIs) with the factor:
+    ``(gF P n_kept + sF n_sup) / n``, ``P`` the mean over the QIs of ``level / height`` (0 for a
+    QI of height 0; module notes)."""
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
+    size = view.table.class_size.astype(float)
+    return float((g_f * _precision_share(view) * size[kept].sum() + s_f * size[~kept].sum()) / view.problem.n)
+
+
+def precision_bound(view: NodeView) -> float:
+    """``min(gF P, sF)``: a record of a node above costs at least ``gF P`` kept (``P`` only grows
+    with the levels) and ``sF`` suppressed. ARX's bound ``gF P`` is the same for ``gs >= 0.5``; for
+    ``gs < 0.5`` (``sF < gF``) a node above that suppresses may cost less than it."""
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
+    return float(min(g_f * _precision_share(view), s_f))
+
+
+def _precision_share(view: NodeView) -> float:
+    cols = view.problem.columns
+    return float(sum(int(lv) / c.height for lv, c in zip(view.levels, cols) if c.height > 0) / len(cols))
+
+
+def aecs(view: NodeView, kept: np.ndarray) -> float:
+    """ARX's average equivalence class size (``MetricSDAECS``) with the factor:
+    ``n / (sF C_kept + gF [records suppressed])`` (ARX switches the weights on purpose: a kept
+    class counts ``sF``, the class of the suppressed records ``gF``); infinite when the divisor
+    is 0 (``gs = 0`` and nothing suppressed, ``gs = 1`` and everything suppressed), as ARX."""
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
+    size = view.table.class_size.astype(float)
+    div = s_f * float(kept.sum()) + (g_f if size[~kept].sum() > 0 else 0.0)
+    return float(view.problem.n / div) if div > 0 else float("inf")
+
+
+def aecs_bound(view: NodeView) -> float:
+    """``n / (max(gF, sF) C)`` with ``C`` the node's classes (``max(gF, sF) = 1``): a node above
+    has at most ``C`` classes, the suppressed ones forming one. ARX's bound ``n / (sF C)`` is the
+    same for ``gs >= 0.5``."""
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
+    return float(view.problem.n / (max(g_f, s_f) * view.table.n_classes))
 
 
 def _gen(view: NodeView) -> np.ndarray:

@@ -63,7 +63,7 @@ def check_quality_settings(metric: str, gs_factor: float, microaggregate: Mappin
                            local_recoding: int = 0, dp: bool = False) -> None:
     """Refuse, in one line, a factor or a microaggregated attribute the metric does not take."""
     if gs_factor != DEFAULT_GS_FACTOR and metric not in GS_FACTOR_METRICS:
-        where = ("sdckit does not apply it to this metric yet" if metric in GS_FACTOR_METRICS_ELSEWHERE
+        where = ("ARX weighs its own non-uniform entropy, whose suppressed records cost the entropy of their labels; sdckit's counts them at the hierarchies' tops, so ARX's weights do not fit it" if metric in GS_FACTOR_METRICS_ELSEWHERE
                  else "ARX 3.9.2 does not apply it to this metric")
         raise InputError(f"gs_factor = {gs_factor:g} does not change the {metric} metric ({where}); it applies to "
                          f"{', '.join(GS_FACTOR_METRICS)}: use one of them or leave gs_factor at 0.5.")

@@ -34,16 +34,20 @@ The models (ARX 3.9.2's ``criteria/Profitability*.java``), checked per class:
   is a whole number, ``ceil(G / C)`` otherwise, ``k = 1`` when ``G = 0`` (ARX's reduction).
   Monotone with and without suppression (class sizes only grow when classes merge).
 
-The metrics (lower is better), with ARX's default weighting of generalisation and suppression
-(factor 0.5, i.e. both weights 1):
+The metrics (lower is better), weighted by ARX's generalisation/suppression factor ``gs``
+(:mod:`.metrics_arx`: generalisation weight ``gF``, suppression weight ``sF``; both 1 at the
+default 0.5):
 
-* **publisher_payout** (ARX's ``MetricSDNMPublisherPayout``): ``sum_kept |E| (B - payout_E) +
-  sum_suppressed |E| B``, the payout given up against the theoretical maximum ``n B``; the
-  payout itself is ``n B`` minus the value. Lower bound for every node above ``N`` (ARX's):
-  ``sum_E |E| (B - B (1 - IL_E))`` over ``N``'s classes: ``IL`` of a record only grows with the
-  levels, a kept record's payout is at most ``B (1 - IL)`` and a suppressed record costs ``B``.
+* **publisher_payout** (ARX's ``MetricSDNMPublisherPayout``): ``sum_kept gF |E| (B - payout_E) +
+  sum_suppressed sF |E| B``, the payout given up against the theoretical maximum ``n B``; at the
+  default factor the payout itself is ``n B`` minus the value. Lower bound for every node above
+  ``N``: ``sum_E |E| B min(gF IL_E, sF)`` over ``N``'s classes: ``IL`` of a record only grows with
+  the levels, a kept record's payout is at most ``B (1 - IL)`` (so it costs at least ``gF B IL``)
+  and a suppressed record costs ``sF B``. ARX's bound ``sum_E gF |E| B IL_E`` is the same for
+  ``gs >= 0.5``; for ``gs < 0.5`` (``sF < gF``) a node above that suppresses may cost less.
 * **entropy_information_loss** (ARX's ``MetricSDNMEntropyBasedInformationLoss``):
-  ``sum_kept |E| IL_E + (records suppressed)``; bound ``sum_E |E| IL_E`` for the same reasons.
+  ``sum_kept gF |E| IL_E + sF (records suppressed)``; bound ``sum_E |E| min(gF IL_E, sF)`` for
+  the same reasons (ARX's: ``gF sum_E |E| IL_E``).
 
 References
 ----------
@@ -65,6 +69,7 @@ import numpy as np
 from .._validation import param_error
 from ..errors import InputError
 from ..params import check_params, param
+from .metrics_arx import gs_factor_of, gs_weights
 from .models import Model, NodeView
 
 #: the profitability models, by their name in settings
@@ -245,13 +250,14 @@ def value(name: str, view: NodeView, kept: np.ndarray, cost_benefit: CostBenefit
     classes ``~kept`` are suppressed (module notes)."""
     size = view.table.class_size.astype(float)
     il = entropy_information_loss(view)
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
     if name == "entropy_information_loss":
-        return float(np.where(kept, size * il, size).sum())
+        return float(np.where(kept, g_f * size * il, s_f * size).sum())
     if name == "publisher_payout":
         cb = cost_benefit or CostBenefit()
         b = float(cb.publisher_benefit)
         payout = cb.payout(il, success_probability(view, cb.journalist))
-        return float(np.where(kept, size * (b - payout), size * b).sum())
+        return float(np.where(kept, g_f * size * (b - payout), s_f * size * b).sum())
     raise ValueError(name)
 
 
@@ -259,11 +265,12 @@ def bound(name: str, view: NodeView, cost_benefit: CostBenefit | None) -> float:
     """``LB(N) <= value(N')`` for every node ``N' >= N`` (ARX's bounds, module notes)."""
     size = view.table.class_size.astype(float)
     il = entropy_information_loss(view)
+    g_f, s_f = gs_weights(gs_factor_of(view.problem))
     if name == "entropy_information_loss":
-        return float((size * il).sum())
+        return float((size * np.minimum(g_f * il, s_f)).sum())
     if name == "publisher_payout":
         b = float((cost_benefit or CostBenefit()).publisher_benefit)
-        return float((size * (b - b * (1.0 - il))).sum())
+        return float((size * b * np.minimum(g_f * il, s_f)).sum())
     raise ValueError(name)
 
 

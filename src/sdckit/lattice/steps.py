@@ -256,7 +256,8 @@ class Generalise:
     gs_factor: float = param(0.5, kind="float", low=0, high=1, advanced=True, symbol="gs",
                              label="generalisation/suppression factor",
                              help="ARX's gsFactor: weighs information lost by generalising (0) against "
-                                  "suppressing (1) in the loss and classification metrics; 0.5 weighs both fully")
+                                  "suppressing (1) in the loss, classification, precision, AECS, payout and entropy-loss "
+                                  "metrics; 0.5 weighs both fully")
     microaggregate: dict = param({}, kind="mapping", value_kind="choice", value_choices=MICRO_FUNCTIONS,
                                  advanced=True, label="microaggregated attributes",
                                  help="column -> arithmetic_mean, geometric_mean, median, mode or interval: a "
