@@ -313,7 +313,7 @@ def test_refusals_in_one_line(tmp_path):
         build_step("generalise", {**base, "gs_factor": 1.5})
     with pytest.raises(InputError, match="does not change the discernibility metric"):
         build_step("generalise", {**base, "gs_factor": 0.2})
-    with pytest.raises(InputError, match="sdckit does not apply it to this metric yet"):
+    with pytest.raises(InputError, match="ARX weighs its own non-uniform entropy"):
         build_step("generalise", {**base, "gs_factor": 0.2, "metric": "non_uniform_entropy"})
     for metric in GS_METRICS + GS_METRICS_MORE:   # ARX weighs these: the factor is taken
         check_quality_settings(metric, 0.2, None)
