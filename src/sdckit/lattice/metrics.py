@@ -9,7 +9,8 @@ has the bound "the metric of ``N`` with nothing suppressed":
 * discernibility: a record's cost at ``N'`` is its class size there (which contains its class
   at ``N``, and is at least the smallest size a kept class may have, ``k``) or ``n`` when
   suppressed, so ``DM(N') >= sum_E |E| min(max(|E|, k), n)`` (the classes ``E`` of ``N``);
-* precision, non-uniform entropy: per-record per-QI costs grow with the level;
+* precision, non-uniform entropy: per-record per-QI costs grow with the level (precision and
+  AECS weighted by ARX's generalisation/suppression factor, with their bounds: :mod:`.metrics_arx`);
 * ARX's loss (``loss``, geometric mean over the QIs as ARX aggregates it; ``loss_mean`` the
   arithmetic mean), DM*, height, ambiguity, normalised non-uniform entropy and the
   classification metric: :mod:`.metrics_arx`, with their bounds;
@@ -114,17 +115,16 @@ def metric_value(name: str, view: NodeView, kept: np.ndarray, cost_benefit=None)
         return float((size[kept] ** 2).sum() + n * n_sup)
     if name in metrics_arx.ARX_METRICS:
         return metrics_arx.value(name, view, kept)
-    if name == "precision":
-        c = _per_class_qi_cost(view, name)
-        return float(((size * c)[kept].sum() + n_sup * q) / (n * q))
+    if name == "precision":   # with ARX's generalisation/suppression factor (0.5: both weights 1)
+        return metrics_arx.precision(view, kept)
     if name == "non_uniform_entropy":
         # sum over records and QIs of -log2 P(raw | generalised) = log2 f(gen) - log2 f(raw)
         c = _per_class_qi_cost(view, "nue")
         kept_part = (size * c - t.class_wsum)[kept].sum()
         sup_part = (size * q * np.log2(n) - t.class_wsum)[~kept].sum()
         return float(kept_part + sup_part)
-    if name == "aecs":
-        return float(n / (kept.sum() + (1 if n_sup > 0 else 0)))
+    if name == "aecs":   # n / (kept classes + 1 if any record is suppressed) at the default factor
+        return metrics_arx.aecs(view, kept)
     if name == "kl_divergence":
         # KL(P || Q): Q spreads each class evenly over the raw cells its labels cover;
         # (1/n)[sum_cells f log f + sum_E |E| (sum_j log leaves_j - log |E|)], suppressed
@@ -160,7 +160,9 @@ def lower_bound(name: str, view: NodeView, k_min: int, cost_benefit=None) -> flo
         size = t.class_size.astype(float)
         return float((size * np.minimum(np.maximum(size, k_min), p.n)).sum())
     if name == "aecs":
-        return float(p.n / t.n_classes)
+        return metrics_arx.aecs_bound(view)
+    if name == "precision":
+        return metrics_arx.precision_bound(view)
     if name == "kl_divergence":
         return -np.inf
     if name in metrics_arx.ARX_METRICS:
