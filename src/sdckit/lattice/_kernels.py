@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 import time
 
+import numpy as np
+
 from . import _kernels_np as _np_kernels
 
 #: CPU seconds the numpy kernels may use in a process before the search moves to numba (the adult
@@ -26,6 +28,7 @@ NUMPY_CPU_BUDGET = 1.0
 NUMPY_MAX_ROWS = 200_000
 
 _state = {"backend": "auto", "numpy_cpu": 0.0}
+_UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16}
 
 
 def use(backend: str) -> None:
@@ -47,13 +50,21 @@ def backend() -> str:
     return chosen
 
 
-def _numba(name: str):
-    from . import _kernels_nb
+_nb_kernels: dict = {}
 
-    return getattr(_kernels_nb, name)
+
+def _numba(name: str):
+    fn = _nb_kernels.get(name)
+    if fn is None:  # the first call imports numba (and loads or compiles the kernel)
+        from . import _kernels_nb
+
+        fn = _nb_kernels[name] = getattr(_kernels_nb, name)
+    return fn
 
 
 def _call(name: str, rows: int, *args):
+    if _state["backend"] == "numba":  # the common case once the work has grown
+        return _numba(name)(*args)
     if backend() == "numpy":
         if rows > NUMPY_MAX_ROWS and _state["backend"] == "auto":
             _state["backend"] = "numba"
@@ -85,6 +96,10 @@ def group_dense(keys, counts, wsum, size):
 
 def rollup(raw, counts, wsum, cm3, lv, ncodes):
     """Group the rows of a table into the classes of the node with levels ``lv`` (see the numba kernel)."""
+    if raw.dtype in _UNSIGNED:
+        # raw codes are never negative: read them unsigned, so that an index needs no
+        # negative-index wrap-around check (the same values, about a fifth less time per row)
+        raw = raw.view(_UNSIGNED[raw.dtype])
     return _call("rollup", raw.shape[0], raw, counts, wsum, cm3, lv, ncodes)
 
 

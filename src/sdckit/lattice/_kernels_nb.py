@@ -163,9 +163,11 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
     ``i`` is the mixed-radix number ``sum_j cm3[j, lv[j], raw[i, j]] * mult_j`` with
     ``mult_j = prod_{i<j} ncodes[i, lv[i]]``
     (the caller guarantees the product of the radices fits in int64); the products
-    ``code * mult_j`` are tabulated once per call. Keys go into a direct-address table when
-    the key space is small (at most ``max(4 m, 4096)`` cells), into an open-addressing hash
-    table otherwise.
+    ``code * mult_j`` are tabulated once per call. A column with one code at its level adds
+    nothing to any key and is skipped; the others are added one column at a time (a pass over
+    the rows per column: the gathers of a pass are independent, where a row's loop over its
+    columns is one chain of adds). Keys go into a direct-address table when the key space is
+    small (at most ``max(4 m, 4096)`` cells), into an open-addressing hash table otherwise.
 
     Returns ``gid`` (class of each row, in order of first appearance), ``first`` (first row of
     each class), the summed ``counts`` and ``wsum`` per class.
@@ -173,18 +175,18 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
     q = lv.size
     m = raw.shape[0]
     r_max = cm3.shape[2]
-    scaled = np.empty((q, r_max), dtype=np.int64)
+    scaled = np.empty(r_max, dtype=np.int64)
     prod = np.int64(1)
-    for j in range(q):
-        for c in range(r_max):
-            scaled[j, c] = np.int64(cm3[j, lv[j], c]) * prod
-        prod *= ncodes[j, lv[j]]
     keys = np.zeros(m, dtype=np.int64)
-    for i in range(m):
-        k = np.int64(0)
-        for j in range(q):
-            k += scaled[j, raw[i, j]]
-        keys[i] = k
+    for j in range(q):
+        nc = ncodes[j, lv[j]]
+        if nc <= 1:
+            continue  # one code: the column adds 0 to every key
+        for c in range(r_max):
+            scaled[c] = np.int64(cm3[j, lv[j], c]) * prod
+        prod *= nc
+        for i in range(m):
+            keys[i] += scaled[raw[i, j]]
     if prod <= max(4 * m, 4096):
         return group_dense(keys, counts, wsum, prod)
     return group(keys, counts, wsum)

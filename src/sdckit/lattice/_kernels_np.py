@@ -74,6 +74,8 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
     keys = np.zeros(m, dtype=np.int64)
     prod = np.int64(1)
     for j in range(lv.size):
+        if ncodes[j, lv[j]] <= 1:
+            continue  # one code: the column adds 0 to every key
         keys += cm3[j, lv[j]].astype(np.int64)[raw[:, j]] * prod
         prod *= np.int64(ncodes[j, lv[j]])
     if prod <= max(4 * m, 4096):

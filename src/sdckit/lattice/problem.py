@@ -12,7 +12,8 @@ classes are found without touching records:
 4. counts roll up: a node's table is computed from the table of any cached node below it
    (a finer partition), never from the records; the smallest such table is used, and a
    *pivot* half-way down is built first when that table is still large (:meth:`Problem.table`);
-   the cache holds a bounded number of table rows and drops the least recently used;
+   the cache holds a bounded number of table rows and drops the least recently used, and
+   does not keep tables of more than half the base's rows (no cheaper a source than the base);
 5. projections on groups of quasi-identifiers bound the records any node must suppress
    without counting it (:meth:`Problem.projection_suppressed_bound`).
 
@@ -316,9 +317,11 @@ class Problem:
         return K.group(keys, cnt, zero_w)[0]
 
     def _make_table(self, rep: np.ndarray, cnt: np.ndarray, wsum: np.ndarray, levels: np.ndarray,
-                    raw: np.ndarray | None = None) -> Table:
+                    raw: np.ndarray | None = None, raw_limit: int | None = None) -> Table:
         """Group table rows ``rep`` (with ``cnt`` records each, raw codes ``raw``, default
-        ``raw2d[rep]``) into the classes of ``levels``."""
+        ``raw2d[rep]``) into the classes of ``levels``. Without a sensitive attribute, a table of
+        more than ``raw_limit`` classes gets no copy of its rows' raw codes (``raw`` None: it is
+        not cached as a roll-up source, and a roll-up from it would read ``raw2d``)."""
         lv = np.asarray(levels, dtype=np.int64)
         if raw is None:
             raw = self.raw2d[rep]
@@ -338,6 +341,9 @@ class Problem:
             else:
                 gid, first, csum, wout = K.group(keys, cnt, wsum)
         if self.sens is None:
+            if raw_limit is not None and csum.size > raw_limit:
+                class_rep = rep[first]
+                return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout)
             raw_out, class_rep = K.take_rows(raw, rep, first)
             return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout,
                          raw_out)
@@ -400,7 +406,10 @@ class Problem:
         self.n_tables += 1
         self.rows_rolled += src.n_rows
         tab = self._rollup(src, lv)
-        self._store(node, lv, tab)
+        if tab.n_rows <= self.base.n_rows // 2:
+            # a table of more than half the base's rows is no cheaper a source than the base:
+            # caching it would only evict smaller tables
+            self._store(node, lv, tab)
         if self._n_known == self._known_rows.size:
             self._known_levels = np.concatenate([self._known_levels, np.zeros_like(self._known_levels)])
             self._known_rows = np.concatenate([self._known_rows, np.zeros_like(self._known_rows)])
@@ -412,8 +421,9 @@ class Problem:
     def _store(self, node: int, lv: np.ndarray, tab: Table) -> None:
         """Keep a table for roll-up: a free slot, else the least recently used one; then drop
         the least recently used tables until the cached rows fit the budget."""
-        free = np.flatnonzero(self._slot_node < 0)
-        slot = int(free[0]) if free.size else int(np.argmin(self._slot_tick))
+        slot = int(np.argmin(self._slot_node))  # the first free slot (-1), if any
+        if self._slot_node[slot] >= 0:
+            slot = int(np.argmin(self._slot_tick))
         self._evict(slot)
         while self._cache_rows + tab.n_rows > self.cache_budget and self._slot_of:
             used = np.flatnonzero(self._slot_node >= 0)
@@ -438,7 +448,7 @@ class Problem:
         self._slot_table[slot] = None
 
     def _rollup(self, src: Table, lv: np.ndarray) -> Table:
-        return self._make_table(src.rep, src.cnt, src.wsum, lv, src.raw)
+        return self._make_table(src.rep, src.cnt, src.wsum, lv, src.raw, raw_limit=self.base.n_rows // 2)
 
     # ------------------------------------------------------------------ projections
     def projection_groups(self, max_nodes: int = 1024) -> list[list[int]]:

@@ -157,15 +157,22 @@ class Evaluator:
         size = view.table.class_size
         ok = None
         failing = {}
+        fail_masks = []
         for m, name in zip(self.models, self._names):
             if m.class_based:
                 okm = m.class_ok(view)
-                failing[name] = int(size[~okm].sum())
+                fail_masks.append((name, okm))
+                failing[name] = 0  # (the records it suppresses, set below; keeps the models' order)
                 ok = okm if ok is None else ok & okm
         if ok is None:
             ok = np.ones(size.size, dtype=bool)
         # DM = sum over kept classes |E|^2 + n x suppressed, and its bound, in one pass
         n_sup, n_kept_classes, min_kept, dm, dm_bound = K.class_stats(size, ok, p.n, self.k_min)
+        if len(fail_masks) == 1:  # one class-based model: it suppresses what the node suppresses
+            failing[fail_masks[0][0]] = int(n_sup)
+        else:
+            for name, okm in fail_masks:
+                failing[name] = int(size[~okm].sum())
         sat = n_sup <= self.max_suppressed
         for m, name in zip(self.models, self._names):
             if not m.class_based:
