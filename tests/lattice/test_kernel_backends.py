@@ -92,7 +92,17 @@ def test_rollup_and_stage_keys_are_numbas(t):
         same(NP.stage_keys(keys_in, 7, raw, rep, cmn, cols, mults),
              NB.stage_keys(keys_in, 7, raw, rep, cmn, cols, mults))
     first = np.unique(rep[: max(1, rep.size // 2)]).astype(np.int64)
-    same(NP.take_rows(raw, rep, first), NB.take_rows(raw, rep, first))
+    taken = NB.take_rows(raw, rep, first, ncodes, lv)
+    same(NP.take_rows(raw, rep, first, ncodes, lv), taken)
+    # column-major copies of the first rows' codes (numpy's fancy indexing is the reference),
+    # 0 in the columns with one code at lv; a roll-up from them reads the same classes
+    assert taken[0].flags.f_contiguous and np.array_equal(taken[1], rep[first])
+    multi = ncodes[np.arange(q), lv] > 1
+    assert np.array_equal(taken[0][:, multi], raw[first][:, multi]) and not taken[0][:, ~multi].any()
+    col_major = np.asfortranarray(raw)
+    same(NB.rollup(col_major, counts, wsum, cm3, lv, ncodes), NB.rollup(raw, counts, wsum, cm3, lv, ncodes))
+    sub = (taken[0], counts[first], wsum[first])
+    same(NB.rollup(*sub, cm3, lv, ncodes), NB.rollup(raw[first], *sub[1:], cm3, lv, ncodes))
 
 
 @settings(max_examples=150, deadline=None)
@@ -216,3 +226,25 @@ def test_auto_starts_on_numpy_and_moves_to_numba_for_good():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-500:]
     assert proc.stdout.split("\n")[:3] == ["numpy False", "numba True", "numba"], proc.stdout
+
+
+def test_auto_moves_to_numba_on_the_second_large_rollup():
+    # in a fresh process: the first roll-up on more than NUMPY_MAX_ROLLUP_ROWS rows (the base
+    # table, built once) stays on numpy; the second (a search rolling up node after node) moves
+    # to numba for good; smaller roll-ups never count
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from sdckit.lattice import _kernels as K\n"
+            "K.NUMPY_MAX_ROLLUP_ROWS = 5; K.NUMPY_MAX_ROWS = 10**9\n"
+            "cm3 = np.zeros((1, 1, 2), np.int32); cm3[0, 0, 1] = 1; nc = np.full((1, 1), 2, np.int64)\n"
+            "lv = np.zeros(1, np.int64)\n"
+            "def roll(m):\n"
+            "    K.rollup((np.arange(m) % 2).astype(np.int8).reshape(m, 1), np.ones(m, np.int64), np.ones(m), cm3,"
+            " lv, nc)\n"
+            "    return K.backend() + ' ' + str('numba' in sys.modules)\n"
+            "print(roll(4), roll(6), roll(4), roll(6), roll(4))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.split("\n")[0] == "numpy False numpy False numpy False numba True numba True", proc.stdout

@@ -6,7 +6,8 @@ Loading numba and its compiled kernels costs about 0.5 s of CPU, more than a sea
 the size of ARX's adult file (30,162 records) spends in the kernels in numpy. So a process starts
 on numpy (``auto``) and moves to numba for good once the numpy kernels have used
 :data:`NUMPY_CPU_BUDGET` seconds of CPU, once a kernel is handed more than
-:data:`NUMPY_MAX_ROWS` rows, or where numba is loaded already (another command paid for it); a
+:data:`NUMPY_MAX_ROWS` rows (a second roll-up more than :data:`NUMPY_MAX_ROLLUP_ROWS`), or
+where numba is loaded already (another command paid for it); a
 call the numpy twin cannot take (``NotVectorised``) goes to numba. ``use("numba")`` or
 ``use("numpy")`` fixes the choice (tests; ``sdckit warm`` compiles the numba kernels into the
 cache). Budgets are CPU seconds, so a loaded machine moves later, and the result is the same.
@@ -26,8 +27,13 @@ from . import _kernels_np as _np_kernels
 NUMPY_CPU_BUDGET = 1.0
 #: a kernel call on more rows than this moves the search to numba at once
 NUMPY_MAX_ROWS = 200_000
+#: the second roll-up on more rows than this moves the search to numba at once (the first is
+#: the base table's, built once by the encoding): a search repeats its roll-ups node after node,
+#: and on 100,000 rows numpy's takes about 3 times numba's CPU (5.4 against 1.7 ms a roll-up,
+#: measured), so the CPU budget would buy about a third of its worth of numba's work
+NUMPY_MAX_ROLLUP_ROWS = 50_000
 
-_state = {"backend": "auto", "numpy_cpu": 0.0}
+_state = {"backend": "auto", "numpy_cpu": 0.0, "large_rollups": 0}
 _UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16}
 
 
@@ -37,6 +43,7 @@ def use(backend: str) -> None:
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy'. Got {backend!r}.")
     _state["backend"] = backend
     _state["numpy_cpu"] = 0.0
+    _state["large_rollups"] = 0
 
 
 def backend() -> str:
@@ -100,12 +107,17 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
         # raw codes are never negative: read them unsigned, so that an index needs no
         # negative-index wrap-around check (the same values, about a fifth less time per row)
         raw = raw.view(_UNSIGNED[raw.dtype])
+    if raw.shape[0] > NUMPY_MAX_ROLLUP_ROWS and _state["backend"] == "auto":
+        _state["large_rollups"] += 1
+        if _state["large_rollups"] > 1:
+            _state["backend"] = "numba"  # for good, as the other rules
     return _call("rollup", raw.shape[0], raw, counts, wsum, cm3, lv, ncodes)
 
 
-def take_rows(raw, rep, first):
-    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row."""
-    return _call("take_rows", first.size, raw, rep, first)
+def take_rows(raw, rep, first, ncodes, lv):
+    """``(raw[first], rep[first])``, column-major: the codes and base patterns of each class's
+    first row (0 in a column with one code at the levels ``lv``: never read above them)."""
+    return _call("take_rows", first.size, raw, rep, first, ncodes, lv)
 
 
 def best_slot(slot_levels, slot_rows, lv, limit):

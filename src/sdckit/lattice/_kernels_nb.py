@@ -159,7 +159,8 @@ def inherited_bounds(lb, strides, radix):
 def rollup(raw, counts, wsum, cm3, lv, ncodes):
     """Group the rows of a table into the classes of the node with levels ``lv`` in one call.
 
-    ``raw[i]`` holds row ``i``'s raw codes (one per quasi-identifier). The class key of row
+    ``raw[i]`` holds row ``i``'s raw codes (one per quasi-identifier; column-major is faster,
+    as a pass reads one column). The class key of row
     ``i`` is the mixed-radix number ``sum_j cm3[j, lv[j], raw[i, j]] * mult_j`` with
     ``mult_j = prod_{i<j} ncodes[i, lv[i]]``
     (the caller guarantees the product of the radices fits in int64); the products
@@ -167,29 +168,42 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
     nothing to any key and is skipped; the others are added one column at a time (a pass over
     the rows per column: the gathers of a pass are independent, where a row's loop over its
     columns is one chain of adds). Keys go into a direct-address table when the key space is
-    small (at most ``max(4 m, 4096)`` cells), into an open-addressing hash table otherwise.
+    small (at most ``max(4 m, 4096)`` cells; the keys are then int32, half the memory traffic),
+    into an open-addressing hash table otherwise.
 
     Returns ``gid`` (class of each row, in order of first appearance), ``first`` (first row of
     each class), the summed ``counts`` and ``wsum`` per class.
     """
     q = lv.size
     m = raw.shape[0]
-    r_max = cm3.shape[2]
-    scaled = np.empty(r_max, dtype=np.int64)
     prod = np.int64(1)
-    keys = np.zeros(m, dtype=np.int64)
     for j in range(q):
+        prod *= ncodes[j, lv[j]]
+    if prod <= max(4 * m, 4096) and prod < 2 ** 31:
+        keys32 = np.zeros(m, dtype=np.int32)
+        _add_keys(keys32, raw, cm3, lv, ncodes)
+        return group_dense(keys32, counts, wsum, prod)
+    keys = np.zeros(m, dtype=np.int64)
+    _add_keys(keys, raw, cm3, lv, ncodes)
+    return group(keys, counts, wsum)
+
+
+@njit(cache=True)
+def _add_keys(keys, raw, cm3, lv, ncodes):
+    """``keys[i] += sum_j cm3[j, lv[j], raw[i, j]] * mult_j`` (see :func:`rollup`), in the
+    dtype of ``keys``, one pass over the rows per column with more than one code."""
+    r_max = cm3.shape[2]
+    scaled = np.empty(r_max, dtype=keys.dtype)
+    prod = np.int64(1)
+    for j in range(lv.size):
         nc = ncodes[j, lv[j]]
         if nc <= 1:
             continue  # one code: the column adds 0 to every key
         for c in range(r_max):
             scaled[c] = np.int64(cm3[j, lv[j], c]) * prod
         prod *= nc
-        for i in range(m):
+        for i in range(keys.size):
             keys[i] += scaled[raw[i, j]]
-    if prod <= max(4 * m, 4096):
-        return group_dense(keys, counts, wsum, prod)
-    return group(keys, counts, wsum)
 
 
 @njit(cache=True)
@@ -235,17 +249,24 @@ def largest_above(levels, rows, count, lv):
 
 
 @njit(cache=True)
-def take_rows(raw, rep, first):
-    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row."""
+def take_rows(raw, rep, first, ncodes, lv):
+    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row; the
+    codes column-major (:func:`rollup` reads them a column at a time).
+
+    A column with one code at the levels ``lv`` is left 0: each level coarsens the one below, so
+    the column has one code at every node above too, where :func:`rollup` never reads it.
+    """
     g = first.size
     q = raw.shape[1]
-    raw_out = np.empty((g, q), dtype=raw.dtype)
+    raw_out = np.zeros((q, g), dtype=raw.dtype).T
     rep_out = np.empty(g, dtype=rep.dtype)
     for c in range(g):
-        i = first[c]
-        rep_out[c] = rep[i]
-        for j in range(q):
-            raw_out[c, j] = raw[i, j]
+        rep_out[c] = rep[first[c]]
+    for j in range(q):
+        if ncodes[j, lv[j]] <= 1:
+            continue
+        for c in range(g):
+            raw_out[c, j] = raw[first[c], j]
     return raw_out, rep_out
 
 

@@ -83,9 +83,13 @@ def rollup(raw, counts, wsum, cm3, lv, ncodes):
     return group(keys, counts, wsum)
 
 
-def take_rows(raw, rep, first):
-    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row."""
-    return raw[first], rep[first]
+def take_rows(raw, rep, first, ncodes, lv):
+    """``(raw[first], rep[first])``: the codes and base patterns of each class's first row; the
+    codes column-major and 0 in a column with one code at ``lv``, as the numba kernel returns them."""
+    out = np.zeros((raw.shape[1], first.size), dtype=raw.dtype).T
+    keep = np.flatnonzero(ncodes[np.arange(lv.size), lv] > 1)
+    out[:, keep] = raw[first][:, keep]
+    return out, rep[first]
 
 
 def best_slot(slot_levels, slot_rows, lv, limit):

@@ -45,7 +45,8 @@ class Table:
     ``rep[e]`` is a base pattern of entry ``e`` (its raw codes give the entry's generalised
     codes at any coarser node), ``cnt[e]`` its records, ``wsum[e]`` the sum over its records
     of ``sum_j log2 f_j(raw)`` (for non-uniform entropy), ``cls[e]`` its class; ``raw[e]``
-    holds the raw codes of ``rep[e]`` (contiguous, so that a roll-up reads the table in order).
+    holds the raw codes of ``rep[e]`` (column-major, so that a roll-up's pass over a column reads
+    it in order).
     """
 
     rep: np.ndarray
@@ -324,7 +325,7 @@ class Problem:
         not cached as a roll-up source, and a roll-up from it would read ``raw2d``)."""
         lv = np.asarray(levels, dtype=np.int64)
         if raw is None:
-            raw = self.raw2d[rep]
+            raw = np.asfortranarray(self.raw2d[rep])  # column-major: a roll-up reads a column a pass
         if self._one_stage:
             gid, first, csum, wout = K.rollup(raw, cnt, wsum, self.cm3, lv, self.ncodes)
         else:
@@ -344,7 +345,7 @@ class Problem:
             if raw_limit is not None and csum.size > raw_limit:
                 class_rep = rep[first]
                 return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout)
-            raw_out, class_rep = K.take_rows(raw, rep, first)
+            raw_out, class_rep = K.take_rows(raw, rep, first, self.ncodes, lv)
             return Table(class_rep, csum, wout, np.arange(csum.size, dtype=np.int32), class_rep, csum, wout,
                          raw_out)
         class_rep = rep[first]
@@ -352,7 +353,7 @@ class Problem:
         size2 = csum.size * self.n_sens
         g2, first2, c2, w2 = (K.group_dense(k2, cnt, wsum, size2) if size2 <= max(4 * rep.size, 4096)
                               else K.group(k2, cnt, wsum))
-        return Table(rep[first2], c2, w2, gid[first2], class_rep, csum, wout, raw[first2])
+        return Table(rep[first2], c2, w2, gid[first2], class_rep, csum, wout, np.asfortranarray(raw[first2]))
 
     def table(self, levels: Sequence[int]) -> Table:
         """The class table of a node, rolled up from the smallest cached table below it.
@@ -508,7 +509,7 @@ class Problem:
             lv[d] = 0
         zero_w = np.zeros(self.base.n_rows)
         _, first, cnt, _ = K.rollup(self.base.raw, self.base.cnt, zero_w, cm3x, lv, ncx)
-        raw = K.take_rows(self.base.raw, self.base.rep, first)[0]
+        raw = K.take_rows(self.base.raw, self.base.rep, first, ncx, lv)[0]
         anchors: list = [None] * len(dims)
         out = np.zeros(n_sub, dtype=np.int64)
         n_cls = np.zeros(n_sub, dtype=np.int64)
@@ -528,7 +529,7 @@ class Problem:
                 for t, d in enumerate(dims):
                     lv[d] = levels[t]
                 _, first, cnt2, _ = K.rollup(raw, cnt, np.zeros(cnt.size), cm3x, lv, ncx)
-                raw, cnt = K.take_rows(raw, np.zeros(cnt.size, dtype=np.int32), first)[0], cnt2
+                raw, cnt = K.take_rows(raw, np.zeros(cnt.size, dtype=np.int32), first, ncx, lv)[0], cnt2
                 j_hi = j0
             else:
                 j_hi = len(dims) - 1
