@@ -98,7 +98,9 @@ def run_kills(tmp_path: pathlib.Path, n: int, kills: int) -> dict:
     check_whole(folder, internal, n)
     rng = np.random.default_rng(2026)
     moments = rng.uniform(0.05, 1.0, kills) * full
-    outcomes = {"killed_before_switch": 0, "finished": 0}
+    # a kill before the folder switch leaves the previous release; one after it (while the run
+    # tidies up) the new one; either way the release must be whole (check_whole)
+    outcomes = {"killed_before_switch": 0, "killed_after_switch": 0, "finished": 0}
     for i, at in enumerate(moments):
         spec.write_text(SPEC.format(seed=100 + i))
         before = sha256(folder / "persons_released.csv")
@@ -111,6 +113,8 @@ def run_kills(tmp_path: pathlib.Path, n: int, kills: int) -> dict:
             proc.wait()
             if sha256(folder / "persons_released.csv") == before:
                 outcomes["killed_before_switch"] += 1
+            else:
+                outcomes["killed_after_switch"] += 1
         check_whole(folder, internal, n)
     spec.write_text(SPEC.format(seed=999))
     last = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1800)
@@ -123,7 +127,10 @@ def run_kills(tmp_path: pathlib.Path, n: int, kills: int) -> dict:
 
 def test_kills_never_leave_a_mixed_release(tmp_path):
     out = run_kills(tmp_path, 20_000, 4)
-    assert out["killed_before_switch"] + out["finished"] == 4
+    # the kills land at 22-66 % of the first run's time: at least one before the switch, so the
+    # recovery of an interrupted release is exercised (a slower first run can push a later kill
+    # past the switch of a faster run: also whole, counted apart)
+    assert out["killed_before_switch"] >= 1, out
 
 
 @pytest.mark.slow
