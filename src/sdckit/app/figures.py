@@ -75,9 +75,9 @@ def all_columns_linkage(original: Microdata, released: Microdata, results=()) ->
     """The all-columns linkage figure: an intruder who knows every released column of a person
     links by exact matching (:func:`sdckit.risk.identifiers.linkage_all_columns`), after
     applying the published global recodings of ``results`` to what they know (the measure of
-    the ``max_linkage_all_columns`` gate). None where a published recoding cannot be rebuilt
-    from the step's public settings (a ``generalise`` step reads its hierarchies from files its
-    settings do not name): no figure rather than one measured without the recoding."""
+    the ``max_linkage_all_columns`` gate). None where a result neither carries its published
+    recoding nor can be rebuilt from its public settings (a SafePub release, whose settings do
+    not name its hierarchy files): no figure rather than one measured without the recoding."""
     from ..errors import SDCError
     from ..registry import published_recodes
     from ..risk.identifiers import linkage_all_columns

@@ -84,10 +84,7 @@ def _per_class_qi_cost(view: NodeView, kind: str) -> np.ndarray:
     out = np.zeros(view.table.n_classes)
     for j, col in enumerate(p.columns):
         lvl = int(view.levels[j])
-        if kind == "precision":
-            if col.height > 0:
-                out += lvl / col.height
-        elif kind == "nue":
+        if kind == "nue":
             key = ("genfreq", j, lvl)
             f = p.__dict__.setdefault("_genfreq", {}).get(key)
             if f is None:
